@@ -1,0 +1,21 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+// Tests import the workspace packages by name; point those names at the TypeScript sources so a
+// test run never depends on a stale dist/. The packed-artifact smoke test checks the built output.
+const src = (pkg: string): string => fileURLToPath(new URL(`./packages/${pkg}/src/`, import.meta.url));
+
+export default defineConfig({
+  resolve: {
+    alias: [
+      { find: /^@soundclone\/(core|node-mic|web-audio|server)$/, replacement: `${src('$1')}index.ts` },
+      { find: /^@soundclone\/(core|node-mic|web-audio|server)\/internal$/, replacement: `${src('$1')}internal.ts` },
+    ],
+  },
+  test: {
+    include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+  },
+});
