@@ -1,0 +1,100 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/**
+ * Packs every published package as npm would (pnpm pack rewrites workspace: ranges), unpacks the
+ * tarballs into a clean folder and imports them there, in ESM and through TypeScript with NodeNext
+ * resolution. A broken `exports` map, a missing file in `files` or a type that does not resolve
+ * fails here. Dependencies are linked from the workspace's own store so the test needs no network.
+ */
+const root = resolve(import.meta.dirname, '../..');
+const PACKAGES = ['core', 'node-mic', 'web-audio', 'server'] as const;
+let dir: string;
+
+function unpack(pkg: string, tarballs: string): string {
+  const before = new Set(readdirSync(tarballs));
+  execFileSync('pnpm', ['pack', '--pack-destination', tarballs], { cwd: join(root, 'packages', pkg), stdio: 'pipe' });
+  const tarball = readdirSync(tarballs).find((f) => !before.has(f));
+  if (tarball === undefined) throw new Error(`pnpm pack produced nothing for ${pkg}`);
+  const target = join(dir, 'node_modules', '@soundclone', pkg);
+  mkdirSync(target, { recursive: true });
+  execFileSync('tar', ['-xzf', join(tarballs, tarball), '-C', target, '--strip-components=1']);
+  return target;
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'soundclone-packed-'));
+  const tarballs = join(dir, 'tarballs');
+  mkdirSync(tarballs);
+  for (const pkg of PACKAGES) {
+    const target = unpack(pkg, tarballs);
+    const manifest = JSON.parse(readFileSync(join(target, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    for (const dep of Object.keys(manifest.dependencies ?? {})) {
+      if (dep.startsWith('@soundclone/')) continue;
+      const link = join(dir, 'node_modules', dep);
+      if (existsSync(link)) continue;
+      mkdirSync(join(link, '..'), { recursive: true });
+      symlinkSync(realpathSync(join(root, 'packages', pkg, 'node_modules', dep)), link, 'dir');
+    }
+  }
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+}, 120_000);
+
+afterAll(() => {
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('packed artifacts', () => {
+  it('ship only dist, src, README and package.json, with a workspace-free manifest', () => {
+    for (const pkg of PACKAGES) {
+      const target = join(dir, 'node_modules', '@soundclone', pkg);
+      const manifest = readFileSync(join(target, 'package.json'), 'utf8');
+      expect(manifest).not.toContain('workspace:');
+      expect(existsSync(join(target, 'dist', 'index.js'))).toBe(true);
+      expect(existsSync(join(target, 'dist', 'index.d.ts'))).toBe(true);
+      expect(existsSync(join(target, 'README.md'))).toBe(true);
+    }
+  });
+
+  it('import in plain Node ESM through their exports maps', () => {
+    const script = `
+      import * as core from '@soundclone/core';
+      const r = new core.Resampler({ inputRate: 48000, outputRate: 16000 });
+      const out = new Float32Array(r.maxOutputFor(4800));
+      const n = r.process(new Float32Array(4800), out);
+      const p = new core.EncodePipeline({ inputRate: 44100 });
+      p.push(new Float32Array(44100));
+      const frame = p.nextFrame();
+      let typed = false;
+      try { new core.Resampler({ inputRate: 1, outputRate: 16000 }); } catch (e) { typed = e instanceof core.DspError && e.code === 'DSP_UNSUPPORTED_RATE'; }
+      for (const name of ['@soundclone/node-mic', '@soundclone/web-audio', '@soundclone/server']) await import(name);
+      let blocked = false;
+      try { await import('@soundclone/core/dist/dsp/resampler.js'); } catch { blocked = true; }
+      console.log(JSON.stringify({ counted: n === r.outputFrames && n === Math.floor((4800 - 1 - r.latencyFrames) / 3) + 1, frame: frame && frame.sampleCount, typed, blocked, ring: typeof core.SampleRing }));
+    `;
+    writeFileSync(join(dir, 'check.mjs'), script);
+    const result = JSON.parse(execFileSync(process.execPath, ['check.mjs'], { cwd: dir, encoding: 'utf8' })) as Record<string, unknown>;
+    expect(result).toEqual({ counted: true, frame: 320, typed: true, blocked: true, ring: 'function' });
+  });
+
+  it('type-check from a TypeScript consumer with NodeNext resolution', () => {
+    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: { strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', noEmit: true, skipLibCheck: false, lib: ['ES2023', 'DOM'], types: [] },
+      files: ['consumer.ts'],
+    }));
+    writeFileSync(join(dir, 'consumer.ts'), `
+      import { Resampler, EncodePipeline, SampleRing, DspError, type EncodedFrame, type ResamplerOptions } from '@soundclone/core';
+      const options: ResamplerOptions = { inputRate: 44100, outputRate: 16000, quality: 'fast' };
+      const r: Resampler = new Resampler(options);
+      const frame: EncodedFrame | null = new EncodePipeline({ inputRate: 48000 }).nextFrame();
+      const ring = new SampleRing({ kind: 'int16', capacity: 1024 });
+      const code: string = new DspError('DSP_INVALID_OPTION', 'x').code;
+      export const used = [r.taps, frame?.startSample, ring.capacity, code];
+    `);
+    const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+    expect(() => execFileSync(process.execPath, [tsc, '-p', dir], { cwd: dir, encoding: 'utf8', stdio: 'pipe' })).not.toThrow();
+  });
+});
