@@ -17,6 +17,8 @@ interface QualityPreset {
   /** Stopband edge and the attenuation guaranteed from it on. */
   readonly stopEdge: number;
   readonly stopAttenuationDb: number;
+  /** SNR of a tone at 1/16 of the lower rate (1 kHz for 16 kHz output) against the exact sine. */
+  readonly snrDb: number;
   /** Design parameters (tuned against the guarantees above with a few dB of margin). */
   readonly designPass: number;
   readonly designStop: number;
@@ -25,11 +27,11 @@ interface QualityPreset {
 
 export const QUALITY_PRESETS: Readonly<Record<ResamplerQuality, QualityPreset>> = {
   best: {
-    passEdge: 0.425, passToleranceDb: 0.05, stopEdge: 0.5625, stopAttenuationDb: 120,
+    passEdge: 0.425, passToleranceDb: 0.05, stopEdge: 0.5625, stopAttenuationDb: 120, snrDb: 110,
     designPass: 0.4, designStop: 0.5625, designAttenuationDb: 125,
   },
   fast: {
-    passEdge: 0.425, passToleranceDb: 0.25, stopEdge: 0.5625, stopAttenuationDb: 100,
+    passEdge: 0.425, passToleranceDb: 0.25, stopEdge: 0.5625, stopAttenuationDb: 100, snrDb: 100,
     designPass: 0.39, designStop: 0.5625, designAttenuationDb: 106,
   },
 };

@@ -15,7 +15,7 @@ export interface ToneFit {
   amplitude: number;
   /** Its phase, in radians, for sin(ωn + phase). */
   phase: number;
-  /** RMS of what is left after removing that sinusoid and the mean. */
+  /** RMS of what is left after removing every fitted sinusoid and the mean. */
   residualRms: number;
 }
 
@@ -25,32 +25,77 @@ export interface ToneFit {
  * amplitude only as noise/√N, so a tone 150 dB down is still measured.
  */
 export function fitTone(signal: ArrayLike<number>, frequency: number, rate: number, from = 0, to = signal.length): ToneFit {
-  const w = (2 * Math.PI * frequency) / rate;
-  // Normal equations for [sin, cos, 1].
-  let ss = 0, sc = 0, s1 = 0, cc = 0, c1 = 0, n = 0, ys = 0, yc = 0, y1 = 0;
-  for (let i = from; i < to; i++) {
-    const s = Math.sin(w * i), c = Math.cos(w * i), y = signal[i];
-    ss += s * s; sc += s * c; s1 += s; cc += c * c; c1 += c; n += 1;
-    ys += y * s; yc += y * c; y1 += y;
-  }
-  const [a, b, d] = solve3([ss, sc, s1, sc, cc, c1, s1, c1, n], [ys, yc, y1]);
-  let res = 0;
-  for (let i = from; i < to; i++) {
-    const e = signal[i] - (a * Math.sin(w * i) + b * Math.cos(w * i) + d);
-    res += e * e;
-  }
-  return { amplitude: Math.hypot(a, b), phase: Math.atan2(b, a), residualRms: Math.sqrt(res / Math.max(1, n)) };
+  return fitTones(signal, [frequency], rate, from, to)[0] as ToneFit;
 }
 
-function solve3(m: number[], v: number[]): [number, number, number] {
-  const [a, b, c, d, e, f, g, h, i] = m as [number, number, number, number, number, number, number, number, number];
-  const det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g);
-  const [x, y, z] = v as [number, number, number];
-  return [
-    (x * (e * i - f * h) - b * (y * i - f * z) + c * (y * h - e * z)) / det,
-    (a * (y * i - f * z) - x * (d * i - f * g) + c * (d * z - y * g)) / det,
-    (a * (e * z - y * h) - b * (d * z - y * g) + x * (d * h - e * g)) / det,
-  ];
+/**
+ * Joint least-squares fit of several known frequencies (plus a constant). A strong tone leaks into
+ * a single-frequency fit at another frequency (about 1/(π·Δf·T) of its amplitude), which would hide
+ * a weak image; fitting both at once removes that bias.
+ */
+export function fitTones(signal: ArrayLike<number>, frequencies: readonly number[], rate: number, from = 0, to = signal.length): ToneFit[] {
+  const k = frequencies.length;
+  const size = 2 * k + 1;
+  const ata = new Float64Array(size * size);
+  const atb = new Float64Array(size);
+  const basis = new Float64Array(size);
+  const omegas = frequencies.map((f) => (2 * Math.PI * f) / rate);
+  const fill = (i: number): void => {
+    for (let j = 0; j < k; j++) {
+      basis[2 * j] = Math.sin(omegas[j] * i);
+      basis[2 * j + 1] = Math.cos(omegas[j] * i);
+    }
+    basis[2 * k] = 1;
+  };
+  for (let i = from; i < to; i++) {
+    fill(i);
+    const y = signal[i];
+    for (let r = 0; r < size; r++) {
+      atb[r] += basis[r] * y;
+      for (let c = r; c < size; c++) ata[r * size + c] += basis[r] * basis[c];
+    }
+  }
+  for (let r = 0; r < size; r++) for (let c = 0; c < r; c++) ata[r * size + c] = ata[c * size + r];
+  const x = solve(ata, atb, size);
+  let residual = 0;
+  for (let i = from; i < to; i++) {
+    fill(i);
+    let model = 0;
+    for (let r = 0; r < size; r++) model += basis[r] * x[r];
+    const e = signal[i] - model;
+    residual += e * e;
+  }
+  const residualRms = Math.sqrt(residual / Math.max(1, to - from));
+  return frequencies.map((_, j) => ({
+    amplitude: Math.hypot(x[2 * j], x[2 * j + 1]),
+    phase: Math.atan2(x[2 * j + 1], x[2 * j]),
+    residualRms,
+  }));
+}
+
+/** Gaussian elimination with partial pivoting; `a` is overwritten. */
+function solve(a: Float64Array, b: Float64Array, n: number): Float64Array {
+  const x = Float64Array.from(b);
+  for (let col = 0; col < n; col++) {
+    let pivot = col;
+    for (let r = col + 1; r < n; r++) if (Math.abs(a[r * n + col]) > Math.abs(a[pivot * n + col])) pivot = r;
+    if (pivot !== col) {
+      for (let c = 0; c < n; c++) [a[col * n + c], a[pivot * n + c]] = [a[pivot * n + c], a[col * n + c]];
+      [x[col], x[pivot]] = [x[pivot], x[col]];
+    }
+    for (let r = col + 1; r < n; r++) {
+      const factor = a[r * n + col] / a[col * n + col];
+      if (factor === 0) continue;
+      for (let c = col; c < n; c++) a[r * n + c] -= factor * a[col * n + c];
+      x[r] -= factor * x[col];
+    }
+  }
+  for (let r = n - 1; r >= 0; r--) {
+    let sum = x[r];
+    for (let c = r + 1; c < n; c++) sum -= a[r * n + c] * x[c];
+    x[r] = sum / a[r * n + r];
+  }
+  return x;
 }
 
 /**
