@@ -36,7 +36,9 @@ export function encodePcm16(input: Float32Array, output: Uint8Array, byteOffset 
   const bytes = checkEncode(input, output, byteOffset, options);
   const at = output.byteOffset + byteOffset;
   if (LITTLE_ENDIAN_HOST && (at & 1) === 0) {
-    quantizeInto(input, 0, input.length, int16View(output.buffer, at / 2 + input.length), at / 2);
+    // at >>> 1 keeps the index a small integer where at / 2 would be a float division.
+    const start = at >>> 1;
+    quantizeInto(input, 0, input.length, int16View(output.buffer, start + input.length), start);
   } else {
     quantizeBytes(input, output, byteOffset);
   }
