@@ -126,33 +126,30 @@ export function decodePcm16(
 // would be 2.5× slower and rounds halves up. Results: 0.5 → 1, -0.5 → -1, 0.4999… → 0, -0 → 0,
 // subnormals → 0, 32767.5 and above → 32767.
 
+/** One sample: small enough for V8 to inline into both loops below. */
+function quantize(x: number): number {
+  const v = x * 32768;
+  const u = v + 32768.5;
+  if (u > 0) {
+    if (u < 65536) {
+      const s = (u | 0) - 32768;
+      return s - v === 0.5 && s <= 0 ? s - 1 : s;
+    }
+    return 32767;
+  }
+  return u <= 0 ? -32768 : 0;
+}
+
 function quantizeInto(input: Float32Array, inputStart: number, count: number, output: Int16Array, outputStart: number): void {
   for (let i = 0; i < count; i++) {
-    const v = input[inputStart + i] * 32768;
-    const u = v + 32768.5;
-    let s: number;
-    if (u > 0) {
-      if (u < 65536) {
-        s = (u | 0) - 32768;
-        if (s - v === 0.5 && s <= 0) s--;
-      } else s = 32767;
-    } else s = u <= 0 ? -32768 : 0;
-    output[outputStart + i] = s;
+    output[outputStart + i] = quantize(input[inputStart + i]);
   }
 }
 
 function quantizeBytes(input: Float32Array, output: Uint8Array, byteOffset: number): void {
   const count = input.length;
   for (let i = 0, o = byteOffset; i < count; i++, o += 2) {
-    const v = input[i] * 32768;
-    const u = v + 32768.5;
-    let s: number;
-    if (u > 0) {
-      if (u < 65536) {
-        s = (u | 0) - 32768;
-        if (s - v === 0.5 && s <= 0) s--;
-      } else s = 32767;
-    } else s = u <= 0 ? -32768 : 0;
+    const s = quantize(input[i]);
     // Uint8Array stores take the value mod 256: low byte first, then the high byte.
     output[o] = s;
     output[o + 1] = s >> 8;

@@ -1,13 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { EncodePipeline, Resampler, encodePcm16, type EncodedFrame } from '@soundclone/core';
-import { mulberry32 } from '../support/prng.js';
+import { mulberry32, noise as uniform } from '../support/prng.js';
 
-function noise(length: number, seed: number, amplitude = 0.9): Float32Array {
-  const random = mulberry32(seed);
-  const out = new Float32Array(length);
-  for (let i = 0; i < length; i++) out[i] = (random() * 2 - 1) * amplitude;
-  return out;
-}
+const noise = (length: number, seed: number): Float32Array => uniform(length, seed, 0.9);
+
 
 interface Collected { bytes: Buffer; starts: number[]; counts: number[] }
 

@@ -7,8 +7,8 @@ import {
   encodePcm16Bytes,
   encodePcm16Into,
 } from '../../src/dsp/pcm16.js';
-import { isDspError, type DspErrorCode } from '../../src/errors/dsp-error.js';
 import { mulberry32 } from '../support/prng.js';
+import { expectDspError } from '../support/dsp-errors.js';
 
 const f32 = Math.fround;
 const CANARY = 0xaa;
@@ -31,16 +31,6 @@ function readLe(bytes: Uint8Array, byteOffset: number, count: number): number[] 
   return values;
 }
 
-function expectDspError(fn: () => unknown, code: DspErrorCode): void {
-  let thrown: unknown;
-  try {
-    fn();
-  } catch (error) {
-    thrown = error;
-  }
-  expect(isDspError(thrown), `expected a DspError ${code}, got ${String(thrown)}`).toBe(true);
-  expect((thrown as { code: string }).code).toBe(code);
-}
 
 /** Float32 next to x, towards +Infinity (up) or -Infinity. */
 function nextFloat32(x: number, up: boolean): number {

@@ -1,17 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { DspError, Resampler, SUPPORTED_RATES } from '@soundclone/core';
-import { mulberry32 as createPrng } from '../support/prng.js';
+import { mulberry32 as createPrng, noise } from '../support/prng.js';
 
 const PAIRS: Array<[number, number]> = [
   [48000, 16000], [44100, 16000], [8000, 16000], [11025, 96000], [96000, 8000], [22050, 44100], [88200, 11025], [16000, 16000],
 ];
 
-function noise(length: number, seed: number): Float32Array {
-  const random = createPrng(seed);
-  const out = new Float32Array(length);
-  for (let i = 0; i < length; i++) out[i] = random() * 2 - 1;
-  return out;
-}
 
 /** Feeds `input` in chunks of the given sizes, checking the count after every call, then flushes. */
 function runChunked(resampler: Resampler, input: Float32Array, sizes: () => number): Float32Array {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { isDspError, type DspErrorCode } from '../../src/errors/dsp-error.js';
 import { encodePcm16Into } from '../../src/dsp/pcm16.js';
 import { RingSegments, SampleRing, type SampleArrayOf, type SampleKind } from '../../src/dsp/sample-ring.js';
 import { MAX_POSITION, initCounter, loadCounter, publishCounter } from '../../src/dsp/ring-control.js';
 import { mulberry32, randomInt } from '../support/prng.js';
+import { expectDspError } from '../support/dsp-errors.js';
 
 const TWO_32 = 2 ** 32;
 const KINDS: readonly SampleKind[] = ['float32', 'int16'];
@@ -30,16 +30,6 @@ function makeArray<K extends SampleKind>(kind: K, length: number): SampleArrayOf
   return array.fill(canary(kind)) as SampleArrayOf<K>;
 }
 
-function expectDspError(fn: () => unknown, code: DspErrorCode): void {
-  let thrown: unknown;
-  try {
-    fn();
-  } catch (error) {
-    thrown = error;
-  }
-  expect(isDspError(thrown), `expected a DspError ${code}, got ${String(thrown)}`).toBe(true);
-  expect((thrown as { code: string }).code).toBe(code);
-}
 
 describe('SampleRing construction', () => {
   it('sizes buffers as a 192-byte control block plus the samples', () => {

@@ -4,25 +4,9 @@ import { DspError, Resampler, type ResamplerOptions } from '@soundclone/core';
 import { assemble, bytesPath, MAX_MODULE_BYTES, render, watPath } from '../../scripts/build-wasm.mjs';
 import { FIR_SIMD_BASE64 } from '../../src/dsp/wasm/fir-simd-bytes.js';
 import { decodeBase64 } from '../../src/dsp/wasm/fir-simd-module.js';
+import { mulberry32 as prng, noise } from '../support/prng.js';
 
-/** mulberry32, local so this file does not depend on the shared helpers' exports. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
-function noise(length: number, seed: number): Float32Array {
-  const random = prng(seed);
-  const out = new Float32Array(length);
-  for (let i = 0; i < length; i++) out[i] = random() * 2 - 1;
-  return out;
-}
 
 /** Feeds `input` in chunks, then flushes; returns everything produced. */
 function runChunked(resampler: Resampler, input: Float32Array, sizes: () => number): Float32Array {

@@ -17,3 +17,11 @@ export function mulberry32(seed: number): () => number {
 export function randomInt(random: () => number, min: number, max: number): number {
   return min + Math.floor(random() * (max - min + 1));
 }
+
+/** `length` samples of seeded uniform noise in [-amplitude, amplitude). */
+export function noise(length: number, seed: number, amplitude = 1): Float32Array {
+  const random = mulberry32(seed);
+  const out = new Float32Array(length);
+  for (let i = 0; i < length; i++) out[i] = (random() * 2 - 1) * amplitude;
+  return out;
+}
