@@ -1,0 +1,114 @@
+import { ApiError } from '../errors.js';
+import { RATE } from '../protocol.js';
+import { ceilDiv, dec } from '../util/decimal.js';
+import type { Account } from './accounts.js';
+
+/**
+ * Characters, the billing unit (spec "What the service does" 4). Quote, reserve, settle, release:
+ *
+ *   create:   reserved = quote(duration rounded UP to whole minutes)     state RESERVED
+ *   success:  settled  = charge(duration rounded UP to whole seconds)    state SETTLED
+ *             released = reserved - settled
+ *   failure:  settled  = 0, released = reserved                          state RELEASED
+ *
+ * Invariant: reserved = settled + released; billableCharacters = settled (what is charged).
+ * Charges draw on the monthly plan characters first, then on purchased (order) characters.
+ */
+export interface BillingRecord {
+  state: 'RESERVED' | 'SETTLED' | 'RELEASED' | 'ACCRUING';
+  readonly planKey: string;
+  reserved: bigint;
+  settled: bigint;
+  released: bigint;
+  billableDurationMs: bigint;
+}
+
+const PER_MINUTE = BigInt(RATE.ratePerMinute);
+
+/** Characters for a duration rounded up to whole seconds. */
+export function chargeFor(durationMs: bigint): bigint {
+  const seconds = ceilDiv(durationMs, 1000n);
+  return ceilDiv(seconds * PER_MINUTE, 60n);
+}
+
+/** Characters reserved for a duration rounded up to whole minutes. */
+export function quoteFor(durationMs: bigint): bigint {
+  return ceilDiv(durationMs, 60_000n) * PER_MINUTE;
+}
+
+export function available(account: Account): bigint {
+  const c = account.chars;
+  return c.monthlyTotal - c.monthlyUsed + (c.orderTotal - c.orderUsed) - c.reserved;
+}
+
+export function reserve(account: Account, durationMs: bigint): BillingRecord {
+  const amount = quoteFor(durationMs);
+  const left = available(account);
+  if (amount > left) {
+    throw new ApiError('INSUFFICIENT_CHARACTERS', `this task needs ${amount} Characters; ${left} are available`, {
+      requiredCharacters: dec(amount),
+      availableCharacters: dec(left < 0n ? 0n : left),
+    });
+  }
+  account.chars.reserved += amount;
+  return { state: 'RESERVED', planKey: account.plan.key, reserved: amount, settled: 0n, released: 0n, billableDurationMs: 0n };
+}
+
+function charge(account: Account, amount: bigint): void {
+  const c = account.chars;
+  const monthlyLeft = c.monthlyTotal - c.monthlyUsed;
+  const fromMonthly = amount <= monthlyLeft ? amount : monthlyLeft > 0n ? monthlyLeft : 0n;
+  c.monthlyUsed += fromMonthly;
+  c.orderUsed += amount - fromMonthly;
+}
+
+/** Settles a reservation once; a second call is a no-op (the task settles exactly once). */
+export function settle(account: Account, record: BillingRecord, durationMs: bigint): void {
+  if (record.state !== 'RESERVED') return;
+  const due = chargeFor(durationMs);
+  const settled = due < record.reserved ? due : record.reserved;
+  account.chars.reserved -= record.reserved;
+  charge(account, settled);
+  record.settled = settled;
+  record.released = record.reserved - settled;
+  record.billableDurationMs = durationMs;
+  record.state = 'SETTLED';
+}
+
+export function release(account: Account, record: BillingRecord): void {
+  if (record.state !== 'RESERVED') return;
+  account.chars.reserved -= record.reserved;
+  record.released = record.reserved;
+  record.state = 'RELEASED';
+}
+
+/** Realtime: nothing reserved while open; finish reserves and settles the received duration at once. */
+export function accruing(account: Account): BillingRecord {
+  return { state: 'ACCRUING', planKey: account.plan.key, reserved: 0n, settled: 0n, released: 0n, billableDurationMs: 0n };
+}
+
+export function settleRealtime(account: Account, record: BillingRecord, durationMs: bigint): void {
+  if (record.state !== 'ACCRUING') return;
+  const due = chargeFor(durationMs);
+  charge(account, due);
+  record.reserved = due;
+  record.settled = due;
+  record.released = 0n;
+  record.billableDurationMs = durationMs;
+  record.state = 'SETTLED';
+}
+
+/** Spec "billing fields", every count and duration a decimal string. */
+export function billingView(record: BillingRecord): Record<string, string> {
+  return {
+    state: record.state,
+    planKey: record.planKey,
+    rateVersion: RATE.rateVersion,
+    ratePerMinute: dec(RATE.ratePerMinute),
+    reservedCharacters: dec(record.reserved),
+    settledCharacters: dec(record.settled),
+    releasedCharacters: dec(record.released),
+    billableCharacters: dec(record.settled),
+    billableDurationMs: dec(record.billableDurationMs),
+  };
+}

@@ -1,0 +1,52 @@
+import { Violations } from '../errors.js';
+import { LIMITS } from '../protocol.js';
+import type { Account } from './accounts.js';
+
+/**
+ * AI cover history (spec "DELETE /cover"). Cover generation is not part of this service: each account
+ * is seeded with `cover-<n>-0001` .. `cover-<n>-<seedCount>` (n its 1-based key position). Outcomes:
+ *   succeedIds   owned by the caller and deleted now
+ *   nonExistIds  no such id (never existed, or already deleted)
+ *   unMatchIds   exists but belongs to another account (our reading of the unexplained list)
+ */
+export class Covers {
+  /** cover id -> owner account id */
+  private readonly owners = new Map<string, string>();
+
+  constructor(accounts: readonly Account[], seedCount: number) {
+    for (const account of accounts) {
+      for (let i = 1; i <= seedCount; i++) this.owners.set(Covers.idFor(account, i), account.id);
+    }
+  }
+
+  static idFor(account: Account, seq: number): string {
+    return `cover-${account.index + 1}-${String(seq).padStart(4, '0')}`;
+  }
+
+  delete(account: Account, body: Record<string, unknown>): { succeedIds: string[]; nonExistIds: string[]; unMatchIds: string[] } {
+    const v = new Violations();
+    const ids = body['ids'];
+    if (!Array.isArray(ids)) {
+      v.add('ids', 'is required and must be an array of id strings');
+    } else {
+      if (ids.length === 0) v.add('ids', 'must hold at least 1 id');
+      if (ids.length > LIMITS.coverIdsMax) v.add('ids', `must hold at most ${LIMITS.coverIdsMax} ids per call`);
+      ids.forEach((id, i) => {
+        if (typeof id !== 'string' || id === '') v.add(`ids[${i}]`, 'must be a non-empty string');
+      });
+    }
+    v.throwIfAny();
+    const result = { succeedIds: [] as string[], nonExistIds: [] as string[], unMatchIds: [] as string[] };
+    // A repeated id is reported once, under its first outcome.
+    for (const id of new Set(ids as string[])) {
+      const owner = this.owners.get(id);
+      if (owner === undefined) result.nonExistIds.push(id);
+      else if (owner !== account.id) result.unMatchIds.push(id);
+      else {
+        this.owners.delete(id);
+        result.succeedIds.push(id);
+      }
+    }
+    return result;
+  }
+}

@@ -1,0 +1,206 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { ApiError } from '../errors.js';
+import { ID_PREFIXES, LIMITS, MODELS, REALTIME, SOCKET_TOKEN } from '../protocol.js';
+import type { Recognizer } from '../recognition/recognizer.js';
+import { ceilDiv, parseCount } from '../util/decimal.js';
+import { randomId } from '../util/ids.js';
+import type { Clock } from '../util/clock.js';
+import type { Account } from './accounts.js';
+import { accruing, available, settleRealtime } from './billing.js';
+import { IdempotencyStore } from './idempotency.js';
+import type { RealtimeCreateRequest } from './realtime-options.js';
+import { SessionAudio, type SupplementKind, type SupplementPolicy } from './realtime-session.js';
+import { realtimeTranscript, sessionView } from './realtime-view.js';
+import type { Task, Tasks } from './tasks.js';
+
+/**
+ * Realtime sessions over REST (spec "Real-time session", "finish"; creation is ours). A session owns
+ * its History task (modelId svc_stt_realtime_v1), PROCESSING while open. Finish settles exactly once:
+ * the first call does the work, every later or concurrent call awaits and returns the same result.
+ */
+export interface RealtimeTiming {
+  /** Spec "finish" 3: wait for supplements at most this long (about 8 s), never past the recovery window. */
+  readonly supplementWaitMs: number;
+  readonly recoveryWindowMs: number;
+}
+
+export interface Notice {
+  readonly code: string;
+  readonly message: string;
+  readonly supplements?: readonly SupplementKind[];
+  readonly lineIds?: readonly string[];
+}
+
+export interface Session {
+  readonly id: string;
+  readonly ownerId: string;
+  readonly account: Account;
+  readonly task: Task;
+  readonly audio: SessionAudio;
+  readonly request: RealtimeCreateRequest;
+  readonly createdAt: number;
+  readonly notices: Notice[];
+  finishing?: Promise<void>;
+}
+
+export class RealtimeSessions {
+  private readonly sessions = new Map<string, Session>();
+  private readonly idempotency = new IdempotencyStore<Session>();
+  private readonly tokenSecret = randomBytes(32);
+
+  constructor(
+    private readonly tasks: Tasks,
+    private readonly recognizer: Recognizer,
+    private readonly timing: RealtimeTiming,
+    private readonly clock: Clock,
+    private readonly supplementPolicy: SupplementPolicy = () => 'now',
+  ) {}
+
+  async create(account: Account, body: Record<string, unknown>, request: RealtimeCreateRequest, idempotencyKey: string, requestId: string): Promise<{ session: Session; replayed: boolean }> {
+    const { value, replayed } = await this.idempotency.run(`${account.id}/realtime`, idempotencyKey, body, async () => this.open(account, request, requestId));
+    return { session: value, replayed };
+  }
+
+  private open(account: Account, request: RealtimeCreateRequest, requestId: string): Session {
+    if (available(account) <= 0n) throw new ApiError('INSUFFICIENT_CHARACTERS', 'no Characters are available for a realtime session', { availableCharacters: '0' });
+    const now = this.clock.now();
+    const task: Task = {
+      id: randomId(ID_PREFIXES.transcription),
+      ownerId: account.id,
+      kind: 'realtime',
+      modelId: MODELS.realtime,
+      title: request.title ?? 'Realtime session',
+      languageHint: request.languageHint,
+      requestId,
+      createdAt: now,
+      status: 'PROCESSING',
+      detectedLanguage: null,
+      audioDurationMs: 0n,
+      transcript: null,
+      billing: accruing(account),
+      updatedAt: now,
+      completedAt: null,
+      exports: new Map(),
+      listeners: new Set(),
+    };
+    this.tasks.add(task);
+    const stream = this.recognizer.openStream({ languageHint: request.languageHint, vocabularyHints: request.options.vocabularyHints, maxSpeakers: 1 });
+    const session: Session = {
+      id: randomId(ID_PREFIXES.session),
+      ownerId: account.id,
+      account,
+      task,
+      audio: new SessionAudio(stream, request.options, this.supplementPolicy),
+      request,
+      createdAt: now,
+      notices: [],
+    };
+    this.sessions.set(session.id, session);
+    return session;
+  }
+
+  /** An owned session or NOT_FOUND (another account's session looks exactly like a missing one). */
+  get(account: Account, id: string): Session {
+    const session = this.sessions.get(id);
+    if (session === undefined || session.ownerId !== account.id) throw ApiError.notFound('realtime session');
+    return session;
+  }
+
+  view(session: Session): Record<string, unknown> {
+    return sessionView(session, this.clock.now());
+  }
+
+  /** Spec "pause": commits the current segment and stops accepting until session.resume. */
+  pause(session: Session, body: Record<string, unknown>): void {
+    const captured = capturedFrom(body);
+    if (session.finishing !== undefined) throw new ApiError('SESSION_CLOSED', 'the session is finished or finishing');
+    session.audio.recordCaptured(captured);
+    session.audio.pause();
+  }
+
+  /** Spec "finish" 1-6. Idempotent: the same task, one charge. */
+  async finish(session: Session, body: Record<string, unknown>): Promise<void> {
+    if (session.finishing === undefined) {
+      const captured = capturedFrom(body);
+      session.finishing = this.settle(session, captured);
+    }
+    await session.finishing;
+  }
+
+  private async settle(session: Session, captured: bigint): Promise<void> {
+    const audio = session.audio;
+    audio.recordCaptured(captured);
+    audio.beginFinish();
+    await this.waitForSupplements(session);
+    const missing = new Map<string, { kinds: SupplementKind[]; lineIds: string[] }>();
+    for (const line of audio.lines) {
+      if (line.pending.size === 0) continue;
+      const kinds = [...line.pending].sort();
+      const key = kinds.join(',');
+      const group = missing.get(key) ?? { kinds, lineIds: [] };
+      group.lineIds.push(line.id);
+      missing.set(key, group);
+    }
+    for (const { kinds, lineIds } of missing.values()) {
+      session.notices.push({ code: 'SUPPLEMENT_NOT_RECEIVED', message: `${kinds.join(', ')} did not arrive before the session closed`, supplements: kinds, lineIds });
+    }
+    if (session.request.options.processingContentStorage) {
+      session.notices.push({ code: 'PROCESSING_STORAGE_NOT_APPLIED', message: 'the reference service does not store processing content' });
+    }
+    const gap = audio.captured > audio.received;
+    if (gap) {
+      session.notices.push({ code: 'TRANSPORT_GAP', message: `captured ${audio.captured} samples but received ${audio.received}; the charge covers what was received` });
+    }
+    const durationMs = ceilDiv(audio.received * 1000n, BigInt(REALTIME.sampleRate));
+    const task = session.task;
+    settleRealtime(session.account, task.billing, durationMs);
+    task.audioDurationMs = durationMs;
+    task.transcript = realtimeTranscript(session);
+    task.detectedLanguage = task.transcript.languageCode;
+    audio.close();
+    this.tasks.setStatus(task, gap ? 'PARTIAL' : 'COMPLETED', this.clock.now());
+  }
+
+  /** Waits until no line has a pending supplement, at most supplementWaitMs and never past the recovery window. */
+  private waitForSupplements(session: Session): Promise<void> {
+    const audio = session.audio;
+    const pending = (): boolean => audio.lines.some((l) => l.pending.size > 0);
+    if (!pending()) return Promise.resolve();
+    const budget = Math.max(0, Math.min(this.timing.supplementWaitMs, LIMITS.finishSupplementWaitMs, this.timing.recoveryWindowMs));
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        unsubscribe();
+        resolve();
+      };
+      const timer = setTimeout(done, budget);
+      const unsubscribe = audio.subscribe((event) => {
+        if (event.type === 'transcript.supplement' && !pending()) done();
+      });
+    });
+  }
+
+  /** Socket token for browsers (protocol.ts SOCKET_TOKEN); issue 4 verifies it with verifyToken. */
+  issueToken(session: Session): { token: string; expiresAt: string } {
+    const expires = Math.floor(this.clock.now() / 1000) + SOCKET_TOKEN.ttlSec;
+    const sig = createHmac('sha256', this.tokenSecret).update(`${session.id}.${expires}`).digest('base64url');
+    return { token: `${SOCKET_TOKEN.prefix}${session.id}.${expires}.${sig}`, expiresAt: new Date(expires * 1000).toISOString() };
+  }
+
+  verifyToken(token: string): Session | undefined {
+    if (!token.startsWith(SOCKET_TOKEN.prefix)) return undefined;
+    const [id, expires, sig] = token.slice(SOCKET_TOKEN.prefix.length).split('.');
+    if (id === undefined || expires === undefined || sig === undefined || Number(expires) * 1000 < this.clock.now()) return undefined;
+    const want = createHmac('sha256', this.tokenSecret).update(`${id}.${expires}`).digest();
+    const got = Buffer.from(sig, 'base64url');
+    if (got.length !== want.length || !timingSafeEqual(got, want)) return undefined;
+    return this.sessions.get(id);
+  }
+}
+
+/** Spec "pause"/"finish" body: capturedSamples, a decimal string (preferred) or a JSON number; required. */
+function capturedFrom(body: Record<string, unknown>): bigint {
+  const value = parseCount(body['capturedSamples']);
+  if (value === undefined) throw ApiError.invalidField('capturedSamples', 'is required: a non-negative integer as a decimal string (or a JSON number)');
+  return value;
+}

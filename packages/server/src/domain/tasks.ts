@@ -1,0 +1,158 @@
+import { ApiError, Violations } from '../errors.js';
+import { LIMITS, TERMINAL_STATUSES, type DownloadFormat, type TaskStatus } from '../protocol.js';
+import { dec } from '../util/decimal.js';
+import type { Account } from './accounts.js';
+import { billingView, type BillingRecord } from './billing.js';
+import type { Transcript } from './transcript.js';
+import type { TranscriptionOptions } from './transcription-request.js';
+
+/**
+ * The shared History (spec "What the service does" 7): batch tasks and realtime results in one store,
+ * newest first. A task's id is its History id. Status moves (spec "States and transitions"):
+ *
+ *   QUEUED -> PROCESSING -> RECONCILING -> COMPLETED | PARTIAL | FAILED      (batch)
+ *   PROCESSING (session open) -> COMPLETED | PARTIAL | FAILED at finish     (realtime)
+ */
+export interface TaskError {
+  readonly errorCode: string;
+  readonly message: string;
+  readonly retryable: boolean;
+  /** Ours: FIX_INPUT, RETRY or CONTACT_SUPPORT. */
+  readonly action: 'FIX_INPUT' | 'RETRY' | 'CONTACT_SUPPORT';
+  readonly requestId: string;
+}
+
+export interface Task {
+  readonly id: string;
+  readonly ownerId: string;
+  readonly kind: 'batch' | 'realtime';
+  readonly modelId: string;
+  readonly title: string;
+  readonly languageHint: string;
+  readonly requestId: string;
+  readonly createdAt: number;
+  readonly options?: TranscriptionOptions;
+  status: TaskStatus;
+  detectedLanguage: string | null;
+  audioDurationMs: bigint;
+  transcript: Transcript | null;
+  billing: BillingRecord;
+  error?: TaskError;
+  updatedAt: number;
+  completedAt: number | null;
+  /** Pre-generated and cached downloads. */
+  readonly exports: Map<DownloadFormat, Buffer>;
+  /** Called on every status change. */
+  readonly listeners: Set<() => void>;
+}
+
+export function isTerminal(status: TaskStatus): boolean {
+  return TERMINAL_STATUSES.includes(status);
+}
+
+export class Tasks {
+  private readonly tasks = new Map<string, Task>();
+  /** Insertion order is creation order. */
+  private readonly order: Task[] = [];
+
+  add(task: Task): void {
+    this.tasks.set(task.id, task);
+    this.order.push(task);
+  }
+
+  /** An owned task, or NOT_FOUND (another account's task is reported exactly like a missing one). */
+  get(account: Account, id: string): Task {
+    const task = this.tasks.get(id);
+    if (task === undefined || task.ownerId !== account.id) throw ApiError.notFound('transcription');
+    return task;
+  }
+
+  setStatus(task: Task, status: TaskStatus, now: number): void {
+    if (task.status === status) return;
+    task.status = status;
+    task.updatedAt = now;
+    if (isTerminal(status)) task.completedAt = now;
+    for (const listener of [...task.listeners]) listener();
+  }
+
+  /** Resolves when the task is terminal or `timeoutMs` passed, whichever first; never rejects. */
+  waitForTerminal(task: Task, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    if (isTerminal(task.status)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        task.listeners.delete(check);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const check = (): void => {
+        if (isTerminal(task.status)) done();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      task.listeners.add(check);
+      signal?.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  /** Spec "GET /stt/transcriptions": page from 1, pageSize default 20 (max ours: 100). */
+  list(account: Account, query: URLSearchParams): Record<string, unknown> {
+    const v = new Violations();
+    const page = positiveInt(v, 'page', query.get('page'), 1, Number.MAX_SAFE_INTEGER) ?? 1;
+    const pageSize = positiveInt(v, 'pageSize', query.get('pageSize'), 1, LIMITS.historyPageSizeMax) ?? LIMITS.historyPageSizeDefault;
+    v.throwIfAny();
+    const owned = this.order.filter((t) => t.ownerId === account.id).reverse();
+    const items = owned.slice((page - 1) * pageSize, page * pageSize).map(historyItemView);
+    return { page, pageSize, total: owned.length, totalPage: Math.ceil(owned.length / pageSize), items };
+  }
+}
+
+function positiveInt(v: Violations, field: string, raw: string | null, min: number, max: number): number | undefined {
+  if (raw === null || raw === '') return undefined;
+  const n = /^[0-9]+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    v.add(field, max === Number.MAX_SAFE_INTEGER ? `must be an integer of at least ${min}` : `must be an integer from ${min} to ${max}`);
+    return undefined;
+  }
+  return n;
+}
+
+function timestamps(task: Task): Record<string, string | null> {
+  return {
+    createdAt: new Date(task.createdAt).toISOString(),
+    updatedAt: new Date(task.updatedAt).toISOString(),
+    completedAt: task.completedAt === null ? null : new Date(task.completedAt).toISOString(),
+  };
+}
+
+/** Spec "History list item"; timestamps and characters (= billableCharacters) shapes are ours. */
+export function historyItemView(task: Task): Record<string, unknown> {
+  return {
+    transcriptionId: task.id,
+    modelId: task.modelId,
+    title: task.title,
+    status: task.status,
+    audioDurationMs: dec(task.audioDurationMs),
+    detectedLanguage: task.detectedLanguage,
+    characters: dec(task.billing.settled),
+    timestamps: timestamps(task),
+  };
+}
+
+/** Spec "Transcription task": the public view (also the json download). The signing secret never appears. */
+export function taskView(task: Task): Record<string, unknown> {
+  const view: Record<string, unknown> = {
+    transcriptionId: task.id,
+    status: task.status,
+    modelId: task.modelId,
+    title: task.title,
+    languageHint: task.languageHint,
+    detectedLanguage: task.detectedLanguage,
+    audioDurationMs: dec(task.audioDurationMs),
+    transcript: task.transcript,
+    billing: billingView(task.billing),
+    timestamps: timestamps(task),
+  };
+  if (task.options?.clientMetadata !== undefined) view['clientMetadata'] = task.options.clientMetadata;
+  if (task.error !== undefined) view['error'] = task.error;
+  return view;
+}

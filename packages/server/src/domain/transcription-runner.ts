@@ -1,0 +1,89 @@
+import { mixdown, toRecognizerRate, type DecodedMedia } from '../media/decode.js';
+import type { Recognizer } from '../recognition/recognizer.js';
+import { sleep, type Clock } from '../util/clock.js';
+import { EXPORTERS } from '../exports/index.js';
+import type { Account } from './accounts.js';
+import { release, settle } from './billing.js';
+import { renderExport } from './downloads.js';
+import type { Task, Tasks } from './tasks.js';
+import { buildTranscript } from './transcript.js';
+import { SUPPORTED_ENTITY_CATEGORIES, type TranscriptionOptions } from './transcription-request.js';
+
+/** Test knobs: how long each batch phase takes (ms). Hold a task non-terminal with a long processing. */
+export interface TaskTiming {
+  readonly queueMs: number;
+  readonly processingMs: number;
+  readonly reconcilingMs: number;
+}
+
+export const DEFAULT_TIMING: TaskTiming = { queueMs: 10, processingMs: 50, reconcilingMs: 10 };
+
+/**
+ * Runs one batch task through its statuses (spec "States and transitions"):
+ *
+ *   QUEUED --queueMs--> PROCESSING --recognise, processingMs--> RECONCILING --build transcript,
+ *   pre-generate exportFormats, settle--> COMPLETED (PARTIAL when a pre-generated export failed)
+ *   any failure --> FAILED, reservation released (nothing charged)
+ *
+ * A requested entity category outside SUPPORTED_ENTITY_CATEGORIES is the model's run-time rejection
+ * (spec rule 6): FAILED with errorCode INPUT_INVALID.
+ */
+export class TranscriptionRunner {
+  constructor(
+    private readonly tasks: Tasks,
+    private readonly recognizer: Recognizer,
+    private readonly timing: TaskTiming,
+    private readonly clock: Clock,
+    private readonly signal: AbortSignal,
+    private readonly onTerminal: (task: Task) => void,
+  ) {}
+
+  async run(task: Task, account: Account, media: DecodedMedia, options: TranscriptionOptions): Promise<void> {
+    try {
+      await sleep(this.timing.queueMs, this.signal);
+      // The server is closing: leave the task where it is rather than work for nobody.
+      if (this.signal.aborted) return;
+      this.tasks.setStatus(task, 'PROCESSING', this.clock.now());
+      const rejected = options.entityCategories.filter((c) => !(SUPPORTED_ENTITY_CATEGORIES as readonly string[]).includes(c));
+      if (rejected.length > 0) {
+        return this.fail(task, account, 'INPUT_INVALID', `options.entityCategories: the model rejected ${rejected.join(', ')} (supported: ${SUPPORTED_ENTITY_CATEGORIES.join(', ')})`, false, 'FIX_INPUT');
+      }
+      const channels = media.channels.map((c) => toRecognizerRate(c, media.sampleRate));
+      const result = await this.recognizer.recognize({
+        channels: options.separateChannels ? channels : [mixdown(channels)],
+        languageHint: task.languageHint,
+        vocabularyHints: options.vocabularyHints,
+        maxSpeakers: options.separateSpeakers ? (options.maxSpeakerCount ?? 32) : 1,
+        includeSoundEvents: options.includeSoundEvents,
+        removeDisfluencies: options.removeDisfluencies,
+      });
+      await sleep(this.timing.processingMs, this.signal);
+      if (this.signal.aborted) return;
+      this.tasks.setStatus(task, 'RECONCILING', this.clock.now());
+      task.transcript = buildTranscript(result, options);
+      task.detectedLanguage = task.transcript.languageCode;
+      task.audioDurationMs = BigInt(media.durationMs);
+      await sleep(this.timing.reconcilingMs, this.signal);
+      let exportFailed = false;
+      for (const format of options.exportFormats) {
+        try {
+          task.exports.set(format, await renderExport(task, format, EXPORTERS));
+        } catch {
+          exportFailed = true;
+        }
+      }
+      settle(account, task.billing, task.audioDurationMs);
+      this.tasks.setStatus(task, exportFailed ? 'PARTIAL' : 'COMPLETED', this.clock.now());
+      this.onTerminal(task);
+    } catch (error) {
+      this.fail(task, account, 'INTERNAL', `processing failed: ${(error as Error).message}`, true, 'RETRY');
+    }
+  }
+
+  private fail(task: Task, account: Account, errorCode: string, message: string, retryable: boolean, action: 'FIX_INPUT' | 'RETRY'): void {
+    release(account, task.billing);
+    task.error = { errorCode, message, retryable, action, requestId: task.requestId };
+    this.tasks.setStatus(task, 'FAILED', this.clock.now());
+    this.onTerminal(task);
+  }
+}

@@ -1,0 +1,115 @@
+import { ApiError } from '../errors.js';
+import { ID_PREFIXES, LIMITS, MODELS } from '../protocol.js';
+import { guardedFetch, failureForStatus, type GuardOptions } from '../media/guarded-fetch.js';
+import { UndecodableMediaError, type DecodedMedia } from '../media/decode.js';
+import { randomId } from '../util/ids.js';
+import type { Clock } from '../util/clock.js';
+import type { Account } from './accounts.js';
+import { reserve } from './billing.js';
+import { IdempotencyStore } from './idempotency.js';
+import { isTerminal, taskView, type Task, type Tasks } from './tasks.js';
+import type { TranscriptionRunner } from './transcription-runner.js';
+import { validateTranscriptionRequest, type TranscriptionRequest } from './transcription-request.js';
+import type { Uploads } from './uploads.js';
+
+/**
+ * POST /stt/transcriptions end to end (spec "create a transcription"):
+ *   validate (INPUT_INVALID, all violations) -> idempotency (replay / wait / IDEMPOTENCY_CONFLICT)
+ *   -> resolve the source (owned upload, or guarded mediaUrl fetch) -> source-dependent rules
+ *   (audioTrackIndex, rule 3, inputEncoding vs container) -> quote and reserve -> task QUEUED, run
+ *   -> optional wait (waitForCompletion / waitTimeoutMs; a timeout returns the non-terminal task).
+ */
+export interface CreateResult {
+  readonly task: Task;
+  readonly requestId: string;
+}
+
+export class TranscriptionService {
+  private readonly idempotency = new IdempotencyStore<CreateResult>();
+
+  constructor(
+    private readonly tasks: Tasks,
+    private readonly uploads: Uploads,
+    private readonly runner: TranscriptionRunner,
+    private readonly guard: Omit<GuardOptions, 'maxBytes' | 'timeoutMs'> & { timeoutMs: number },
+    private readonly clock: Clock,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  async create(account: Account, body: Record<string, unknown>, idempotencyKey: string, requestId: string): Promise<{ data: Record<string, unknown>; replayed: boolean }> {
+    const request = validateTranscriptionRequest(body);
+    const { value, replayed } = await this.idempotency.run(`${account.id}/transcriptions`, idempotencyKey, body, () => this.start(account, request, requestId));
+    if (request.waitForCompletion && !isTerminal(value.task.status)) {
+      await this.tasks.waitForTerminal(value.task, request.waitTimeoutMs, this.signal);
+    }
+    return { data: { ...taskView(value.task), requestId: value.requestId }, replayed };
+  }
+
+  private async start(account: Account, request: TranscriptionRequest, requestId: string): Promise<CreateResult> {
+    const media = await this.resolveSource(account, request);
+    checkSourceRules(request, media);
+    const billing = reserve(account, BigInt(media.durationMs));
+    const now = this.clock.now();
+    const task: Task = {
+      id: randomId(ID_PREFIXES.transcription),
+      ownerId: account.id,
+      kind: 'batch',
+      modelId: MODELS.batch,
+      title: request.title ?? (request.source.kind === 'upload' ? 'Transcription' : new URL(request.source.mediaUrl).pathname.split('/').pop() || 'Transcription'),
+      languageHint: request.languageHint,
+      requestId,
+      createdAt: now,
+      options: request.options,
+      status: 'QUEUED',
+      detectedLanguage: null,
+      audioDurationMs: 0n,
+      transcript: null,
+      billing,
+      updatedAt: now,
+      completedAt: null,
+      exports: new Map(),
+      listeners: new Set(),
+    };
+    this.tasks.add(task);
+    void this.runner.run(task, account, media, request.options);
+    return { task, requestId };
+  }
+
+  private async resolveSource(account: Account, request: TranscriptionRequest): Promise<DecodedMedia> {
+    if (request.source.kind === 'upload') {
+      const upload = this.uploads.get(account, request.source.uploadId);
+      if (upload === undefined) throw ApiError.notFound('upload');
+      return upload.media;
+    }
+    const response = await guardedFetch(request.source.mediaUrl, { ...this.guard, maxBytes: LIMITS.uploadMaxBytes });
+    const failure = failureForStatus(response.status);
+    if (failure !== undefined) throw failure;
+    try {
+      return this.uploads.fromFetched(account, response.body, response.headers['content-type'], response.finalUrl, this.clock.now()).media;
+    } catch (error) {
+      if (error instanceof UndecodableMediaError) {
+        throw ApiError.media('UNSUPPORTED_TYPE', error.message, { sourceStatus: response.status, contentType: response.headers['content-type'] ?? null });
+      }
+      throw error;
+    }
+  }
+}
+
+/** Rules that need the source: audioTrackIndex, rule 3 (at most five channels), inputEncoding vs content. */
+function checkSourceRules(request: TranscriptionRequest, media: DecodedMedia): void {
+  const violations: Array<{ field: string; rule: string }> = [];
+  const tracks = 1; // A WAV or raw PCM source has exactly one audio track.
+  if (request.audioTrackIndex !== undefined && request.audioTrackIndex >= tracks) {
+    violations.push({ field: 'audioTrackIndex', rule: `must be an index of media.audioTracks (0 to ${tracks - 1})` });
+  }
+  if (request.options.separateChannels && media.channels.length > LIMITS.separateChannelsMaxChannels) {
+    violations.push({ field: 'options.separateChannels', rule: `the selected audio track has ${media.channels.length} channels; at most ${LIMITS.separateChannelsMaxChannels} can be transcribed (rule 3)` });
+  }
+  if (request.options.inputEncoding === 'pcm_s16le_16' && media.container !== 'pcm_s16le_16') {
+    violations.push({ field: 'options.inputEncoding', rule: 'pcm_s16le_16 requires a raw 16 kHz mono PCM16 source (uploaded as audio/L16)' });
+  }
+  if (request.options.inputEncoding === 'other' && media.container === 'pcm_s16le_16') {
+    violations.push({ field: 'options.inputEncoding', rule: 'a raw PCM16 source requires inputEncoding pcm_s16le_16' });
+  }
+  if (violations.length > 0) throw ApiError.invalid(violations);
+}

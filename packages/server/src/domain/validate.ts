@@ -1,0 +1,85 @@
+import type { Violations } from '../errors.js';
+
+/** Small field checkers that record a violation naming the field and the rule, and return the value. */
+
+export function bool(v: Violations, field: string, value: unknown): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'boolean') v.add(field, 'must be a boolean');
+  return typeof value === 'boolean' ? value : undefined;
+}
+
+export function int(v: Violations, field: string, value: unknown, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    v.add(field, max === Number.MAX_SAFE_INTEGER ? `must be an integer of at least ${min}` : `must be an integer from ${min} to ${max}`);
+    return undefined;
+  }
+  return value;
+}
+
+export function num(
+  v: Violations,
+  field: string,
+  value: unknown,
+  min: number,
+  max: number,
+  { minExclusive = false }: { minExclusive?: boolean } = {},
+): number | undefined {
+  if (value === undefined) return undefined;
+  const bad = typeof value !== 'number' || !Number.isFinite(value) || (minExclusive ? value <= min : value < min) || value > max;
+  if (bad) {
+    v.add(field, minExclusive ? `must be a number greater than ${min} and at most ${max}` : `must be a number from ${min} to ${max}`);
+    return undefined;
+  }
+  return value as number;
+}
+
+export function oneOf<T extends string>(v: Violations, field: string, value: unknown, allowed: readonly T[]): T | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
+    v.add(field, `must be one of ${allowed.join(', ')}`);
+    return undefined;
+  }
+  return value as T;
+}
+
+export function str(v: Violations, field: string, value: unknown, maxChars: number, { nonEmpty = true } = {}): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') {
+    v.add(field, 'must be a string');
+    return undefined;
+  }
+  if (nonEmpty && value.trim() === '') v.add(field, 'must not be empty');
+  else if ([...value].length > maxChars) v.add(field, `must be at most ${maxChars} characters`);
+  return value;
+}
+
+export function strArray(v: Violations, field: string, value: unknown, maxItems: number, maxChars: number): string[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value)) {
+    v.add(field, 'must be an array of strings');
+    return undefined;
+  }
+  if (value.length > maxItems) v.add(field, `must hold at most ${maxItems} strings`);
+  value.forEach((item, i) => {
+    if (typeof item !== 'string' || item === '') v.add(`${field}[${i}]`, 'must be a non-empty string');
+    else if ([...item].length > maxChars) v.add(`${field}[${i}]`, `must be at most ${maxChars} characters`);
+  });
+  return value.filter((item): item is string => typeof item === 'string');
+}
+
+export function plainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** Refuses keys outside `known` (issue 3: "unknown options refused rather than dropped"). */
+export function unknownKeys(v: Violations, prefix: string, object: Record<string, unknown>, known: readonly string[]): void {
+  for (const key of Object.keys(object)) if (!known.includes(key)) v.add(prefix + key, 'is not a known field');
+}
+
+/** Depth of a JSON value: a scalar is 0, {a: 1} is 1, {a: {b: 1}} is 2; arrays count as a level. */
+export function jsonDepth(value: unknown): number {
+  if (value === null || typeof value !== 'object') return 0;
+  const children = Array.isArray(value) ? value : Object.values(value);
+  return 1 + children.reduce((max: number, child) => Math.max(max, jsonDepth(child)), 0);
+}

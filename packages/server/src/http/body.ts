@@ -1,0 +1,64 @@
+import type { IncomingMessage } from 'node:http';
+import { ApiError } from '../errors.js';
+import { LIMITS } from '../protocol.js';
+
+/**
+ * Reads a whole request body up to `maxBytes`. Past the limit it stops keeping bytes, discards the rest
+ * and fails with PAYLOAD_TOO_LARGE (the router then closes the connection).
+ */
+export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > maxBytes) {
+      req.resume();
+      reject(tooLarge(maxBytes));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (chunk: Buffer) => {
+      if (over) return;
+      size += chunk.length;
+      if (size > maxBytes) {
+        over = true;
+        chunks.length = 0;
+        reject(tooLarge(maxBytes));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (!over) resolve(Buffer.concat(chunks, size));
+    });
+    req.on('error', (error) => reject(error));
+  });
+}
+
+function tooLarge(maxBytes: number): ApiError {
+  return new ApiError('PAYLOAD_TOO_LARGE', `request body is larger than ${maxBytes} bytes`, { maxBytes });
+}
+
+/**
+ * Reads a JSON body. An empty body is `undefined` (several calls have optional bodies; GET /tts/list
+ * takes its parameters in a body or in the query, spec "Placement ... not shown").
+ */
+export async function readJson(req: IncomingMessage): Promise<unknown> {
+  const raw = await readBody(req, LIMITS.jsonBodyMaxBytes);
+  const text = raw.toString('utf8').trim();
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new ApiError('INPUT_INVALID', 'body: must be valid JSON', { violations: [{ field: 'body', rule: 'must be valid JSON' }] }, { cause: error });
+  }
+}
+
+/** Narrows a parsed body to a plain object, or fails with INPUT_INVALID naming `body`. */
+export function asObject(value: unknown, field = 'body'): Record<string, unknown> {
+  if (value === undefined) return {};
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw ApiError.invalidField(field, 'must be a JSON object');
+  }
+  return value as Record<string, unknown>;
+}

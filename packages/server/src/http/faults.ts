@@ -1,0 +1,84 @@
+import { API_PREFIX } from '../protocol.js';
+
+/**
+ * Fault injection for tests of clients (style guide: "a real protocol-level server ... that can be told
+ * to misbehave"). A rule matches the next `times` requests by method and path and then:
+ *   status                answers with that status (503 and 429 carry Retry-After) without processing
+ *   dropBeforeProcessing  destroys the connection before the request is processed
+ *   dropAfterProcessing   processes the request fully, then destroys the connection without answering
+ *                         (the client cannot know it succeeded: the case idempotency keys exist for)
+ *   delay                 waits `ms` before processing
+ */
+export type FaultAction =
+  | { readonly kind: 'status'; readonly status: number; readonly retryAfterSec?: number }
+  | { readonly kind: 'dropBeforeProcessing' }
+  | { readonly kind: 'dropAfterProcessing' }
+  | { readonly kind: 'delay'; readonly ms: number };
+
+export interface FaultRule {
+  /** HTTP method; any when omitted. */
+  readonly method?: string;
+  /** Path with or without the /sound_clone/api/v1 prefix (exact match), or a RegExp tested on the full path. */
+  readonly path: string | RegExp;
+  /** How many matching requests this rule affects (default 1). */
+  readonly times?: number;
+  readonly action: FaultAction;
+}
+
+export interface FaultHandle {
+  /** Matching requests still to be affected. */
+  readonly remaining: number;
+  /** Requests this rule affected so far. */
+  readonly hits: number;
+  remove(): void;
+}
+
+interface ActiveRule {
+  readonly rule: FaultRule;
+  remaining: number;
+  hits: number;
+}
+
+export class Faults {
+  private rules: ActiveRule[] = [];
+
+  inject(rule: FaultRule): FaultHandle {
+    const active: ActiveRule = { rule, remaining: rule.times ?? 1, hits: 0 };
+    this.rules.push(active);
+    const rules = (): ActiveRule[] => this.rules;
+    return {
+      get remaining() {
+        return active.remaining;
+      },
+      get hits() {
+        return active.hits;
+      },
+      remove: () => {
+        this.rules = rules().filter((r) => r !== active);
+      },
+    };
+  }
+
+  clear(): void {
+    this.rules = [];
+  }
+
+  /** Consumes one use of the first rule matching this request. */
+  take(method: string, fullPath: string): FaultAction | undefined {
+    for (const active of this.rules) {
+      if (active.remaining <= 0 || !matches(active.rule, method, fullPath)) continue;
+      active.remaining -= 1;
+      active.hits += 1;
+      if (active.remaining === 0) this.rules = this.rules.filter((r) => r !== active);
+      return active.rule.action;
+    }
+    return undefined;
+  }
+}
+
+function matches(rule: FaultRule, method: string, fullPath: string): boolean {
+  if (rule.method !== undefined && rule.method.toUpperCase() !== method) return false;
+  if (rule.path instanceof RegExp) return rule.path.test(fullPath);
+  const wanted = rule.path.startsWith(API_PREFIX) ? rule.path : API_PREFIX + rule.path;
+  return wanted === fullPath;
+}

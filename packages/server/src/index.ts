@@ -1,0 +1,14 @@
+/**
+ * @soundclone/server: the reference Sound Clone service (issue 3). `startServer` runs it in-process;
+ * `protocol` holds every decision the spec leaves open (mirrored by the SDK).
+ */
+export { startServer, type RunningServer, type ServerOptions, type RequestLogEntry } from './server.js';
+export * as protocol from './protocol.js';
+export { ApiError, type Violation } from './errors.js';
+export type { FaultAction, FaultRule, FaultHandle, Faults } from './http/faults.js';
+export type { AccountOverrides } from './domain/accounts.js';
+export type { Recognizer, RecognizerStream, RecognitionRequest, RecognitionResult, RecognizedSegment, RecognizedWord, StreamEvent } from './recognition/recognizer.js';
+export { EnergyRecognizer } from './recognition/energy-recognizer.js';
+export { SessionAudio, type FeedOutcome, type SessionEvent, type SupplementKind, type SupplementPolicy } from './domain/realtime-session.js';
+export { refusalForAddress, refusalForName } from './media/address-policy.js';
+export { signWebhook } from './webhooks/signing.js';

@@ -1,0 +1,99 @@
+import { DEFAULT_TUNING, EnergyAnalyzer, type EnergyTuning } from './energy-analyzer.js';
+import { DISFLUENCIES, SOUND_EVENT_TEXT } from './words.js';
+import type {
+  ChannelRecognition,
+  RecognitionOptions,
+  RecognitionRequest,
+  RecognitionResult,
+  RecognizedSegment,
+  Recognizer,
+  RecognizerStream,
+  StreamEvent,
+} from './recognizer.js';
+
+/** A voiced burst longer than this becomes a sound event when includeSoundEvents is on. */
+const SOUND_EVENT_MIN_MS = 1500;
+
+/**
+ * The deterministic default Recognizer: energy-based voice activity (EnergyAnalyzer) with words picked
+ * from a fixed list by hashing each burst's features. Same audio in, same transcript out, so tests can
+ * assert exact text. It reports English ("eng" batch, "en" realtime) whenever it found any word, and no
+ * language for silence.
+ */
+export class EnergyRecognizer implements Recognizer {
+  readonly id = 'energy-v1';
+
+  constructor(private readonly tuning: EnergyTuning = DEFAULT_TUNING) {}
+
+  async recognize(request: RecognitionRequest): Promise<RecognitionResult> {
+    const channels: ChannelRecognition[] = request.channels.map((samples, channelIndex) => {
+      const segments: RecognizedSegment[] = [];
+      const analyzer = new EnergyAnalyzer(this.tuning, (s) => {
+        const shaped = shapeSegment(s, request);
+        if (shaped !== undefined) segments.push(shaped);
+      });
+      analyzer.push(samples);
+      analyzer.flush();
+      const spoke = segments.length > 0;
+      return { channelIndex, segments, languageCode: spoke ? 'eng' : null, languageConfidence: spoke ? 0.9 : null };
+    });
+    const longest = request.channels.reduce((max, c) => Math.max(max, c.length), 0);
+    return { durationMs: Math.round((longest * 1000) / 16_000), channels };
+  }
+
+  openStream(options: RecognitionOptions): RecognizerStream {
+    return new EnergyStream(this.tuning, options);
+  }
+}
+
+class EnergyStream implements RecognizerStream {
+  private readonly analyzer: EnergyAnalyzer;
+  private events: StreamEvent[] = [];
+
+  constructor(tuning: EnergyTuning, private readonly options: RecognitionOptions) {
+    this.analyzer = new EnergyAnalyzer(
+      tuning,
+      (segment) => {
+        const shaped = shapeSegment(segment, this.options);
+        if (shaped !== undefined) this.events.push({ type: 'segment', segment: shaped, languageCode: 'en', languageProbability: 0.9 });
+      },
+      () => this.events.push({ type: 'partial', text: this.analyzer.openText }),
+    );
+  }
+
+  get partial(): string {
+    return this.analyzer.openText;
+  }
+
+  push(samples: Int16Array): StreamEvent[] {
+    this.analyzer.push(samples, 1 / 32768);
+    return this.drain();
+  }
+
+  flush(): StreamEvent[] {
+    this.analyzer.flush();
+    return this.drain();
+  }
+
+  private drain(): StreamEvent[] {
+    const out = this.events;
+    this.events = [];
+    return out;
+  }
+}
+
+/** Applies the options that change recognised words: speakers, sound events, disfluencies. */
+function shapeSegment(segment: RecognizedSegment, options: RecognitionOptions): RecognizedSegment | undefined {
+  const maxSpeaker = Math.max(0, options.maxSpeakers - 1);
+  const words = segment.words
+    .map((w) => ({
+      ...w,
+      speakerIndex: Math.min(w.speakerIndex, maxSpeaker),
+      text: options.includeSoundEvents === true && w.endMs - w.startMs >= SOUND_EVENT_MIN_MS ? SOUND_EVENT_TEXT : w.text,
+    }))
+    .filter((w) => !(options.removeDisfluencies === true && DISFLUENCIES.has(w.text)));
+  const first = words[0];
+  const last = words[words.length - 1];
+  if (first === undefined || last === undefined) return undefined;
+  return { startMs: first.startMs, endMs: last.endMs, words, speakerIndex: first.speakerIndex };
+}

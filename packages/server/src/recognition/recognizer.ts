@@ -1,0 +1,76 @@
+/**
+ * The recognition seam (issue 3 "Recognition"). A Recognizer turns 16 kHz mono PCM into timed words,
+ * segments and speakers, per channel. Batch hands it whole channels; realtime opens a stream and pushes
+ * PCM16 as it arrives, reading partials and committed segments. The default is the deterministic
+ * EnergyRecognizer; a real engine (PocketSphinx, a later issue) implements the same two methods.
+ */
+
+export const RECOGNIZER_SAMPLE_RATE = 16_000;
+
+export interface RecognizedWord {
+  readonly text: string;
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly confidence: number;
+  /** 0-based speaker the engine attributed this word to. */
+  readonly speakerIndex: number;
+}
+
+export interface RecognizedSegment {
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly words: readonly RecognizedWord[];
+  readonly speakerIndex: number;
+}
+
+export interface ChannelRecognition {
+  readonly channelIndex: number;
+  readonly segments: readonly RecognizedSegment[];
+  /** ISO 639-3 code when the engine detected one, otherwise null (never copied from the hint). */
+  readonly languageCode: string | null;
+  readonly languageConfidence: number | null;
+}
+
+export interface RecognitionOptions {
+  readonly languageHint?: string;
+  readonly vocabularyHints?: readonly string[];
+  /** Upper bound on distinct speakers; 1 means no separation. */
+  readonly maxSpeakers: number;
+  readonly includeSoundEvents?: boolean;
+  readonly removeDisfluencies?: boolean;
+}
+
+export interface RecognitionRequest extends RecognitionOptions {
+  /** One Float32Array per channel to recognise, at RECOGNIZER_SAMPLE_RATE. */
+  readonly channels: readonly Float32Array[];
+}
+
+export interface RecognitionResult {
+  readonly durationMs: number;
+  readonly channels: readonly ChannelRecognition[];
+}
+
+export type StreamEvent =
+  | { readonly type: 'partial'; readonly text: string }
+  | {
+      readonly type: 'segment';
+      readonly segment: RecognizedSegment;
+      /** ISO 639-1 code when detected (realtime lines use two-letter codes, spec "Transcription task"). */
+      readonly languageCode: string | null;
+      readonly languageProbability: number | null;
+    };
+
+export interface RecognizerStream {
+  /** Feeds contiguous PCM16 samples at 16 kHz; returns what they produced, in order. */
+  push(samples: Int16Array): StreamEvent[];
+  /** Commits the open segment, if any (pause, rotation, finish). */
+  flush(): StreamEvent[];
+  /** Text of the open segment. */
+  readonly partial: string;
+}
+
+export interface Recognizer {
+  readonly id: string;
+  recognize(request: RecognitionRequest): Promise<RecognitionResult>;
+  openStream(options: RecognitionOptions): RecognizerStream;
+}

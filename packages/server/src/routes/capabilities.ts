@@ -1,0 +1,105 @@
+import { DOWNLOAD_FORMATS, HEADERS, LIMITS, MAX_REDIRECTS, MODELS, RATE } from '../protocol.js';
+import { available } from '../domain/billing.js';
+import { dec } from '../util/decimal.js';
+import {
+  ALIGNMENT_LEVELS, CHANNEL_RESULT_MODES, INPUT_ENCODINGS, REDACTION_STYLES, SUPPORTED_ENTITY_CATEGORIES, SUPPORTED_LANGUAGES,
+} from '../domain/transcription-request.js';
+import type { Account } from '../domain/accounts.js';
+
+/**
+ * Spec "Capabilities": what the account may do and which values the write endpoints accept. Every
+ * requestParameters entry the spec lists is here; the validators in domain/ enforce the same values.
+ */
+export function capabilities(account: Account, usedVoices: number): Record<string, unknown> {
+  const c = account.chars;
+  const exportControl = {
+    format: { type: 'string', required: true, values: DOWNLOAD_FORMATS },
+    includeSpeakers: { type: 'boolean', default: true },
+    includeTimestamps: { type: 'boolean', default: true },
+    segmentOnSilenceLongerThanS: { type: 'number', exclusiveMinimum: 0, maximum: 3600 },
+    maxSegmentDurationS: { type: 'number', exclusiveMinimum: 0, maximum: 3600 },
+    maxSegmentChars: { type: 'integer', minimum: 1, maximum: 100_000, note: 'counts separators inserted when a segment is rebuilt' },
+    maxCharactersPerLine: { type: 'integer', minimum: 1, maximum: 16_384, note: 'wraps at word boundaries (srt, txt)' },
+  };
+  return {
+    modelId: MODELS.batch,
+    modes: { batch: 'AVAILABLE', realtime: 'AVAILABLE' },
+    models: [
+      { modelId: MODELS.batch, mode: 'BATCH', state: 'AVAILABLE' },
+      { modelId: MODELS.realtime, mode: 'REALTIME', state: 'AVAILABLE' },
+    ],
+    requestParameters: {
+      source: { exactlyOneOf: ['uploadId', 'mediaUrl'], mediaUrl: { schemes: ['http', 'https'], maxLength: LIMITS.mediaUrlMaxChars, maxRedirects: MAX_REDIRECTS, refused: ['private', 'loopback', 'link-local', 'unique-local', 'cloud-metadata'] } },
+      headers: { [HEADERS.idempotencyKey]: { required: true, maxLength: LIMITS.idempotencyKeyMaxChars } },
+      audioTrackIndex: { type: 'integer', minimum: 0, note: 'required when the source has more than one audio track; use media.audioTracks[].index of the upload' },
+      languageHint: { type: 'string', values: SUPPORTED_LANGUAGES, default: 'auto' },
+      title: { type: 'string', maxLength: LIMITS.titleMaxChars },
+      modelId: { type: 'string', values: [MODELS.batch], default: MODELS.batch },
+      waitForCompletion: { type: 'boolean', default: false },
+      waitTimeoutMs: { type: 'integer', minimum: 0, maximum: LIMITS.waitTimeoutMsMax, default: LIMITS.waitTimeoutMsDefault, requires: 'waitForCompletion true' },
+      options: {
+        rewriteInstruction: { type: 'string', maxLength: 2000 },
+        includeSoundEvents: { type: 'boolean', default: false },
+        separateSpeakers: { type: 'boolean', default: 'true for single-channel processing' },
+        maxSpeakerCount: { type: 'integer', minimum: 1, maximum: 32 },
+        speakerMergeSensitivity: { type: 'number', minimum: 0.1, maximum: 0.4, requires: 'speaker separation and no maxSpeakerCount' },
+        alignmentLevel: { type: 'string', values: ALIGNMENT_LEVELS, default: 'word' },
+        inputEncoding: { type: 'string', values: INPUT_ENCODINGS, default: 'other' },
+        samplingTemperature: { type: 'number', minimum: 0, maximum: 2 },
+        randomSeed: { type: 'integer', minimum: 0 },
+        separateChannels: { type: 'boolean', default: false, maxChannels: LIMITS.separateChannelsMaxChannels },
+        channelResultMode: { type: 'string', values: CHANNEL_RESULT_MODES, default: 'separate', requires: 'separateChannels true' },
+        entityCategories: { type: 'array', maxItems: 32, supportedAtRunTime: SUPPORTED_ENTITY_CATEGORIES, note: 'other categories are rejected when the task runs: FAILED with INPUT_INVALID' },
+        redactCategories: { type: 'array', maxItems: 32, note: 'subset of entityCategories' },
+        redactionStyle: { type: 'string', values: REDACTION_STYLES, requires: 'redactCategories' },
+        removeDisfluencies: { type: 'boolean', default: false },
+        identifyConversationRoles: { type: 'boolean', default: false, requires: 'speaker separation' },
+        vocabularyHints: { type: 'array', maxItems: 1000, maxItemLength: 128 },
+        processingContentStorage: { type: 'boolean', default: false, note: 'account eligibility is not verified' },
+        exportFormats: { type: 'array', values: DOWNLOAD_FORMATS, note: 'pre-generation only; every format stays downloadable' },
+        exportOptions: { type: 'array', items: exportControl },
+        notifyOnCompletion: { type: 'boolean', note: 'a notification is sent when notifyUrl is present unless this is false; true requires notifyUrl' },
+        notifyUrl: { type: 'string', schemes: ['http', 'https'] },
+        clientMetadata: { type: 'object', maxDepth: LIMITS.clientMetadataMaxDepth, maxBytes: LIMITS.clientMetadataMaxBytes },
+        notificationSigningSecret: { type: 'string', writeOnly: true, maxLength: LIMITS.notificationSigningSecretMaxChars },
+        matchKnownSpeakers: { state: 'UNAVAILABLE', note: 'must not be requested' },
+      },
+      combinationRules: [
+        'rewriteInstruction cannot be combined with entity detection, redaction or separateChannels',
+        'separateChannels cannot be combined with separateSpeakers true, maxSpeakerCount, speakerMergeSensitivity, identifyConversationRoles or inputEncoding pcm_s16le_16',
+        `the selected audio track can have at most ${LIMITS.separateChannelsMaxChannels} channels for separateChannels`,
+        'channelResultMode combined requires alignment and cannot be combined with entity detection or redaction',
+        'matchKnownSpeakers is unavailable',
+      ],
+    },
+    realtimeParameters: {
+      headers: { [HEADERS.idempotencyKey]: { required: true, maxLength: LIMITS.idempotencyKeyMaxChars } },
+      audio: { encoding: 'pcm_s16le', sampleRate: 16_000, channels: 1 },
+      options: {
+        inputEncoding: { type: 'string', values: ['pcm_s16le_16'], default: 'pcm_s16le_16' },
+        segmentCommitMode: { type: 'string', values: ['auto', 'manual'], default: 'auto' },
+        includeAlignment: { type: 'boolean', default: true },
+        includeDetectedLanguage: { type: 'boolean', default: false },
+        entityCategories: { type: 'array', maxItems: 32 },
+        rewriteInstruction: { type: 'string', maxLength: 2000 },
+        vocabularyHints: { type: 'array', maxItems: 1000, maxItemLength: 128 },
+        processingContentStorage: { type: 'boolean', default: false },
+      },
+      finishSupplementWaitMs: LIMITS.finishSupplementWaitMs,
+    },
+    downloadFormats: DOWNLOAD_FORMATS,
+    account: {
+      plan: account.plan.name,
+      planKey: account.plan.key,
+      status: account.cancelled ? 'cancellation upon expiration' : 'active',
+      rate: { ratePerMinute: dec(RATE.ratePerMinute), rateVersion: RATE.rateVersion, unit: 'Characters' },
+      balances: {
+        monthlyCharacters: { total: dec(c.monthlyTotal), used: dec(c.monthlyUsed) },
+        orderCharacters: { total: dec(c.orderTotal), used: dec(c.orderUsed) },
+        reservedCharacters: dec(c.reserved),
+        availableCharacters: dec(available(account) < 0n ? 0n : available(account)),
+      },
+      voices: { used: usedVoices, total: account.totalVoices },
+    },
+  };
+}

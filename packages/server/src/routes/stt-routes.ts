@@ -1,0 +1,106 @@
+import { ok } from '../http/envelope.js';
+import { asObject, readBody, readJson } from '../http/body.js';
+import { API_PREFIX, DOWNLOAD_CONTENT_TYPES, HEADERS, LIMITS, PATHS, type DownloadFormat } from '../protocol.js';
+import { download } from '../domain/downloads.js';
+import { requireIdempotencyKey } from '../domain/idempotency.js';
+import { validateRealtimeCreate } from '../domain/realtime-options.js';
+import { taskView } from '../domain/tasks.js';
+import { uploadView } from '../domain/uploads.js';
+import { EXPORTERS } from '../exports/index.js';
+import type { Route } from '../http/router.js';
+import type { Services } from '../services.js';
+import { capabilities } from './capabilities.js';
+
+/** Speech-to-text: capabilities, uploads, transcriptions, downloads, realtime session REST. */
+export function sttRoutes(s: Services): Route[] {
+  const replayHeaders = (replayed: boolean): Record<string, string> => (replayed ? { [HEADERS.idempotentReplayed]: 'true' } : {});
+  return [
+    { method: 'GET', path: PATHS.sttCapabilities, handler: async ({ account }) => ok(capabilities(account, s.voices.usedVoices(account))) },
+
+    {
+      method: 'POST',
+      path: PATHS.uploads,
+      handler: async ({ account, req, query }) => {
+        const bytes = await readBody(req, LIMITS.uploadMaxBytes);
+        const upload = s.uploads.create(account, bytes, req.headers['content-type'], query.get('filename') ?? undefined, s.clock.now());
+        return ok(uploadView(upload));
+      },
+    },
+
+    {
+      method: 'POST',
+      path: PATHS.transcriptions,
+      handler: async ({ account, req, requestId }) => {
+        const key = requireIdempotencyKey(req.headers['idempotency-key']);
+        const body = asObject(await readJson(req));
+        const { data, replayed } = await s.transcriptions.create(account, body, key, requestId);
+        return ok(data, { headers: replayHeaders(replayed) });
+      },
+    },
+
+    { method: 'GET', path: PATHS.transcriptions, handler: async ({ account, query }) => ok(s.tasks.list(account, query)) },
+
+    {
+      method: 'GET',
+      path: PATHS.transcription,
+      handler: async ({ account, params }) => ok(taskView(s.tasks.get(account, params['transcriptionId'] as string))),
+    },
+
+    {
+      method: 'GET',
+      path: PATHS.transcriptionDownload,
+      handler: async ({ account, params }) => {
+        const task = s.tasks.get(account, params['transcriptionId'] as string);
+        const format = params['format'] as string;
+        const body = await download(task, format, EXPORTERS);
+        const extension = format === 'segmented_json' ? 'segments.json' : format;
+        return {
+          kind: 'raw',
+          body,
+          contentType: DOWNLOAD_CONTENT_TYPES[format as DownloadFormat],
+          headers: { 'Content-Disposition': `attachment; filename="${task.id}.${extension}"` },
+        };
+      },
+    },
+
+    {
+      method: 'POST',
+      path: PATHS.realtimeSessions,
+      handler: async ({ account, req, requestId }) => {
+        const key = requireIdempotencyKey(req.headers['idempotency-key']);
+        const body = asObject(await readJson(req));
+        const request = validateRealtimeCreate(body);
+        const { session, replayed } = await s.realtime.create(account, body, request, key, requestId);
+        const socketUrl = s.baseUrl.replace(/^http/, 'ws') + API_PREFIX + PATHS.realtimeSocket;
+        const data = { ...s.realtime.view(session), socket: { url: socketUrl, ...s.realtime.issueToken(session) } };
+        return ok(data, { headers: replayHeaders(replayed) });
+      },
+    },
+
+    {
+      method: 'GET',
+      path: PATHS.realtimeSession,
+      handler: async ({ account, params }) => ok(s.realtime.view(s.realtime.get(account, params['sessionId'] as string))),
+    },
+
+    {
+      method: 'POST',
+      path: PATHS.realtimePause,
+      handler: async ({ account, params, req }) => {
+        const session = s.realtime.get(account, params['sessionId'] as string);
+        s.realtime.pause(session, asObject(await readJson(req)));
+        return ok(s.realtime.view(session));
+      },
+    },
+
+    {
+      method: 'POST',
+      path: PATHS.realtimeFinish,
+      handler: async ({ account, params, req }) => {
+        const session = s.realtime.get(account, params['sessionId'] as string);
+        await s.realtime.finish(session, asObject(await readJson(req)));
+        return ok(s.realtime.view(session));
+      },
+    },
+  ];
+}

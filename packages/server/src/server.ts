@@ -1,0 +1,215 @@
+import { setMaxListeners } from 'node:events';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { ApiError, isApiError } from './errors.js';
+import { API_PREFIX, HEADERS, ID_PREFIXES, REALTIME, WEBHOOK } from './protocol.js';
+import { Accounts, type AccountOverrides } from './domain/accounts.js';
+import { Covers } from './domain/covers.js';
+import { RealtimeSessions, type RealtimeTiming } from './domain/realtime-sessions.js';
+import type { SupplementPolicy } from './domain/realtime-session.js';
+import { Tasks } from './domain/tasks.js';
+import { DEFAULT_TIMING, TranscriptionRunner, type TaskTiming } from './domain/transcription-runner.js';
+import { TranscriptionService } from './domain/transcription-service.js';
+import { TtsHistory } from './domain/tts-history.js';
+import { Uploads } from './domain/uploads.js';
+import { Voices } from './domain/voices.js';
+import { failureBody, writeError, writeJson, writeReply } from './http/envelope.js';
+import { Faults } from './http/faults.js';
+import { Router } from './http/router.js';
+import type { GuardOptions } from './media/guarded-fetch.js';
+import { EnergyRecognizer } from './recognition/energy-recognizer.js';
+import type { Recognizer } from './recognition/recognizer.js';
+import { accountRoutes } from './routes/account-routes.js';
+import { sttRoutes } from './routes/stt-routes.js';
+import type { Services } from './services.js';
+import { sleep, systemClock, type Clock } from './util/clock.js';
+import { randomId } from './util/ids.js';
+import { WebhookDispatcher } from './webhooks/delivery.js';
+
+export interface ServerOptions {
+  /** 0 picks a free port. */
+  readonly port?: number;
+  readonly host?: string;
+  /** One account per key (issue 3). */
+  readonly accessKeys: readonly string[];
+  readonly accountOverrides?: Readonly<Record<string, AccountOverrides>>;
+  /**
+   * TEST-ONLY: "host:port" destinations that mediaUrl and notifyUrl may reach although the address
+   * policy refuses them (e.g. "127.0.0.1:9999"). Exactly that host and port; redirects elsewhere are
+   * checked as usual. Off by default.
+   */
+  readonly allowMediaHosts?: readonly string[];
+  readonly recognizer?: Recognizer;
+  readonly clock?: Clock;
+  /** Batch phase durations (ms); hold a task non-terminal with a long processingMs. */
+  readonly taskTiming?: Partial<TaskTiming>;
+  readonly realtimeTiming?: Partial<RealtimeTiming>;
+  /** Test hook: which realtime supplements arrive at once and which are withheld. */
+  readonly supplementPolicy?: SupplementPolicy;
+  /** Delays before webhook retries (ms); the number of entries is the number of retries. */
+  readonly webhookRetryDelaysMs?: readonly number[];
+  /** Host-name resolver for mediaUrl and notifyUrl (tests point names at chosen addresses). */
+  readonly resolveHost?: GuardOptions['resolve'];
+  readonly mediaFetchTimeoutMs?: number;
+  /** Seeded data sizes per account. */
+  readonly ttsHistorySeedCount?: number;
+  readonly coverSeedCount?: number;
+}
+
+export interface RequestLogEntry {
+  readonly method: string;
+  readonly path: string;
+  readonly status: number | 'dropped';
+  readonly requestId: string;
+  readonly idempotencyKey?: string;
+}
+
+export interface RunningServer {
+  /** Base URL without the API prefix, e.g. http://127.0.0.1:PORT */
+  readonly url: string;
+  readonly port: number;
+  readonly faults: Faults;
+  /** The last 1,000 requests, oldest first. */
+  readonly requests: readonly RequestLogEntry[];
+  /** The in-memory state (tests inspect ledgers, sessions, webhook deliveries). */
+  readonly services: Services;
+  close(): Promise<void>;
+}
+
+/** Starts the reference service (issue 3). Resolves once it listens. */
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  if (options.accessKeys.length === 0) throw new TypeError('startServer needs at least one access key');
+  const clock = options.clock ?? systemClock;
+  const lifetime = new AbortController();
+  // Every sleeping task and waiting request listens to the lifetime signal; there is no leak to warn of.
+  setMaxListeners(0, lifetime.signal);
+  const accounts = new Accounts(options.accessKeys, options.accountOverrides ?? {}, clock.now());
+  const tts = new TtsHistory(accounts.all, options.ttsHistorySeedCount ?? 2600);
+  // Seeded TTS items count as this period's usage, within the plan (an account seeded with a tiny plan
+  // for a test is not pushed into negative balances by seed data).
+  for (const account of accounts.all) {
+    const used = BigInt(tts.usedChars(account));
+    account.chars.monthlyUsed += used < account.chars.monthlyTotal ? used : account.chars.monthlyTotal;
+  }
+  const guard = { allowHosts: new Set(options.allowMediaHosts ?? []), ...(options.resolveHost ? { resolve: options.resolveHost } : {}) };
+  const tasks = new Tasks();
+  const uploads = new Uploads();
+  const recognizer = options.recognizer ?? new EnergyRecognizer();
+  const webhooks = new WebhookDispatcher(guard, options.webhookRetryDelaysMs ?? WEBHOOK.defaultRetryDelaysMs, clock);
+  const runner = new TranscriptionRunner(tasks, recognizer, { ...DEFAULT_TIMING, ...options.taskTiming }, clock, lifetime.signal, (t) => webhooks.notify(t));
+  const services: Services = {
+    clock,
+    accounts,
+    voices: new Voices(accounts.all),
+    tts,
+    covers: new Covers(accounts.all, options.coverSeedCount ?? 600),
+    uploads,
+    tasks,
+    transcriptions: new TranscriptionService(tasks, uploads, runner, { ...guard, timeoutMs: options.mediaFetchTimeoutMs ?? 15_000 }, clock, lifetime.signal),
+    realtime: new RealtimeSessions(
+      tasks,
+      recognizer,
+      { supplementWaitMs: 8000, recoveryWindowMs: REALTIME.recoveryWindowMs, ...options.realtimeTiming },
+      clock,
+      options.supplementPolicy,
+    ),
+    webhooks,
+    baseUrl: '',
+  };
+  const router = new Router();
+  for (const route of [...accountRoutes(services), ...sttRoutes(services)]) router.add(route);
+  const faults = new Faults();
+  const requests: RequestLogEntry[] = [];
+  const log = (entry: RequestLogEntry): void => {
+    requests.push(entry);
+    if (requests.length > 1000) requests.shift();
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const requestId = randomId(ID_PREFIXES.request);
+    const method = req.method ?? 'GET';
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const idempotencyKey = req.headers['idempotency-key'];
+    const entry = (status: number | 'dropped'): RequestLogEntry => ({
+      method, path: url.pathname, status, requestId, ...(typeof idempotencyKey === 'string' ? { idempotencyKey } : {}),
+    });
+    const fault = faults.take(method, url.pathname);
+    if (fault?.kind === 'dropBeforeProcessing') {
+      log(entry('dropped'));
+      req.socket.destroy();
+      return;
+    }
+    if (fault?.kind === 'status') {
+      const code = fault.status === 429 ? 'RATE_LIMITED' : fault.status === 503 ? 'SERVICE_UNAVAILABLE' : 'INTERNAL';
+      const error = new ApiError(code, `injected fault: ${fault.status}`);
+      const headers: Record<string, string> = fault.retryAfterSec !== undefined ? { [HEADERS.retryAfter]: String(fault.retryAfterSec) } : {};
+      req.resume();
+      writeJson(res, fault.status, failureBody(error, requestId), { [HEADERS.requestId]: requestId, ...headers });
+      log(entry(fault.status));
+      return;
+    }
+    if (fault?.kind === 'delay') await sleep(fault.ms, lifetime.signal);
+    try {
+      const match = router.match(method, url.pathname);
+      if (match.kind === 'not-found') throw new ApiError('NOT_FOUND', `no endpoint ${method} ${url.pathname}`);
+      if (match.kind === 'method-not-allowed') throw new ApiError('METHOD_NOT_ALLOWED', `${method} is not allowed here; use ${match.allowed.join(', ')}`);
+      const account = accounts.authenticate(headerValue(req.headers['accesskey']));
+      const reply = await match.route.handler({ req, res, requestId, account, params: match.params, query: url.searchParams });
+      if (fault?.kind === 'dropAfterProcessing') {
+        log(entry('dropped'));
+        req.socket.destroy();
+        return;
+      }
+      writeReply(res, reply, requestId);
+      log(entry(reply.status ?? 200));
+    } catch (caught) {
+      const error = isApiError(caught) ? caught : new ApiError('INTERNAL', 'internal error', undefined, { cause: caught });
+      if (fault?.kind === 'dropAfterProcessing') {
+        log(entry('dropped'));
+        req.socket.destroy();
+        return;
+      }
+      // A body we stopped reading cannot be followed by another request on this connection.
+      const headers: Record<string, string> = error.code === 'PAYLOAD_TOO_LARGE' ? { Connection: 'close' } : {};
+      if (!res.headersSent) writeError(res, error, requestId, headers);
+      log(entry(error.status));
+    }
+  };
+
+  const sockets = new Set<Socket>();
+  const server = createServer((req, res) => void handle(req, res));
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+  services.baseUrl = url;
+
+  return {
+    url,
+    port: address.port,
+    faults,
+    requests,
+    services,
+    close: async () => {
+      lifetime.abort();
+      await webhooks.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+      });
+    },
+  };
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+export { API_PREFIX };

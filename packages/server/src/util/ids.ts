@@ -1,0 +1,21 @@
+import { randomBytes } from 'node:crypto';
+
+/** Opaque random ids with a readable prefix (protocol.ts ID_PREFIXES). */
+export function randomId(prefix: string): string {
+  return prefix + randomBytes(12).toString('base64url');
+}
+
+/** Monotonic decimal ids (voice ids are "Long" in the spec). */
+export class DecimalIdSequence {
+  private next: bigint;
+
+  constructor(start: bigint) {
+    this.next = start;
+  }
+
+  take(): string {
+    const id = this.next.toString();
+    this.next += 1n;
+    return id;
+  }
+}
