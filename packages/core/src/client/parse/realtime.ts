@@ -1,0 +1,51 @@
+import type { RealtimeLine, RealtimeNotice, RealtimeSession, RealtimeUsage } from '../../types/realtime.js';
+import { parseDecimal } from '../../util/decimal.js';
+import { boolean, list, number, object, string, stringArray } from '../../util/read.js';
+
+/** Response parser for the real-time session view (spec "Real-time session", "usage fields"). */
+function parseUsage(value: unknown, path: string): RealtimeUsage {
+  const u = object(value, path);
+  const count = (name: string): bigint => parseDecimal(u[name], `${path}.${name}`);
+  return {
+    estimatedCharacters: count('estimatedCharacters'),
+    billableCharacters: count('billableCharacters'),
+    elapsedMs: count('elapsedMs'),
+    sentSamples: count('sentSamples'),
+    receivedSamples: count('receivedSamples'),
+    capturedSamples: count('capturedSamples'),
+    accepting: boolean(u['accepting'], `${path}.accepting`),
+  };
+}
+
+function parseNotice(value: unknown, path: string): RealtimeNotice {
+  const n = object(value, path);
+  return {
+    code: string(n['code'], `${path}.code`),
+    message: string(n['message'], `${path}.message`),
+    ...(n['supplements'] !== undefined ? { supplements: stringArray(n['supplements'], `${path}.supplements`) } : {}),
+    ...(n['lineIds'] !== undefined ? { lineIds: stringArray(n['lineIds'], `${path}.lineIds`) } : {}),
+  };
+}
+
+function parseLine(value: unknown, path: string): RealtimeLine {
+  const l = object(value, path);
+  string(l['id'], `${path}.id`);
+  string(l['text'], `${path}.text`);
+  return l as unknown as RealtimeLine;
+}
+
+export function parseSession(value: unknown, path = 'data'): RealtimeSession {
+  const s = object(value, path);
+  return {
+    sessionId: string(s['sessionId'], `${path}.sessionId`),
+    transcriptionId: string(s['transcriptionId'], `${path}.transcriptionId`),
+    ...(typeof s['modelId'] === 'string' ? { modelId: s['modelId'] } : {}),
+    status: string(s['status'], `${path}.status`),
+    epoch: number(s['epoch'], `${path}.epoch`),
+    accepting: boolean(s['accepting'], `${path}.accepting`),
+    partial: string(s['partial'], `${path}.partial`),
+    lines: list(s['lines'], `${path}.lines`, parseLine),
+    notices: list(s['notices'], `${path}.notices`, parseNotice),
+    usage: parseUsage(s['usage'], `${path}.usage`),
+  };
+}

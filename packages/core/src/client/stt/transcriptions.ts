@@ -1,0 +1,141 @@
+import { Observable } from 'rxjs';
+import { ValidationError, WaitTimeoutError } from '../../errors/client-errors.js';
+import { buildPath } from '../../http/path.js';
+import type { CallOptions, Transport } from '../../http/transport.js';
+import { HEADERS, LIMITS, PATHS } from '../../protocol.js';
+import type {
+  CreateTranscriptionParams, CreatedTranscription, HistoryItem, HistoryListParams, HistoryPage, TranscriptionTask,
+} from '../../types/transcription.js';
+import { LinkedAbort } from '../../util/abort.js';
+import { newIdempotencyKey } from '../../util/ids.js';
+import { string } from '../../util/read.js';
+import { PageRequest } from '../pagination.js';
+import { parseHistoryPage, parseTask } from '../parse/transcription.js';
+import { Checks } from '../validation/checks.js';
+import { pollTask, type PollOptions } from './task-polling.js';
+import { checkCreateTranscription } from './transcription-options.js';
+
+export interface CreateTranscriptionOptions extends CallOptions {
+  /**
+   * Sent as Idempotency-Key. Default: a random UUID made once for this call and reused on every retry.
+   * Pass your own to make a create safe across process restarts.
+   */
+  readonly idempotencyKey?: string;
+}
+
+export interface WaitOptions extends PollOptions {
+  readonly signal?: AbortSignal;
+  /** Wait budget; when it ends first, WaitTimeoutError (the task keeps running). Default: no budget. */
+  readonly timeoutMs?: number;
+  /** Per-read timeout, as CallOptions.timeoutMs. */
+  readonly requestTimeoutMs?: number;
+}
+
+/**
+ * Batch transcriptions and the shared History (spec "POST /stt/transcriptions", "GET
+ * /stt/transcriptions", "GET /stt/transcriptions/{transcriptionId}").
+ *
+ * create  validates first (client/stt/transcription-options.ts), then sends with one Idempotency-Key
+ *         for every attempt, so retries after a dropped connection or a 503 give one task and one
+ *         reservation (spec "Idempotency").
+ * wait    polls until terminal; its budget running out is WaitTimeoutError, never a failure.
+ * watch   an rxjs Observable of status changes; unsubscribing stops polling at once.
+ */
+export class Transcriptions {
+  constructor(private readonly transport: Transport) {}
+
+  async create(params: CreateTranscriptionParams, options: CreateTranscriptionOptions = {}): Promise<CreatedTranscription> {
+    const checks = checkCreateTranscription(params);
+    const key = options.idempotencyKey ?? newIdempotencyKey();
+    checkIdempotencyKey(checks, key);
+    checks.throwIfAny();
+    // A create that waits holds the request open for up to waitTimeoutMs; the attempt timeout allows it.
+    const waitMs = params.waitForCompletion === true ? (params.waitTimeoutMs ?? LIMITS.waitTimeoutMsMax) : 0;
+    const timeoutMs = options.timeoutMs ?? this.transport.defaultTimeoutMs + waitMs;
+    const result = await this.transport.request(
+      { method: 'POST', path: buildPath(PATHS.transcriptions), json: params, headers: { [HEADERS.idempotencyKey]: key }, retry: 'repeatable' },
+      { ...options, timeoutMs },
+    );
+    const task = parseTask(result.data);
+    const requestId = string((result.data as Record<string, unknown>)['requestId'] ?? result.requestId, 'data.requestId');
+    return { ...task, requestId, replayed: result.headers.get(HEADERS.idempotentReplayed) === 'true', idempotencyKey: key };
+  }
+
+  async get(transcriptionId: string, call?: CallOptions): Promise<TranscriptionTask> {
+    requireId('transcriptionId', transcriptionId);
+    const { data } = await this.transport.request({ method: 'GET', path: buildPath(PATHS.transcription, { transcriptionId }), retry: 'repeatable' }, call);
+    return parseTask(data);
+  }
+
+  /** Awaitable (one page) and async-iterable (every History item, batch and real-time together). */
+  list(params: HistoryListParams = {}, call?: CallOptions): PageRequest<HistoryPage, HistoryItem> {
+    const c = new Checks();
+    c.integer('page', params.page, 1);
+    c.integer('pageSize', params.pageSize, 1, LIMITS.historyPageSizeMax);
+    c.throwIfAny();
+    const fetch = async (page: number | undefined): Promise<HistoryPage> => {
+      const query = { page: page ?? params.page, pageSize: params.pageSize };
+      const { data } = await this.transport.request({ method: 'GET', path: buildPath(PATHS.transcriptions), query, retry: 'repeatable' }, call);
+      return parseHistoryPage(data);
+    };
+    return new PageRequest<HistoryPage, HistoryItem>({
+      fetch: (cursor) => fetch(cursor === undefined ? undefined : Number(cursor)),
+      items: (page) => page.items,
+      next: (page) => (page.page < page.totalPage ? page.page + 1 : undefined),
+    });
+  }
+
+  /** Resolves with the terminal task (COMPLETED, PARTIAL or FAILED: a FAILED task resolves, see task.error). */
+  async wait(transcriptionId: string, options: WaitOptions = {}): Promise<TranscriptionTask> {
+    requireId('transcriptionId', transcriptionId);
+    const budget = new LinkedAbort(options.signal, options.timeoutMs);
+    let last: TranscriptionTask | undefined;
+    try {
+      const read = (signal: AbortSignal): Promise<TranscriptionTask> => this.get(transcriptionId, { signal, timeoutMs: options.requestTimeoutMs });
+      for await (const task of pollTask(read, budget.signal, options)) last = task;
+      return last as TranscriptionTask;
+    } catch (error) {
+      if (budget.timedOut && !budget.parentAborted) throw new WaitTimeoutError<TranscriptionTask>(transcriptionId, options.timeoutMs ?? 0, last);
+      throw error;
+    } finally {
+      budget.dispose();
+    }
+  }
+
+  /**
+   * Emits the task each time its status changes (the first read included), completes after the
+   * terminal status, errors on a failed read. Polling starts on subscribe and stops on unsubscribe.
+   */
+  watch(transcriptionId: string, options: PollOptions & { readonly requestTimeoutMs?: number } = {}): Observable<TranscriptionTask> {
+    return new Observable<TranscriptionTask>((subscriber) => {
+      const stop = new AbortController();
+      const read = (signal: AbortSignal): Promise<TranscriptionTask> => this.get(transcriptionId, { signal, timeoutMs: options.requestTimeoutMs });
+      void (async () => {
+        let status: string | undefined;
+        try {
+          for await (const task of pollTask(read, stop.signal, options)) {
+            if (task.status !== status) {
+              status = task.status;
+              subscriber.next(task);
+            }
+          }
+          subscriber.complete();
+        } catch (error) {
+          if (!stop.signal.aborted) subscriber.error(error);
+        }
+      })();
+      return () => stop.abort();
+    });
+  }
+}
+
+/** Ours: 1 to 255 visible ASCII characters (protocol.ts LIMITS.idempotencyKeyMaxChars). */
+export function checkIdempotencyKey(c: Checks, key: unknown): void {
+  if (typeof key !== 'string' || key.length === 0 || key.length > LIMITS.idempotencyKeyMaxChars || !/^[\x21-\x7e]+$/.test(key)) {
+    c.add('idempotencyKey', `must be 1 to ${LIMITS.idempotencyKeyMaxChars} visible ASCII characters`);
+  }
+}
+
+export function requireId(field: string, value: unknown): void {
+  if (typeof value !== 'string' || value === '') throw new ValidationError([{ field, rule: 'is required and must be a non-empty string' }]);
+}

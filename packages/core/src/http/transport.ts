@@ -1,0 +1,197 @@
+import { apiErrorFromResponse, type ApiError } from '../errors/api-errors.js';
+import { AbortError, ConnectionError, RequestTimeoutError, ResponseFormatError } from '../errors/client-errors.js';
+import { ENVELOPE_CODE, HEADERS, RETRY_STATUSES } from '../protocol.js';
+import { LinkedAbort, sleep, throwIfAborted } from '../util/abort.js';
+import { parseRetryAfterMs, retryDelayMs, type BackoffPolicy } from './retry-timing.js';
+
+/**
+ * The one place that talks HTTP. Every call goes through `request()`:
+ *
+ *   attempt ──ok──────────────────────────────────────────▶ result
+ *      │ fail: ApiError | ConnectionError | RequestTimeoutError
+ *      ├─ caller aborted ───────────────────────────────────▶ AbortError (at once)
+ *      ├─ retry policy says no, or retries used up ─────────▶ that error
+ *      └─ sleep(Retry-After or full-jitter backoff) ──▶ attempt again (same headers, same key)
+ *
+ * Retry policy per call (README "Retries"):
+ *   'repeatable'  reads, set-style writes and creates with an Idempotency-Key: retried on connection
+ *                 errors, timeouts, 408, 429 and 5xx.
+ *   'once'        calls that create something without a key (voice create, design save, uploads):
+ *                 retried only when the service cannot have acted on them: a connection that was never
+ *                 made, or a status that means "refused before processing" (429, 503).
+ */
+export type RetryMode = 'repeatable' | 'once';
+
+export interface Logger {
+  debug?(message: string, fields?: Record<string, unknown>): void;
+  warn?(message: string, fields?: Record<string, unknown>): void;
+}
+
+export interface TransportConfig {
+  readonly accessKey: string;
+  readonly baseUrl: string;
+  readonly fetch: typeof globalThis.fetch;
+  readonly timeoutMs: number;
+  readonly maxRetries: number;
+  readonly backoff: BackoffPolicy;
+  readonly maxRetryAfterMs: number;
+  readonly logger?: Logger | undefined;
+  readonly random?: (() => number) | undefined;
+}
+
+/** Options every public call takes. */
+export interface CallOptions {
+  /** Aborts the call, including retries and waits; it rejects with AbortError. */
+  readonly signal?: AbortSignal | undefined;
+  /** Per-attempt timeout, overriding the client's timeoutMs. */
+  readonly timeoutMs?: number | undefined;
+  /** Overrides the client's maxRetries for this call (0 disables retries). */
+  readonly maxRetries?: number | undefined;
+}
+
+export type Expect = 'envelope' | 'text' | 'bytes' | 'json';
+
+export interface RequestSpec {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Full path including API_PREFIX (http/path.ts). */
+  readonly path: string;
+  readonly query?: Readonly<Record<string, string | number | undefined>>;
+  /** JSON body; serialised once and reused on every attempt. */
+  readonly json?: unknown;
+  /** Raw body (multipart FormData, bytes); must be reusable across attempts. */
+  readonly body?: BodyInit;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly retry: RetryMode;
+  readonly expect?: Expect;
+}
+
+export interface HttpResult<T = unknown> {
+  readonly data: T;
+  readonly status: number;
+  readonly requestId: string | undefined;
+  readonly headers: Headers;
+}
+
+type Attempt =
+  | { readonly ok: true; readonly result: HttpResult }
+  | { readonly ok: false; readonly error: ApiError | ConnectionError | RequestTimeoutError | ResponseFormatError; readonly retryAfterMs?: number | undefined };
+
+/** Platform error codes that mean no connection was ever made, so nothing can have arrived. */
+const NEVER_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
+export class Transport {
+  constructor(private readonly config: TransportConfig) {}
+
+  /** The client's per-attempt timeout (calls that hold the request open add their wait to it). */
+  get defaultTimeoutMs(): number {
+    return this.config.timeoutMs;
+  }
+
+  async request<T = unknown>(spec: RequestSpec, call: CallOptions = {}): Promise<HttpResult<T>> {
+    const url = this.url(spec);
+    const init = this.init(spec);
+    const maxRetries = call.maxRetries ?? this.config.maxRetries;
+    const timeoutMs = call.timeoutMs ?? this.config.timeoutMs;
+    for (let retry = 0; ; retry++) {
+      throwIfAborted(call.signal);
+      const outcome = await this.attempt(url, init, spec.expect ?? 'envelope', call.signal, timeoutMs);
+      if (outcome.ok) return outcome.result as HttpResult<T>;
+      if (retry >= maxRetries || !retryable(outcome.error, spec.retry)) throw outcome.error;
+      const delay = retryDelayMs({
+        attempt: retry + 1,
+        retryAfterMs: outcome.retryAfterMs,
+        policy: this.config.backoff,
+        maxRetryAfterMs: this.config.maxRetryAfterMs,
+        ...(this.config.random ? { random: this.config.random } : {}),
+      });
+      this.config.logger?.debug?.('soundclone: retrying', { method: spec.method, path: spec.path, retry: retry + 1, delayMs: delay, code: outcome.error.code });
+      await sleep(delay, call.signal);
+    }
+  }
+
+  private url(spec: RequestSpec): string {
+    const url = new URL(this.config.baseUrl.replace(/\/+$/, '') + spec.path);
+    for (const [key, value] of Object.entries(spec.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
+    return url.toString();
+  }
+
+  private init(spec: RequestSpec): RequestInit {
+    const headers: Record<string, string> = { Accept: 'application/json', [HEADERS.accessKey]: this.config.accessKey, ...spec.headers };
+    let body: BodyInit | undefined = spec.body;
+    if (spec.json !== undefined) {
+      body = JSON.stringify(spec.json);
+      headers['Content-Type'] = 'application/json';
+    }
+    return { method: spec.method, headers, ...(body !== undefined ? { body } : {}) };
+  }
+
+  /** One attempt: send, read the whole body, classify. Never throws except AbortError for the caller. */
+  private async attempt(url: string, init: RequestInit, expect: Expect, signal: AbortSignal | undefined, timeoutMs: number): Promise<Attempt> {
+    const link = new LinkedAbort(signal, timeoutMs);
+    try {
+      const response = await this.config.fetch(url, { ...init, signal: link.signal });
+      const requestId = response.headers.get(HEADERS.requestId) ?? undefined;
+      if (response.ok) {
+        const data = await readSuccess(response, expect);
+        return { ok: true, result: { data, status: response.status, requestId, headers: response.headers } };
+      }
+      const text = await response.text();
+      const retryAfterMs = parseRetryAfterMs(response.headers.get(HEADERS.retryAfter), Date.now());
+      const error = apiErrorFromResponse({ status: response.status, body: tryJson(text), headers: response.headers, requestIdHeader: HEADERS.requestId, retryAfterMs });
+      return { ok: false, error, retryAfterMs };
+    } catch (caught) {
+      if (link.parentAborted) throw new AbortError(signal?.reason);
+      if (caught instanceof ResponseFormatError) return { ok: false, error: caught };
+      if (link.timedOut) return { ok: false, error: new RequestTimeoutError(timeoutMs, { cause: caught }) };
+      return { ok: false, error: new ConnectionError(describeNetworkError(caught), !neverConnected(caught), { cause: caught }) };
+    } finally {
+      link.dispose();
+    }
+  }
+}
+
+async function readSuccess(response: Response, expect: Expect): Promise<unknown> {
+  if (expect === 'bytes') return new Uint8Array(await response.arrayBuffer());
+  const text = await response.text();
+  if (expect === 'text') return text;
+  const parsed = tryJson(text);
+  if (parsed === undefined) throw ResponseFormatError.malformed('body', 'JSON', text.slice(0, 40));
+  if (expect === 'json') return parsed;
+  // Spec "REST response envelope": code 1 on success; data present where the call returns data.
+  if (parsed === null || typeof parsed !== 'object' || (parsed as { code?: unknown }).code !== ENVELOPE_CODE.success) {
+    throw ResponseFormatError.malformed('body.code', `the success envelope (code ${ENVELOPE_CODE.success})`, (parsed as { code?: unknown } | null)?.code);
+  }
+  return (parsed as { data?: unknown }).data;
+}
+
+function tryJson(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function retryable(error: ApiError | ConnectionError | RequestTimeoutError | ResponseFormatError, mode: RetryMode): boolean {
+  if (error instanceof ResponseFormatError) return false;
+  if (error instanceof ConnectionError) return mode === 'repeatable' || !error.requestMayHaveArrived;
+  if (error instanceof RequestTimeoutError) return mode === 'repeatable';
+  const statuses = mode === 'repeatable' ? RETRY_STATUSES.retryable : RETRY_STATUSES.notProcessed;
+  return statuses.includes(error.status);
+}
+
+function neverConnected(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e !== null && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && NEVER_CONNECTED.has(code)) return true;
+  }
+  return false;
+}
+
+function describeNetworkError(error: unknown): string {
+  const cause = (error as { cause?: { message?: unknown; code?: unknown } } | null)?.cause;
+  const detail = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : undefined;
+  const message = error instanceof Error ? error.message : String(error);
+  return detail !== undefined ? `${message} (${detail})` : message;
+}
