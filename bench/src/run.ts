@@ -1,1 +1,80 @@
-export {};
+import { cpus } from 'node:os';
+import { allContenders } from './contenders/index.js';
+import { SECTIONS, USAGE, UsageError, parseArgs } from './cli.js';
+import { collectPaths } from './collect/paths.js';
+import { GC_WINDOW_CAP_MS } from './collect/stream-figures.js';
+import { progress } from './collect/progress.js';
+import { collectResamplers } from './collect/resamplers.js';
+import { collectGarbage, stopWatchingGc, watchGc } from './measure/gc-window.js';
+import type { BenchReport } from './results.js';
+import { pathTable, resamplerTable } from './report/tables.js';
+import { evaluateTargets, targetsTable } from './report/targets.js';
+import { writeResults } from './report/write.js';
+
+/**
+ * `pnpm bench`: every suite in one process, so the ratios the targets are stated in compare runs
+ * made minutes apart on the same machine state. See bench/README.md for what each column means.
+ */
+async function main(): Promise<void> {
+  const options = parseArgs(process.argv.slice(2));
+  const exposeGc = collectGarbage();
+  if (!exposeGc) progress('warning: run with node --expose-gc; GC counts may include earlier garbage and bytes per call are not measured');
+  watchGc();
+  const started = Date.now();
+
+  const wantsResamplers = ['resample', 'stream', 'quality'].some((s) => options.sections.has(s as never));
+  const contenders = allContenders().filter((c) => options.contenders.length === 0 || options.contenders.some((p) => c.id.startsWith(p)));
+  const resamplers = wantsResamplers ? await collectResamplers(contenders, options) : [];
+  const paths = await collectPaths(options);
+  const targets = evaluateTargets(resamplers, paths);
+  stopWatchingGc();
+
+  const report: BenchReport = {
+    meta: {
+      date: new Date().toISOString(),
+      node: process.version,
+      v8: process.versions.v8,
+      cpu: cpus()[0]?.model ?? 'unknown',
+      cores: cpus().length,
+      exposeGc,
+      suites: SECTIONS.filter((s) => options.sections.has(s)),
+      durationS: (Date.now() - started) / 1000,
+    },
+    resamplers,
+    paths,
+    targets,
+  };
+  const text = render(report, options.minutes);
+  process.stdout.write(`\n${text}\n`);
+  if (options.write) {
+    const written = await writeResults(report, text);
+    progress(`wrote ${written.join(', ')}`);
+  }
+}
+
+function render(report: BenchReport, minutes: number): string {
+  const { meta } = report;
+  const parts = [
+    `Encode path benchmark · ${meta.date} · Node ${meta.node} (V8 ${meta.v8}) · ${meta.cpu} × ${meta.cores} · ${meta.durationS.toFixed(0)} s`,
+    `Streaming 128-sample mono blocks to 16 kHz; GCs over ${minutes} min of audio; quality on the float output. Shared VM: compare ratios within one run.`,
+  ];
+  if (report.resamplers.length > 0) {
+    parts.push('', resamplerTable(report.resamplers), '',
+      `held back: out − floor(N·16000/fin) after the GC window's stream, "→" after flush(). ≈: GC count scaled to ${minutes} min from a window cut at ${GC_WINDOW_CAP_MS / 1000} s.`,
+      'SNR: ours at zero delay; others aligned at their measured delay. latency: ours stated (half the filter); others measured delay + held back.');
+  }
+  if (report.paths.length > 0) parts.push('', pathTable(report.paths));
+  parts.push('', 'Targets (issue 2):', targetsTable(report.targets));
+  return parts.join('\n');
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof UsageError) {
+    if (error.message !== '') process.stderr.write(`${error.message}\n`);
+    process.stderr.write(`${USAGE}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exitCode = 1;
+});
