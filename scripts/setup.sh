@@ -14,6 +14,7 @@ declare -A wanted=(
   [unshare]=util-linux   # refused-destination tests run in a private network namespace
   [ip]=iproute2
   [tar]=tar              # the packed-artifact smoke test unpacks tarballs
+  [mkvmerge]=mkvtoolnix  # makes the multi-track Matroska files the upload tests read
 )
 missing=()
 for cmd in "${!wanted[@]}"; do
