@@ -1,4 +1,4 @@
-import { mixdown, toRecognizerRate, type DecodedMedia } from '../media/decode.js';
+import { mixdown, toRecognizerRate, type DecodedTrack } from '../media/decode.js';
 import type { Recognizer } from '../recognition/recognizer.js';
 import { sleep, type Clock } from '../util/clock.js';
 import { EXPORTERS } from '../exports/index.js';
@@ -38,7 +38,7 @@ export class TranscriptionRunner {
     private readonly onTerminal: (task: Task) => void,
   ) {}
 
-  async run(task: Task, account: Account, media: DecodedMedia, options: TranscriptionOptions): Promise<void> {
+  async run(task: Task, account: Account, media: DecodedTrack, options: TranscriptionOptions): Promise<void> {
     try {
       await sleep(this.timing.queueMs, this.signal);
       // The server is closing: leave the task where it is rather than work for nobody.

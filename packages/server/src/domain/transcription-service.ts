@@ -1,7 +1,7 @@
 import { ApiError } from '../errors.js';
 import { ID_PREFIXES, LIMITS, MODELS } from '../protocol.js';
 import { guardedFetch, failureForStatus, type GuardOptions } from '../media/guarded-fetch.js';
-import { UndecodableMediaError, type DecodedMedia } from '../media/decode.js';
+import { UndecodableMediaError, type DecodedMedia, type DecodedTrack } from '../media/decode.js';
 import { randomId } from '../util/ids.js';
 import type { Clock } from '../util/clock.js';
 import type { Account } from './accounts.js';
@@ -47,8 +47,8 @@ export class TranscriptionService {
 
   private async start(account: Account, request: TranscriptionRequest, requestId: string): Promise<CreateResult> {
     const media = await this.resolveSource(account, request);
-    checkSourceRules(request, media);
-    const billing = reserve(account, BigInt(media.durationMs));
+    const track = checkSourceRules(request, media);
+    const billing = reserve(account, BigInt(track.durationMs));
     const now = this.clock.now();
     const task: Task = {
       id: randomId(ID_PREFIXES.transcription),
@@ -71,7 +71,7 @@ export class TranscriptionService {
       listeners: new Set(),
     };
     this.tasks.add(task);
-    void this.runner.run(task, account, media, request.options);
+    void this.runner.run(task, account, track, request.options);
     return { task, requestId };
   }
 
@@ -95,15 +95,22 @@ export class TranscriptionService {
   }
 }
 
-/** Rules that need the source: audioTrackIndex, rule 3 (at most five channels), inputEncoding vs content. */
-function checkSourceRules(request: TranscriptionRequest, media: DecodedMedia): void {
+/**
+ * Rules that need the source: audioTrackIndex (required when there is more than one audio track), rule 3
+ * (at most five channels in the selected track), inputEncoding vs content. Returns the selected track.
+ */
+function checkSourceRules(request: TranscriptionRequest, media: DecodedMedia): DecodedTrack {
   const violations: Array<{ field: string; rule: string }> = [];
-  const tracks = 1; // A WAV or raw PCM source has exactly one audio track.
+  const tracks = media.tracks.length;
+  if (request.audioTrackIndex === undefined && tracks > 1) {
+    violations.push({ field: 'audioTrackIndex', rule: `is required: the source has ${tracks} audio tracks (media.audioTracks 0 to ${tracks - 1})` });
+  }
   if (request.audioTrackIndex !== undefined && request.audioTrackIndex >= tracks) {
     violations.push({ field: 'audioTrackIndex', rule: `must be an index of media.audioTracks (0 to ${tracks - 1})` });
   }
-  if (request.options.separateChannels && media.channels.length > LIMITS.separateChannelsMaxChannels) {
-    violations.push({ field: 'options.separateChannels', rule: `the selected audio track has ${media.channels.length} channels; at most ${LIMITS.separateChannelsMaxChannels} can be transcribed (rule 3)` });
+  const track = media.tracks[Math.min(request.audioTrackIndex ?? 0, tracks - 1)] as DecodedTrack;
+  if (request.options.separateChannels && track.channels.length > LIMITS.separateChannelsMaxChannels) {
+    violations.push({ field: 'options.separateChannels', rule: `the selected audio track has ${track.channels.length} channels; at most ${LIMITS.separateChannelsMaxChannels} can be transcribed (rule 3)` });
   }
   if (request.options.inputEncoding === 'pcm_s16le_16' && media.container !== 'pcm_s16le_16') {
     violations.push({ field: 'options.inputEncoding', rule: 'pcm_s16le_16 requires a raw 16 kHz mono PCM16 source (uploaded as audio/L16)' });
@@ -112,4 +119,5 @@ function checkSourceRules(request: TranscriptionRequest, media: DecodedMedia): v
     violations.push({ field: 'options.inputEncoding', rule: 'a raw PCM16 source requires inputEncoding pcm_s16le_16' });
   }
   if (violations.length > 0) throw ApiError.invalid(violations);
+  return track;
 }

@@ -63,7 +63,7 @@ export function mediaView(media: DecodedMedia): Record<string, unknown> {
   return {
     container: media.container,
     durationMs: dec(media.durationMs),
-    audioTracks: [{ index: 0, codec: media.codec, channels: media.channels.length, sampleRate: media.sampleRate, durationMs: dec(media.durationMs) }],
+    audioTracks: media.tracks.map((t) => ({ index: t.index, codec: t.codec, channels: t.channels.length, sampleRate: t.sampleRate, durationMs: dec(t.durationMs) })),
   };
 }
 
