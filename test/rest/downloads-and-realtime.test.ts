@@ -1,3 +1,5 @@
+import mammoth from 'mammoth';
+import { PDFParse } from 'pdf-parse';
 import type { RunningServer } from '@soundclone/server';
 import { ApiError, NotFoundError, SoundClone, ValidationError, protocol } from '@soundclone/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -44,12 +46,23 @@ describe('downloads', () => {
     expect(segmented.segments.length).toBe(task.transcript?.segments.length);
   });
 
-  it('returns bytes for docx (a zip) and pdf', async () => {
+  it('returns bytes for docx and pdf that real parsers open, holding every segment', async () => {
+    const task = await client.stt.transcriptions.get(transcriptionId);
+    const segments = task.transcript?.segments ?? [];
+    expect(segments.length).toBeGreaterThan(0);
     const docx = await client.downloads.get(transcriptionId, 'docx');
     expect(docx).toBeInstanceOf(Uint8Array);
-    expect([...docx.subarray(0, 4)]).toEqual([0x50, 0x4b, 0x03, 0x04]);
+    const { value: docxText } = await mammoth.extractRawText({ buffer: Buffer.from(docx) });
+    for (const s of segments) expect(docxText).toContain(s.text);
     const pdf = await client.downloads.get(transcriptionId, 'pdf');
-    expect(new TextDecoder().decode(pdf.subarray(0, 5))).toBe('%PDF-');
+    const parser = new PDFParse({ data: pdf });
+    try {
+      const { text } = await parser.getText();
+      expect(text).toContain('Downloads');
+      for (const s of segments) expect(text).toContain(s.text);
+    } finally {
+      await parser.destroy();
+    }
   });
 
   it('covers every format the protocol lists', async () => {
