@@ -1,8 +1,11 @@
 import { DspError } from '../errors/dsp-error.js';
-import type { ResamplerQuality } from './filter-design.js';
+import { designPolyphase, type ResamplerQuality } from './filter-design.js';
 import { LITTLE_ENDIAN_HOST, encodePcm16Into } from './pcm16.js';
+import { CONTROL_BYTES } from './ring-control.js';
+import { isSupportedRate, reduceRatio } from './rates.js';
+import { ResampleClock } from './resample-clock.js';
 import { Resampler, type NonFinitePolicy, type ResamplerKernel, type ResamplerOptions } from './resampler.js';
-import { RingSegments, SampleRing } from './sample-ring.js';
+import { RING_REGION, RingSegments, SampleRing, type RingRegion, type SampleRingOptions } from './sample-ring.js';
 
 export interface EncodePipelineOptions {
   /** Rate of the Float32 blocks pushed in. */
@@ -61,10 +64,19 @@ interface MutableFrame {
  * The encode path: Float32 blocks at any supported rate in, framed 16 kHz PCM16 out, each frame
  * tagged with its absolute start sample.
  *
- *   push(block) ─► Resampler ─► float scratch ─► PCM16 into an int16 SampleRing ─► nextFrame()
+ *   push(block) ─► Resampler.processPcm16 ─► int16 SampleRing ─► nextFrame() (copyWithin)
  *
  * Frames are cut from the ring when asked for, so a consumer that falls behind loses nothing until
  * the ring is full, and a reconnecting client can rewind() to the server's cursor.
+ *
+ * Layout: the ring and the frame buffer share one buffer, so a frame is copied out of the ring with
+ * copyWithin() (a memmove, no view to allocate). With the wasm kernel that buffer is a region of the
+ * Resampler's wasm memory (`reserveBytes`), and the kernel quantizes its outputs straight into the
+ * ring: no JS loop touches a sample on the way. A push whose output would wrap around the end of the
+ * ring or overflow it (rare: once per pass over the ring, or when the consumer stalls) and flush()
+ * take the float path instead, Resampler.process into a scratch then encodePcm16Into, which gives
+ * the same bytes (the wasm quantizer equals encodePcm16 for every float32). With the js kernel every
+ * push takes that path.
  *
  * Garbage: only the constructor, blocks longer than maxBlockFrames (split into views) and the final
  * short frame after flush() (a shorter view) allocate. Steady-state push()/nextFrame() allocate nothing.
@@ -82,8 +94,16 @@ export class EncodePipeline {
   readonly #maxBlockSamples: number;
   readonly #segments: RingSegments<'int16'>;
   readonly #frameBuffer: Uint8Array;
-  /** Int16 view of the payload when the host is little-endian and the payload is 2-aligned. */
-  readonly #payload16: Int16Array | null;
+  /** Whether push() lets the wasm kernel write PCM16 into the ring (the ring is in its memory). */
+  readonly #direct: boolean;
+  /**
+   * Int16 view over the ring's storage and the frame buffer (little-endian hosts: int16 in memory is
+   * then the wire format), for copyWithin(); null on big-endian hosts, which store bytes one by one.
+   */
+  readonly #region16: Int16Array | null;
+  /** Index in #region16 of ring.storage[0], and of the frame's first payload sample. */
+  readonly #storageIndex: number;
+  readonly #payloadIndex: number;
   readonly #frame: MutableFrame;
   readonly #onOverflow: ((from: number, to: number) => void) | undefined;
   #overflowSamples = 0;
@@ -94,7 +114,20 @@ export class EncodePipeline {
       inputRate, channels = 1, outputRate = 16000, quality, kernel, nonFinite,
       frameMs = 20, headerBytes = 0, maxBlockFrames = 8192, bufferMs = 30_000, retain = false, startSample = 0,
     } = options;
-    const resamplerOptions: ResamplerOptions = { inputRate, outputRate, channels, blockFrames: Math.min(maxBlockFrames, 4096) };
+    // The buffer sizes, worked out before the Resampler exists because its wasm memory must hold
+    // them: the same figures as its maxOutputFor() (same clock); any option it would refuse gives 0,
+    // and the Resampler's own error follows.
+    const scratchLength = scratchLengthFor(inputRate, outputRate, quality ?? 'best', maxBlockFrames);
+    const frameSamples = (frameMs * outputRate) / 1000;
+    const capacity = Math.max(Math.ceil((bufferMs * outputRate) / 1000), scratchLength, frameSamples);
+    const ringBytes = validLayout(frameSamples, headerBytes, bufferMs, scratchLength) ? SampleRing.byteLengthFor('int16', capacity) : 0;
+    // The frame buffer after the ring, placed so that the payload is 2-aligned whatever headerBytes is.
+    const frameOffset = ringBytes + (headerBytes % 2);
+    const regionBytes = ringBytes === 0 ? 0 : frameOffset + headerBytes + frameSamples * 2;
+
+    const resamplerOptions: ResamplerOptions = {
+      inputRate, outputRate, channels, blockFrames: Math.min(maxBlockFrames, 4096), reserveBytes: regionBytes,
+    };
     if (quality !== undefined) resamplerOptions.quality = quality;
     if (nonFinite !== undefined) resamplerOptions.nonFinite = nonFinite;
     if (kernel !== undefined) resamplerOptions.kernel = kernel;
@@ -103,7 +136,6 @@ export class EncodePipeline {
     this.outputRate = outputRate;
     this.channels = channels;
 
-    const frameSamples = (frameMs * outputRate) / 1000;
     if (!Number.isInteger(frameSamples) || frameSamples < 1 || frameSamples > outputRate * 10) {
       throw new DspError('DSP_INVALID_OPTION', `frameMs ${String(frameMs)} must give a whole number of samples at ${outputRate} Hz, at most 10 s`);
     }
@@ -119,15 +151,24 @@ export class EncodePipeline {
     this.frameSamples = frameSamples;
     this.headerBytes = headerBytes;
     this.#maxBlockSamples = maxBlockFrames * channels;
+    // The float path's scratch: one block's outputs and flush()'s. The ring must hold at least that
+    // and one frame, or a push could not be stored whole (capacity above).
     this.#scratch = new Float32Array(this.resampler.maxOutputFor(maxBlockFrames) + this.resampler.maxOutputFor(this.resampler.latencyFrames + 1));
-    // The ring must hold at least one block's output and one frame, or a push could not be stored whole.
-    const capacity = Math.max(Math.ceil((bufferMs * outputRate) / 1000), this.#scratch.length, frameSamples);
-    this.ring = new SampleRing({ kind: 'int16', capacity, retain, startPosition: startSample });
+    if (this.#scratch.length !== scratchLength) throw new Error('EncodePipeline: buffer sizes disagree with the Resampler'); // cannot happen
+    const reserved = this.resampler.reservedRegion;
+    this.#direct = reserved !== null;
+    const region: RingRegion = reserved === null
+      ? { buffer: new ArrayBuffer(regionBytes), byteOffset: 0 }
+      : { buffer: reserved.buffer as ArrayBuffer, byteOffset: reserved.byteOffset };
+    const ringOptions: SampleRingOptions<'int16'> & { [RING_REGION]: RingRegion } = {
+      kind: 'int16', capacity, retain, startPosition: startSample, [RING_REGION]: region,
+    };
+    this.ring = new SampleRing(ringOptions);
     this.#segments = this.ring.createSegments();
-    this.#frameBuffer = new Uint8Array(headerBytes + frameSamples * 2);
-    this.#payload16 = LITTLE_ENDIAN_HOST && headerBytes % 2 === 0
-      ? new Int16Array(this.#frameBuffer.buffer, headerBytes, frameSamples)
-      : null;
+    this.#frameBuffer = new Uint8Array(region.buffer, region.byteOffset + frameOffset, headerBytes + frameSamples * 2);
+    this.#region16 = LITTLE_ENDIAN_HOST ? new Int16Array(region.buffer, region.byteOffset, regionBytes >> 1) : null;
+    this.#storageIndex = CONTROL_BYTES >> 1;
+    this.#payloadIndex = (frameOffset + headerBytes) >> 1;
     this.#frame = { bytes: this.#frameBuffer, startSample: 0, sampleCount: 0, payloadOffset: headerBytes };
     this.#onOverflow = options.onOverflow;
   }
@@ -143,7 +184,9 @@ export class EncodePipeline {
   /** Resamples and encodes a block of interleaved Float32 frames. Returns the output samples it produced. */
   push(block: Float32Array): number {
     if (this.#flushed) throw new DspError('DSP_INVALID_STATE', 'push() after flush(); call reset() to start a new stream');
-    if (block.length <= this.#maxBlockSamples) return this.#encode(this.resampler.process(block, this.#scratch));
+    if (block.length <= this.#maxBlockSamples) {
+      return this.#direct ? this.#encodeDirect(block) : this.#encode(this.resampler.process(block, this.#scratch));
+    }
     let produced = 0;
     for (let at = 0; at < block.length; at += this.#maxBlockSamples) {
       produced += this.#encode(this.resampler.process(block.subarray(at, at + this.#maxBlockSamples), this.#scratch));
@@ -166,7 +209,7 @@ export class EncodePipeline {
   nextFrame(): EncodedFrame | null {
     const ring = this.ring;
     const available = ring.availableToRead();
-    if (available === 0 || (available < this.frameSamples && !this.#flushed)) return null;
+    if (available < this.frameSamples && (available === 0 || !this.#flushed)) return null;
     const segments = this.#segments;
     const count = ring.readSegments(this.frameSamples, segments);
     this.#copyPayload(segments);
@@ -197,6 +240,25 @@ export class EncodePipeline {
     this.#flushed = false;
   }
 
+  /**
+   * push() of one block with the wasm kernel: its outputs go straight into the ring when they fit
+   * without wrapping; otherwise (and for misuse, which the Resampler reports) the float path.
+   */
+  #encodeDirect(block: Float32Array): number {
+    const resampler = this.resampler;
+    const frames = block.length / this.channels;
+    if (Number.isInteger(frames)) {
+      const count = resampler.outputCountFor(frames);
+      const segments = this.#segments;
+      if (this.ring.writeSegments(count, segments) === count && segments.secondLength === 0) {
+        const written = resampler.processPcm16(block, segments.storage, segments.firstStart);
+        if (written > 0) this.ring.commitWrite(written);
+        return written;
+      }
+    }
+    return this.#encode(resampler.process(block, this.#scratch));
+  }
+
   #encode(count: number): number {
     if (count === 0) return 0;
     const ring = this.ring;
@@ -221,13 +283,17 @@ export class EncodePipeline {
 
   #copyPayload(segments: RingSegments<'int16'>): void {
     const { storage, firstStart, firstLength, secondStart, secondLength } = segments;
-    const payload = this.#payload16;
-    if (payload !== null) {
-      for (let i = 0; i < firstLength; i++) payload[i] = storage[firstStart + i];
-      for (let i = 0; i < secondLength; i++) payload[firstLength + i] = storage[secondStart + i];
+    const region = this.#region16;
+    if (region !== null) {
+      const from = this.#storageIndex + firstStart;
+      region.copyWithin(this.#payloadIndex, from, from + firstLength);
+      if (secondLength > 0) {
+        const second = this.#storageIndex + secondStart;
+        region.copyWithin(this.#payloadIndex + firstLength, second, second + secondLength);
+      }
       return;
     }
-    // Big-endian host or odd header: store the bytes little-endian one by one.
+    // Big-endian host: store the bytes little-endian one by one.
     const bytes = this.#frameBuffer;
     let b = this.headerBytes;
     for (let i = 0; i < firstLength; i++, b += 2) {
@@ -241,4 +307,24 @@ export class EncodePipeline {
       bytes[b + 1] = (v >> 8) & 0xff;
     }
   }
+}
+
+/**
+ * Resampler.maxOutputFor(maxBlockFrames) + maxOutputFor(latencyFrames + 1) for these options, computed
+ * without a Resampler; 0 when the Resampler would refuse them.
+ */
+function scratchLengthFor(inputRate: number, outputRate: number, quality: ResamplerQuality, maxBlockFrames: number): number {
+  if (!isSupportedRate(inputRate) || !isSupportedRate(outputRate) || (quality !== 'best' && quality !== 'fast')) return 0;
+  if (!Number.isInteger(maxBlockFrames) || maxBlockFrames < 1 || maxBlockFrames > 1 << 20) return 0;
+  const same = inputRate === outputRate;
+  const { up, down } = same ? { up: 1, down: 1 } : reduceRatio(inputRate, outputRate);
+  const latency = same ? 0 : designPolyphase(inputRate, outputRate, quality).taps / 2;
+  const clock = new ResampleClock(up, down, latency);
+  return clock.maxOutputsFor(maxBlockFrames) + clock.maxOutputsFor(latency + 1);
+}
+
+/** The option checks of the constructor, as a boolean (it throws the errors after the Resampler's). */
+function validLayout(frameSamples: number, headerBytes: number, bufferMs: number, scratchLength: number): boolean {
+  return scratchLength > 0 && Number.isInteger(frameSamples) && frameSamples >= 1 && frameSamples <= 10 * 96000 &&
+    Number.isInteger(headerBytes) && headerBytes >= 0 && headerBytes <= 65536 && bufferMs > 0 && bufferMs <= 3_600_000;
 }

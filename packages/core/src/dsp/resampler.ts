@@ -1,6 +1,7 @@
 import { DspError } from '../errors/dsp-error.js';
 import { designPolyphase, type PolyphaseFilter, type ResamplerQuality } from './filter-design.js';
 import { polyphaseKernel, symmetricKernel, type KernelCursor } from './fir-kernel.js';
+import { quantizePcm16 } from './pcm16.js';
 import { assertSupportedRate } from './rates.js';
 import { ResampleClock } from './resample-clock.js';
 import { firSimdModule } from './wasm/fir-simd-module.js';
@@ -36,7 +37,16 @@ export interface ResamplerOptions {
    * their outputs differ in the last bits (below -130 dB); each is bit-identical across chunkings.
    */
   kernel?: ResamplerKernel;
+  /**
+   * Bytes of the wasm kernel's memory set aside for the caller, exposed as `reservedRegion`: an
+   * Int16Array there is an output processPcm16() writes straight into, with no JS loop (the
+   * EncodePipeline keeps its PCM16 ring there). Default 0; ignored by the js kernel.
+   */
+  reserveBytes?: number;
 }
+
+/** Float outputs per kernel call when processPcm16() has to go through JS (js kernel, or an output outside wasm memory). */
+const PCM_CHUNK = 256;
 
 /**
  * Replaces non-finite samples in history[from, to) by 0 and returns how many there were. One
@@ -71,8 +81,8 @@ const enum Mode { Copy, Polyphase, Symmetric, Wasm }
  * Memory: everything is allocated in the constructor (the coefficient table is shared between
  * instances with the same rates and quality; the wasm kernel gets its own fixed-size
  * WebAssembly.Memory holding a copy of it, the history and an output scratch area, and the module
- * is compiled once, synchronously, on first use). process() and flush() allocate nothing with
- * either kernel.
+ * is compiled once, synchronously, on first use). process(), flush(), processPcm16() and
+ * flushPcm16() allocate nothing with either kernel.
  */
 export class Resampler {
   readonly inputRate: number;
@@ -89,6 +99,11 @@ export class Resampler {
    * whatever was asked (after checking that a requested 'wasm' could run).
    */
   readonly kernel: 'js' | 'wasm';
+  /**
+   * The `reserveBytes` asked for, in the wasm kernel's memory (64-byte aligned, never detached);
+   * null with the js kernel or when none were asked for.
+   */
+  readonly reservedRegion: Uint8Array | null;
 
   readonly #filter: PolyphaseFilter | null;
   readonly #mode: Mode;
@@ -99,6 +114,11 @@ export class Resampler {
   /** Decides every count; shared with the 24-hour test so that what is checked is what runs. */
   readonly #clock: ResampleClock;
   readonly #cursor: KernelCursor = { position: 0, phase: 0 };
+  /** Float outputs on their way to PCM16 when they cannot be quantized inside wasm memory. */
+  readonly #pcmChunk = new Float32Array(PCM_CHUNK);
+  /** The last processPcm16() output, and its byte address in wasm memory (-1: not in it). */
+  #pcmTarget: Int16Array | null = null;
+  #pcmTargetBase = -1;
   /** Valid samples in #history; #history[0] is input frame #historyStart. */
   #filled = 0;
   #inputFrames = 0;
@@ -107,7 +127,9 @@ export class Resampler {
   #flushed = false;
 
   constructor(options: ResamplerOptions) {
-    const { inputRate, outputRate, channels = 1, quality = 'best', blockFrames = 4096, nonFinite = 'zero', kernel = 'auto' } = options;
+    const {
+      inputRate, outputRate, channels = 1, quality = 'best', blockFrames = 4096, nonFinite = 'zero', kernel = 'auto', reserveBytes = 0,
+    } = options;
     assertSupportedRate(inputRate, 'inputRate');
     assertSupportedRate(outputRate, 'outputRate');
     if (!Number.isInteger(channels) || channels < 1 || channels > 32) {
@@ -121,6 +143,9 @@ export class Resampler {
     }
     if (quality !== 'best' && quality !== 'fast') {
       throw new DspError('DSP_INVALID_OPTION', `quality must be 'best' or 'fast', got ${String(quality)}`);
+    }
+    if (!Number.isInteger(reserveBytes) || reserveBytes < 0 || reserveBytes > 2 ** 30) {
+      throw new DspError('DSP_INVALID_OPTION', `reserveBytes must be an integer from 0 to 2^30, got ${String(reserveBytes)}`);
     }
     if (kernel !== 'auto' && kernel !== 'js' && kernel !== 'wasm') {
       throw new DspError('DSP_INVALID_OPTION', `kernel must be 'auto', 'js' or 'wasm', got ${String(kernel)}`);
@@ -156,7 +181,7 @@ export class Resampler {
       // Room for one window of kept history, a block, and the zeros flush() appends.
       const historyLength = filter.taps * 2 + blockFrames;
       if (module !== null && WasmFir.supports(filter)) {
-        this.#wasm = new WasmFir(module, filter, historyLength);
+        this.#wasm = new WasmFir(module, filter, historyLength, reserveBytes);
         this.#history = this.#wasm.history;
         this.#mode = Mode.Wasm;
         this.kernel = 'wasm';
@@ -169,6 +194,7 @@ export class Resampler {
         this.kernel = 'js';
       }
     }
+    this.reservedRegion = this.#wasm !== null && reserveBytes > 0 ? this.#wasm.reserved : null;
     // Same rate: latency 0 and up = down = 1, so the clock counts one output per input frame.
     this.#clock = new ResampleClock(this.up, this.down, this.latencyFrames);
     this.reset();
@@ -202,6 +228,33 @@ export class Resampler {
    * complete to `output` at `outputOffset`. Returns the number written.
    */
   process(input: Float32Array, output: Float32Array, outputOffset = 0): number {
+    return this.#process(input, output, false, outputOffset);
+  }
+
+  /**
+   * process() with the outputs encoded as PCM16 (encodePcm16's rounding and clipping, native byte
+   * order) into `output` at `outputOffset`: the same values as encodePcm16 of process()'s floats,
+   * bit for bit. With the wasm kernel and an output inside `reservedRegion` the kernel quantizes
+   * straight into it; otherwise the floats pass through a small chunk buffer.
+   */
+  processPcm16(input: Float32Array, output: Int16Array, outputOffset = 0): number {
+    return this.#process(input, output, true, outputOffset);
+  }
+
+  /**
+   * Ends the stream: treats the input as followed by silence and writes the outputs still owed, so
+   * the total is exactly floor(inputFrames·up/down). Further process() calls throw until reset().
+   */
+  flush(output: Float32Array, outputOffset = 0): number {
+    return this.#flush(output, false, outputOffset);
+  }
+
+  /** flush() into PCM16, as processPcm16(). */
+  flushPcm16(output: Int16Array, outputOffset = 0): number {
+    return this.#flush(output, true, outputOffset);
+  }
+
+  #process(input: Float32Array, output: Float32Array | Int16Array, pcm: boolean, outputOffset: number): number {
     if (this.#flushed) throw new DspError('DSP_INVALID_STATE', 'process() after flush(); call reset() to start a new stream');
     if (!(input instanceof Float32Array)) throw new DspError('DSP_INVALID_BUFFER', 'input must be a Float32Array');
     const channels = this.channels;
@@ -210,7 +263,8 @@ export class Resampler {
       throw new DspError('DSP_INVALID_BUFFER', `input length ${input.length} is not a whole number of ${channels}-channel frames`);
     }
     const count = this.outputCountFor(frames);
-    this.#checkOutput(output, outputOffset, count);
+    if (pcm) checkInt16Output(output as Int16Array, outputOffset, count);
+    else checkFloatOutput(output as Float32Array, outputOffset, count);
     if (this.nonFinite === 'throw') this.#assertFinite(input);
 
     let written = 0;
@@ -225,27 +279,26 @@ export class Resampler {
       const room = Math.min(frames - consumed, history.length - this.#filled - reserve);
       this.#append(input, consumed, room);
       consumed += room;
-      written += this.#run(output, outputOffset + written, count - written);
+      written += pcm
+        ? this.#runPcm16(output as Int16Array, outputOffset + written, count - written)
+        : this.#run(output as Float32Array, outputOffset + written, count - written);
     }
     this.#inputFrames += frames;
     this.#outputFrames += written;
     return written;
   }
 
-  /**
-   * Ends the stream: treats the input as followed by silence and writes the outputs still owed, so
-   * the total is exactly floor(inputFrames·up/down). Further process() calls throw until reset().
-   */
-  flush(output: Float32Array, outputOffset = 0): number {
+  #flush(output: Float32Array | Int16Array, pcm: boolean, outputOffset: number): number {
     if (this.#flushed) return 0;
     const count = this.pendingFlush;
-    this.#checkOutput(output, outputOffset, count);
+    if (pcm) checkInt16Output(output as Int16Array, outputOffset, count);
+    else checkFloatOutput(output as Float32Array, outputOffset, count);
     if (this.#filter !== null) {
       // Half a window of zeros completes every owed output; the count caps the kernel there.
       this.#history.fill(0, this.#filled, this.#filled + this.latencyFrames + 1);
       this.#filled += this.latencyFrames + 1;
     }
-    const written = this.#run(output, outputOffset, count);
+    const written = pcm ? this.#runPcm16(output as Int16Array, outputOffset, count) : this.#run(output as Float32Array, outputOffset, count);
     this.#outputFrames += written;
     this.#flushed = true;
     return written;
@@ -262,14 +315,6 @@ export class Resampler {
     this.#outputFrames = 0;
     this.#nonFiniteSamples = 0;
     this.#flushed = false;
-  }
-
-  #checkOutput(output: Float32Array, offset: number, count: number): void {
-    if (!(output instanceof Float32Array)) throw new DspError('DSP_INVALID_BUFFER', 'output must be a Float32Array');
-    if (!Number.isInteger(offset) || offset < 0) throw new DspError('DSP_INVALID_BUFFER', `output offset ${String(offset)} is not a non-negative integer`);
-    if (output.length - offset < count) {
-      throw new DspError('DSP_OUTPUT_TOO_SMALL', `output has room for ${Math.max(0, output.length - offset)} samples at offset ${offset}; this call produces ${count}`);
-    }
   }
 
   #assertFinite(input: Float32Array): void {
@@ -333,6 +378,28 @@ export class Resampler {
     }
   }
 
+  /** #run() into PCM16: in wasm memory when it can, else through #pcmChunk, quantized by pcm16.ts. */
+  #runPcm16(output: Int16Array, offset: number, maxCount: number): number {
+    // The pipeline passes the same ring storage every time: remember the last answer of owns().
+    if (output !== this.#pcmTarget) {
+      this.#pcmTarget = output;
+      this.#pcmTargetBase = this.#wasm !== null && this.#wasm.owns(output) ? output.byteOffset : -1;
+    }
+    if (this.#pcmTargetBase >= 0) {
+      return this.#wasm!.runPcm16(this.#filled, this.#cursor, this.#pcmTargetBase + offset * 2, maxCount);
+    }
+    const chunk = this.#pcmChunk;
+    let written = 0;
+    while (written < maxCount) {
+      const request = Math.min(maxCount - written, chunk.length);
+      const n = this.#run(chunk, 0, request);
+      quantizePcm16(chunk, 0, n, output, offset + written);
+      written += n;
+      if (n < request) break;
+    }
+    return written;
+  }
+
   /** Moves the samples the next output still needs to the front of the history. */
   #compact(): void {
     const cursor = this.#cursor;
@@ -341,5 +408,22 @@ export class Resampler {
     this.#history.copyWithin(0, keep, this.#filled);
     this.#filled -= keep;
     cursor.position = 0;
+  }
+}
+
+function checkFloatOutput(output: Float32Array, offset: number, count: number): void {
+  if (!(output instanceof Float32Array)) throw new DspError('DSP_INVALID_BUFFER', 'output must be a Float32Array');
+  checkRoom(output.length, offset, count);
+}
+
+function checkInt16Output(output: Int16Array, offset: number, count: number): void {
+  if (!(output instanceof Int16Array)) throw new DspError('DSP_INVALID_BUFFER', 'output must be an Int16Array');
+  checkRoom(output.length, offset, count);
+}
+
+function checkRoom(length: number, offset: number, count: number): void {
+  if (!Number.isInteger(offset) || offset < 0) throw new DspError('DSP_INVALID_BUFFER', `output offset ${String(offset)} is not a non-negative integer`);
+  if (length - offset < count) {
+    throw new DspError('DSP_OUTPUT_TOO_SMALL', `output has room for ${Math.max(0, length - offset)} samples at offset ${offset}; this call produces ${count}`);
   }
 }

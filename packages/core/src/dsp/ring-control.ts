@@ -15,7 +15,12 @@
  * always less than 2^31 apart (capacity ≤ 2^30). hi is there for readers with no cursor of their own
  * to start from (attach, the cursor getters, the overflow count) and changes once per 2^32 samples;
  * those changes are bracketed by a sequence word (a seqlock), so a reader never combines a new hi
- * with an old lo. Atomics work on non-shared Int32Arrays too, so one code path serves both buffers.
+ * with an old lo.
+ *
+ * A ring over a plain ArrayBuffer can only be seen by one thread, so there is no reader to order
+ * against: it uses the *Plain functions below, ordinary typed-array loads and stores of the same
+ * words (the same layout, so objects attached in the same thread still see each other's cursors),
+ * which cost a fraction of the Atomics calls on the per-block path.
  */
 
 export const CONTROL_BYTES = 192;
@@ -79,4 +84,16 @@ export function loadCounter(ctl: Int32Array, at: number): number {
 /** The low word of a counter, as published (a signed int32 holding the value mod 2^32). */
 export function loadLow(ctl: Int32Array, at: number): number {
   return Atomics.load(ctl, at);
+}
+
+/** publishCounter() for a non-shared buffer: one thread, so no seqlock and no Atomics. */
+export function publishPlain(ctl: Int32Array, at: number, next: number): void {
+  ctl[at] = next | 0;
+  // next - (next mod 2^32) is a multiple of 2^32, so the division is exact.
+  ctl[at + 1] = (next - (next >>> 0)) / TWO_32;
+}
+
+/** loadCounter() for a non-shared buffer. */
+export function loadPlain(ctl: Int32Array, at: number): number {
+  return ctl[at + 1] * TWO_32 + (ctl[at] >>> 0);
 }

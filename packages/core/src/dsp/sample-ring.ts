@@ -15,7 +15,9 @@ import {
   initCounter,
   loadCounter,
   loadLow,
+  loadPlain,
   publishCounter,
+  publishPlain,
 } from './ring-control.js';
 
 export type SampleKind = 'float32' | 'int16';
@@ -47,6 +49,8 @@ export interface SampleRingHandle<K extends SampleKind = SampleKind> {
   readonly retain: boolean;
   /** Control words followed by the samples; see ring-control.ts for the layout. */
   readonly buffer: ArrayBuffer | SharedArrayBuffer;
+  /** Where the ring starts in `buffer` when it is part of a larger one (RING_REGION); absent otherwise. */
+  readonly byteOffset?: number;
 }
 
 /**
@@ -88,8 +92,22 @@ const EMPTY_FLOAT32 = new Float32Array(0);
 const EMPTY_INT16 = new Int16Array(0);
 const ATTACH = Symbol('attach');
 
+/**
+ * Package-internal option (not exported by the package): build a new, non-shared ring inside
+ * `buffer` from `byteOffset` (a multiple of 4) instead of allocating one, so that its storage can
+ * share a buffer with other data. EncodePipeline puts its ring in the Resampler's wasm memory, where
+ * the kernel writes PCM16 straight into it and frames are copied out with copyWithin().
+ */
+export const RING_REGION = Symbol('ring region');
+
+export interface RingRegion {
+  readonly buffer: ArrayBuffer;
+  readonly byteOffset: number;
+}
+
 interface AttachOptions<K extends SampleKind> extends SampleRingOptions<K> {
   [ATTACH]: ArrayBuffer | SharedArrayBuffer;
+  [RING_REGION]: RingRegion;
 }
 
 /**
@@ -151,15 +169,19 @@ export class SampleRing<K extends SampleKind = SampleKind> {
     if (typeof handle !== 'object' || handle === null) {
       throw new DspError('DSP_INVALID_BUFFER', 'SampleRing.attach() needs a SampleRing handle object');
     }
-    const { kind, capacity, retain, buffer } = handle;
+    const { kind, capacity, retain, buffer, byteOffset } = handle;
     checkKind(kind);
     checkCapacity(capacity);
     if (typeof retain !== 'boolean') throw new DspError('DSP_INVALID_BUFFER', 'handle.retain must be a boolean');
     if (!(buffer instanceof ArrayBuffer) && !isSharedBuffer(buffer)) {
       throw new DspError('DSP_INVALID_BUFFER', 'handle.buffer must be an ArrayBuffer or a SharedArrayBuffer');
     }
-    const options: AttachOptions<K> = { kind, capacity, retain, [ATTACH]: buffer };
-    return new SampleRing<K>(options);
+    if (byteOffset !== undefined && (!Number.isInteger(byteOffset) || byteOffset < 0 || byteOffset % 4 !== 0)) {
+      throw new DspError('DSP_INVALID_BUFFER', 'handle.byteOffset must be a non-negative multiple of 4');
+    }
+    const options: Partial<AttachOptions<K>> = { kind, capacity, retain, [ATTACH]: buffer };
+    if (byteOffset !== undefined) options[RING_REGION] = { buffer: buffer as ArrayBuffer, byteOffset };
+    return new SampleRing<K>(options as SampleRingOptions<K>);
   }
 
   constructor(options: SampleRingOptions<K>) {
@@ -171,9 +193,18 @@ export class SampleRing<K extends SampleKind = SampleKind> {
     checkCapacity(capacity);
     const byteLength = SampleRing.byteLengthFor(kind, capacity);
     const attached = (options as Partial<AttachOptions<K>>)[ATTACH];
+    const region = (options as Partial<AttachOptions<K>>)[RING_REGION];
+    const byteOffset = region === undefined ? 0 : region.byteOffset;
 
     let buffer: ArrayBuffer | SharedArrayBuffer;
     let retain: boolean;
+    if (region !== undefined) {
+      const fits = Number.isInteger(byteOffset) && byteOffset >= 0 && byteOffset % 4 === 0 &&
+        region.buffer.byteLength - byteOffset >= byteLength;
+      if (!fits) {
+        throw new DspError('DSP_INVALID_BUFFER', `a ${kind} ring of capacity ${capacity} does not fit at byte ${byteOffset} of ${region.buffer.byteLength}`);
+      }
+    }
     if (attached === undefined) {
       const { shared = false, startPosition = 0 } = options;
       retain = options.retain ?? false;
@@ -186,11 +217,18 @@ export class SampleRing<K extends SampleKind = SampleKind> {
           'shared: true needs SharedArrayBuffer, which browsers only provide to cross-origin isolated pages',
         );
       }
-      buffer = shared ? new SharedArrayBuffer(byteLength) : new ArrayBuffer(byteLength);
+      if (region !== undefined) {
+        if (shared || !(region.buffer instanceof ArrayBuffer)) {
+          throw new DspError('DSP_INVALID_OPTION', 'a ring in a region of another buffer cannot be shared');
+        }
+        buffer = region.buffer;
+      } else {
+        buffer = shared ? new SharedArrayBuffer(byteLength) : new ArrayBuffer(byteLength);
+      }
     } else {
       buffer = attached;
       retain = options.retain === true;
-      if (buffer.byteLength !== byteLength) {
+      if (region === undefined && buffer.byteLength !== byteLength) {
         throw new DspError(
           'DSP_INVALID_BUFFER',
           `buffer is ${buffer.byteLength} bytes, a ${kind} ring of capacity ${capacity} needs ${byteLength}`,
@@ -202,14 +240,14 @@ export class SampleRing<K extends SampleKind = SampleKind> {
     this.capacity = capacity;
     this.retain = retain;
     this.shared = isSharedBuffer(buffer);
-    this.handle = Object.freeze({ kind, capacity, retain, buffer });
-    this.#ctl = new Int32Array(buffer, 0, CONTROL_BYTES >> 2);
+    this.handle = Object.freeze(region === undefined ? { kind, capacity, retain, buffer } : { kind, capacity, retain, buffer, byteOffset });
+    this.#ctl = new Int32Array(buffer, byteOffset, CONTROL_BYTES >> 2);
     if (kind === 'int16') {
-      this.storage = new Int16Array(buffer, CONTROL_BYTES, capacity) as SampleArrayOf<K>;
+      this.storage = new Int16Array(buffer, byteOffset + CONTROL_BYTES, capacity) as SampleArrayOf<K>;
       this.#ArrayType = Int16Array;
       this.#empty = EMPTY_INT16 as SampleArrayOf<K>;
     } else {
-      this.storage = new Float32Array(buffer, CONTROL_BYTES, capacity) as SampleArrayOf<K>;
+      this.storage = new Float32Array(buffer, byteOffset + CONTROL_BYTES, capacity) as SampleArrayOf<K>;
       this.#ArrayType = Float32Array;
       this.#empty = EMPTY_FLOAT32 as SampleArrayOf<K>;
     }
@@ -247,17 +285,17 @@ export class SampleRing<K extends SampleKind = SampleKind> {
 
   /** The write cursor as last published by the producer: the position the next write goes to. */
   get writeCursor(): number {
-    return loadCounter(this.#ctl, C_WRITE);
+    return this.shared ? loadCounter(this.#ctl, C_WRITE) : loadPlain(this.#ctl, C_WRITE);
   }
 
   /** The read cursor as last published by the consumer: the position the next read starts at. */
   get readCursor(): number {
-    return loadCounter(this.#ctl, C_READ);
+    return this.shared ? loadCounter(this.#ctl, C_READ) : loadPlain(this.#ctl, C_READ);
   }
 
   /** Everything before this position may be overwritten; read ≥ release. */
   get releaseCursor(): number {
-    return loadCounter(this.#ctl, C_RELEASE);
+    return this.shared ? loadCounter(this.#ctl, C_RELEASE) : loadPlain(this.#ctl, C_RELEASE);
   }
 
   /**
@@ -265,7 +303,7 @@ export class SampleRing<K extends SampleKind = SampleKind> {
    * Published before the write cursor, so a consumer that has read a write's samples sees its overflow.
    */
   get overflowSamples(): number {
-    return loadCounter(this.#ctl, C_OVERFLOW);
+    return this.shared ? loadCounter(this.#ctl, C_OVERFLOW) : loadPlain(this.#ctl, C_OVERFLOW);
   }
 
   /**
@@ -273,8 +311,8 @@ export class SampleRing<K extends SampleKind = SampleKind> {
    * cursor cannot move while it asks), a snapshot clamped to [0, capacity] from a third thread.
    */
   availableToRead(): number {
-    const read = loadLow(this.#ctl, C_READ);
-    const n = (loadLow(this.#ctl, C_WRITE) - read) >>> 0;
+    const ctl = this.#ctl;
+    const n = this.shared ? (loadLow(ctl, C_WRITE) - loadLow(ctl, C_READ)) >>> 0 : (ctl[C_WRITE] - ctl[C_READ]) >>> 0;
     return n < this.capacity ? n : this.capacity;
   }
 
@@ -283,8 +321,9 @@ export class SampleRing<K extends SampleKind = SampleKind> {
    * on either side, a snapshot clamped to [0, capacity] from a third thread.
    */
   availableToWrite(): number {
-    const release = loadLow(this.#ctl, C_RELEASE);
-    const write = loadCounter(this.#ctl, C_WRITE);
+    const ctl = this.#ctl;
+    const release = this.shared ? loadLow(ctl, C_RELEASE) : ctl[C_RELEASE];
+    const write = this.shared ? loadCounter(ctl, C_WRITE) : loadPlain(ctl, C_WRITE);
     const used = ((write | 0) - release) >>> 0;
     const free = used < this.capacity ? this.capacity - used : 0;
     const room = MAX_POSITION - write;
@@ -417,7 +456,7 @@ export class SampleRing<K extends SampleKind = SampleKind> {
       throw new DspError('DSP_INVALID_OPTION', `release(${position}) is past the write cursor ${write}`);
     }
     if (position > this.#read) this.#moveRead(position);
-    publishCounter(this.#ctl, C_RELEASE, this.#release, position);
+    this.#publish(C_RELEASE, this.#release, position);
     this.#release = position;
   }
 
@@ -433,7 +472,7 @@ export class SampleRing<K extends SampleKind = SampleKind> {
     }
     this.#moveRead(position);
     if (!this.retain && position > this.#release) {
-      publishCounter(this.#ctl, C_RELEASE, this.#release, position);
+      this.#publish(C_RELEASE, this.#release, position);
       this.#release = position;
     }
   }
@@ -468,15 +507,24 @@ export class SampleRing<K extends SampleKind = SampleKind> {
   // never sees a slot before its data. In the other direction the consumer reads samples, then
   // publishes the release cursor; the producer loads it before overwriting, so it never overwrites a
   // slot still being read. Plain typed-array accesses are ordered by these seq-cst atomics alone.
+  // Not shared: one thread, nothing to order, so plain loads and stores of the same words.
+
+  /** Publishes one of this side's counters; `previous` is its current value. */
+  #publish(at: number, previous: number, next: number): void {
+    if (this.shared) publishCounter(this.#ctl, at, previous, next);
+    else publishPlain(this.#ctl, at, next);
+  }
 
   /** Consumer side, from its own exact read cursor. */
   #available(): number {
-    return (loadLow(this.#ctl, C_WRITE) - (this.#read | 0)) >>> 0;
+    const write = this.shared ? loadLow(this.#ctl, C_WRITE) : this.#ctl[C_WRITE];
+    return (write - (this.#read | 0)) >>> 0;
   }
 
   /** Producer side, from its own exact write cursor. */
   #free(): number {
-    const used = ((this.#write | 0) - loadLow(this.#ctl, C_RELEASE)) >>> 0;
+    const release = this.shared ? loadLow(this.#ctl, C_RELEASE) : this.#ctl[C_RELEASE];
+    const used = ((this.#write | 0) - release) >>> 0;
     const free = this.capacity - used;
     const room = MAX_POSITION - this.#write;
     return free < room ? free : room;
@@ -487,13 +535,13 @@ export class SampleRing<K extends SampleKind = SampleKind> {
     this.#write = previous + n;
     const index = this.#writeIndex + n;
     this.#writeIndex = index >= this.capacity ? index - this.capacity : index;
-    publishCounter(this.#ctl, C_WRITE, previous, previous + n);
+    this.#publish(C_WRITE, previous, previous + n);
   }
 
   #addOverflow(n: number): void {
     const previous = this.#overflow;
     this.#overflow = previous + n;
-    publishCounter(this.#ctl, C_OVERFLOW, previous, previous + n);
+    this.#publish(C_OVERFLOW, previous, previous + n);
   }
 
   #advanceRead(n: number): void {
@@ -502,15 +550,15 @@ export class SampleRing<K extends SampleKind = SampleKind> {
     this.#read = next;
     const index = this.#readIndex + n;
     this.#readIndex = index >= this.capacity ? index - this.capacity : index;
-    publishCounter(this.#ctl, C_READ, previous, next);
+    this.#publish(C_READ, previous, next);
     if (!this.retain) {
-      publishCounter(this.#ctl, C_RELEASE, this.#release, next);
+      this.#publish(C_RELEASE, this.#release, next);
       this.#release = next;
     }
   }
 
   #moveRead(position: number): void {
-    publishCounter(this.#ctl, C_READ, this.#read, position);
+    this.#publish(C_READ, this.#read, position);
     this.#read = position;
     this.#readIndex = position % this.capacity;
   }

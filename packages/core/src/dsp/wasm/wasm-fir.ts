@@ -1,8 +1,8 @@
 import type { PolyphaseFilter } from '../filter-design.js';
 import type { KernelCursor } from '../fir-kernel.js';
 
-type PolyExport = (pos: number, entry: number, last: number, out: number, max: number, rowBytes: number) => number;
-type SymExport = (pos: number, last: number, out: number, max: number, coef: number, halfBytes: number, mirror: number, step: number) => number;
+type PolyExport = (pos: number, entry: number, last: number, out: number, max: number, rowBytes: number, pcm: number) => number;
+type SymExport = (pos: number, last: number, out: number, max: number, coef: number, halfBytes: number, mirror: number, step: number, pcm: number) => number;
 type SanitizeExport = (pos: number, count: number) => number;
 
 const RESULT_BYTES = 16;
@@ -18,14 +18,18 @@ const padToPass = (floats: number): number => Math.ceil(floats / PASS) * PASS;
 
 /**
  * One Resampler's WebAssembly SIMD FIR (fir-simd.wat): its own fixed-size memory holding the
- * history, an output scratch area, the coefficients and the phase table. The memory never grows, so
- * the views made here stay valid; `history` is where the Resampler appends its input.
+ * history, an output scratch area, the coefficients and the phase table, and after them the bytes
+ * reserved for the caller (`reserved`). The memory never grows, so the views made here stay valid;
+ * `history` is where the Resampler appends its input.
  *
  * Memory is allocated in the constructor; run() allocates nothing.
  */
 export class WasmFir {
   /** The input history the kernel reads; written by the Resampler. */
   readonly history: Float32Array;
+  /** The caller's bytes in this memory (64-aligned), empty unless reserveBytes > 0. */
+  readonly reserved: Uint8Array;
+  readonly #buffer: ArrayBuffer;
   readonly #scratch: Float32Array;
   readonly #result: Int32Array;
   readonly #poly: PolyExport;
@@ -47,7 +51,7 @@ export class WasmFir {
     return !filter.symmetric || filter.taps - 1 - padToPass(filter.taps / 2) >= 0;
   }
 
-  constructor(module: WebAssembly.Module, filter: PolyphaseFilter, historyLength: number) {
+  constructor(module: WebAssembly.Module, filter: PolyphaseFilter, historyLength: number, reserveBytes = 0) {
     const { up, down, taps, symmetric } = filter;
     this.#symmetric = symmetric;
     this.#taps = taps;
@@ -60,7 +64,8 @@ export class WasmFir {
     this.#scratchBase = align64(this.#coefBase + rows * rowFloats * 4);
     this.#historyBase = align64(this.#scratchBase + scratchLength * 4);
     // The history is followed by one pass of floats that stay zero: padded taps read them.
-    const end = this.#historyBase + (historyLength + PASS) * 4;
+    const reservedBase = align64(this.#historyBase + (historyLength + PASS) * 4);
+    const end = reservedBase + reserveBytes;
     const pages = Math.ceil(end / PAGE);
     const memory = new WebAssembly.Memory({ initial: pages, maximum: pages });
     const instance = new WebAssembly.Instance(module, { env: { memory } });
@@ -69,6 +74,8 @@ export class WasmFir {
     this.#sanitize = instance.exports['sanitize'] as SanitizeExport;
 
     const buffer = memory.buffer;
+    this.#buffer = buffer;
+    this.reserved = new Uint8Array(buffer, reservedBase, reserveBytes);
     this.#result = new Int32Array(buffer, 0, 2);
     this.#scratch = new Float32Array(buffer, this.#scratchBase, scratchLength);
     this.history = new Float32Array(buffer, this.#historyBase, historyLength);
@@ -101,8 +108,25 @@ export class WasmFir {
     return this.#sanitize(this.#historyBase + from * 4, count);
   }
 
+  /** Whether `array` lives in this kernel's memory (so pcm16 output can be written to it directly). */
+  owns(array: Int16Array): boolean {
+    return array.buffer === this.#buffer;
+  }
+
   /** The FirKernel contract (fir-kernel.ts) over `history`: outputs go through the scratch area. */
   run(available: number, cursor: KernelCursor, output: Float32Array, outputOffset: number, maxCount: number): number {
+    return this.#run(available, cursor, output, outputOffset, 0, maxCount);
+  }
+
+  /**
+   * run() with the outputs quantized to PCM16 (pcm16.ts's convention) by the kernel itself, from the
+   * scratch area straight to byte address `outputAddress` (> 0) of this memory (see owns()): no JS loop.
+   */
+  runPcm16(available: number, cursor: KernelCursor, outputAddress: number, maxCount: number): number {
+    return this.#run(available, cursor, null, 0, outputAddress, maxCount);
+  }
+
+  #run(available: number, cursor: KernelCursor, output: Float32Array | null, outputOffset: number, address: number, maxCount: number): number {
     const last = available - this.#taps;
     const historyBase = this.#historyBase;
     const scratch = this.#scratch;
@@ -114,14 +138,16 @@ export class WasmFir {
       let n: number;
       if (this.#symmetric) {
         n = this.#sym(historyBase + position * 4, historyBase + last * 4, this.#scratchBase, request,
-          this.#coefBase, this.#rowBytes, this.#mirror, this.#step);
+          this.#coefBase, this.#rowBytes, this.#mirror, this.#step, address === 0 ? 0 : address + written * 2);
       } else {
         n = this.#poly(historyBase + position * 4, this.#tableBase + phase * ENTRY_BYTES, historyBase + last * 4,
-          this.#scratchBase, request, this.#rowBytes);
+          this.#scratchBase, request, this.#rowBytes, address === 0 ? 0 : address + written * 2);
         phase = (this.#result[1] - this.#tableBase) / ENTRY_BYTES;
       }
       position = (this.#result[0] - historyBase) / 4;
-      for (let i = 0, o = outputOffset + written; i < n; i++, o++) output[o] = scratch[i];
+      if (output !== null) {
+        for (let i = 0, o = outputOffset + written; i < n; i++, o++) output[o] = scratch[i];
+      }
       written += n;
       if (n < request) break;
     }
