@@ -1,11 +1,21 @@
 import { parseArgs } from 'node:util';
-import { startServer } from './server.js';
+import type { SupplementKind } from './domain/realtime-session.js';
+import { startServer, type ServerOptions } from './server.js';
 
 /**
  * `pnpm --filter @soundclone/server start -- --port 8787 --access-key dev-key [--access-key k2]
  *  [--host 127.0.0.1] [--allow-media-host HOST:PORT]` (the last is TEST-ONLY: lets exactly that
  * host:port through the mediaUrl/notifyUrl address policy). The first stdout line is the base URL.
+ *
+ * Realtime (issue 4), for users testing their own apps: --rotate-every-ms N, --rotate-every-samples N,
+ * --recovery-window-ms N, --heartbeat-interval-ms N, --heartbeat-timeout-ms N, --delay-acks-ms N,
+ * --withhold-acks, --withhold-supplements KINDS (comma list of alignment,entities,revision,language, or
+ * all), --delay-supplements-ms N, --retain-audio SECONDS (TEST-ONLY debug read of stored audio).
  */
+const SUPPLEMENT_KINDS: readonly SupplementKind[] = ['alignment', 'entities', 'revision', 'language'];
+
+const NUMERIC = ['rotate-every-ms', 'rotate-every-samples', 'recovery-window-ms', 'heartbeat-interval-ms', 'heartbeat-timeout-ms', 'delay-acks-ms', 'delay-supplements-ms', 'retain-audio'] as const;
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     args: process.argv.slice(2).filter((a) => a !== '--'),
@@ -14,11 +24,19 @@ async function main(): Promise<void> {
       host: { type: 'string', default: '127.0.0.1' },
       'access-key': { type: 'string', multiple: true },
       'allow-media-host': { type: 'string', multiple: true },
+      'withhold-acks': { type: 'boolean', default: false },
+      'withhold-supplements': { type: 'string' },
+      ...Object.fromEntries(NUMERIC.map((name) => [name, { type: 'string' as const }])),
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help === true) {
-    process.stdout.write('usage: soundclone-server --port 8787 --access-key KEY [--access-key KEY2] [--host 127.0.0.1] [--allow-media-host HOST:PORT (test-only)]\n');
+    process.stdout.write(
+      'usage: soundclone-server --port 8787 --access-key KEY [--access-key KEY2] [--host 127.0.0.1] [--allow-media-host HOST:PORT (test-only)]\n' +
+        '  realtime: [--rotate-every-ms N] [--rotate-every-samples N] [--recovery-window-ms N] [--heartbeat-interval-ms N]\n' +
+        '            [--heartbeat-timeout-ms N] [--delay-acks-ms N] [--withhold-acks] [--withhold-supplements KINDS|all]\n' +
+        '            [--delay-supplements-ms N] [--retain-audio SECONDS (test-only)]\n',
+    );
     return;
   }
   const keys = values['access-key'] ?? [];
@@ -35,7 +53,48 @@ async function main(): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  const server = await startServer({ port, host: values.host as string, accessKeys: keys, allowMediaHosts: allowed });
+  const numbers: Partial<Record<(typeof NUMERIC)[number], number>> = {};
+  for (const name of NUMERIC) {
+    const raw = (values as Record<string, unknown>)[name];
+    if (raw === undefined) continue;
+    const value = Number(raw);
+    if (!Number.isSafeInteger(value) || value <= 0) {
+      process.stderr.write(`error: --${name} takes a positive integer, got ${String(raw)}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    numbers[name] = value;
+  }
+  const withheld = values['withhold-supplements'];
+  const kinds = withheld === undefined ? undefined : withheld === 'all' ? [...SUPPLEMENT_KINDS] : withheld.split(',');
+  const unknownKind = kinds?.find((k) => !(SUPPLEMENT_KINDS as readonly string[]).includes(k));
+  if (unknownKind !== undefined) {
+    process.stderr.write(`error: --withhold-supplements takes ${SUPPLEMENT_KINDS.join(',')} or all, got ${unknownKind}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  const options: ServerOptions = {
+    port,
+    host: values.host as string,
+    accessKeys: keys,
+    allowMediaHosts: allowed,
+    realtimeTiming: {
+      ...(numbers['rotate-every-ms'] !== undefined ? { rotateEveryMs: numbers['rotate-every-ms'] } : {}),
+      ...(numbers['rotate-every-samples'] !== undefined ? { rotateEverySamples: numbers['rotate-every-samples'] } : {}),
+      ...(numbers['recovery-window-ms'] !== undefined ? { recoveryWindowMs: numbers['recovery-window-ms'] } : {}),
+    },
+    socket: {
+      ...(numbers['heartbeat-interval-ms'] !== undefined ? { heartbeatIntervalMs: numbers['heartbeat-interval-ms'] } : {}),
+      ...(numbers['heartbeat-timeout-ms'] !== undefined ? { heartbeatTimeoutMs: numbers['heartbeat-timeout-ms'] } : {}),
+    },
+    ...(numbers['retain-audio'] !== undefined ? { retainRealtimeAudioSamples: numbers['retain-audio'] * 16_000 } : {}),
+  };
+  const server = await startServer(options);
+  const socketFaults = server.faults.socket;
+  if (values['withhold-acks'] === true) socketFaults.inject({ kind: 'withholdAcks' });
+  else if (numbers['delay-acks-ms'] !== undefined) socketFaults.inject({ kind: 'delayAcks', ms: numbers['delay-acks-ms'] });
+  if (kinds !== undefined) socketFaults.inject({ kind: 'withholdSupplements', kinds: kinds as SupplementKind[] });
+  else if (numbers['delay-supplements-ms'] !== undefined) socketFaults.inject({ kind: 'delaySupplements', ms: numbers['delay-supplements-ms'] });
   process.stdout.write(`${server.url}\n`);
   const stop = (): void => {
     void server.close().then(() => process.exit(0));

@@ -9,6 +9,9 @@ export type { FaultAction, FaultRule, FaultHandle, Faults } from './http/faults.
 export type { AccountOverrides } from './domain/accounts.js';
 export type { Recognizer, RecognizerStream, RecognitionRequest, RecognitionResult, RecognizedSegment, RecognizedWord, StreamEvent } from './recognition/recognizer.js';
 export { EnergyRecognizer } from './recognition/energy-recognizer.js';
-export { SessionAudio, type FeedOutcome, type SessionEvent, type SupplementKind, type SupplementPolicy } from './domain/realtime-session.js';
+export { SessionAudio, type FeedOutcome, type SessionEvent, type SupplementKind, type SupplementPolicy, type SupplementDecision, type RotationSchedule } from './domain/realtime-session.js';
+export type { RealtimeTiming } from './domain/realtime-sessions.js';
+export type { SocketConfig, SocketLogEntry } from './realtime/connection.js';
+export type { SocketFaults, SocketFaultRule, SocketFaultHandle } from './realtime/socket-faults.js';
 export { refusalForAddress, refusalForName } from './media/address-policy.js';
 export { signWebhook } from './webhooks/signing.js';

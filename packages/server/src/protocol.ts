@@ -57,8 +57,10 @@ export const PATHS = {
   transcriptionDownload: '/stt/transcriptions/{transcriptionId}/download/{format}',
   /** POST creates a realtime session (Idempotency-Key required). */
   realtimeSessions: '/stt/realtime/sessions',
-  /** The realtime socket (issue 4). Reserved here so creation can return its URL. */
+  /** The realtime socket (issue 4): WebSocket upgrade, see SOCKET_QUERY and docs/protocol.md. */
   realtimeSocket: '/stt/realtime/socket',
+  /** TEST-ONLY (server option retainRealtimeAudioSamples): GET the stored PCM16 LE of a session. */
+  realtimeDebugAudio: '/stt/realtime/sessions/{sessionId}/audio',
 } as const;
 
 /** Fills `{name}` placeholders, percent-encoding each value. */
@@ -231,6 +233,192 @@ export const REALTIME = {
   /** Duration of the recovery window (spec: "not shown"). */
   recoveryWindowMs: 60_000,
   firstEpoch: 1,
+} as const;
+
+// ---------------------------------------------------------------------------------------------------
+// Realtime socket (issue 4). docs/protocol.md "Realtime socket" is the prose version of this block.
+// ---------------------------------------------------------------------------------------------------
+
+/**
+ * Query parameters of the socket URL `ws(s)://{host}{API_PREFIX}{PATHS.realtimeSocket}`:
+ *   sessionId  required with the accessKey header (Node); optional with a token (must then match it)
+ *   token      the creation's socket.token (browsers: they cannot set headers); bound to one session
+ * A query parameter rather than a Sec-WebSocket-Protocol entry: the token is short-lived and bound to
+ * one session, and a subprotocol entry would have to be echoed back and is mangled by some proxies.
+ */
+export const SOCKET_QUERY = { sessionId: 'sessionId', token: 'token' } as const;
+
+/** Ours: socket timing and size defaults; session.ready tells the client the values in force. */
+export const SOCKET_DEFAULTS = {
+  /** The server sends an app-level `ping` this often (browsers cannot see WebSocket pings). */
+  heartbeatIntervalMs: 10_000,
+  /** Nothing received for this long: the peer is gone (half-open); the side that notices closes. */
+  heartbeatTimeoutMs: 25_000,
+  /** `audio.ack` at most this often (leading and trailing edge: the last cursor is always acked). */
+  ackIntervalMs: 50,
+  /** `usage.updated` (rotate false) at most this often while audio arrives. */
+  usageIntervalMs: 1000,
+  /** Largest PCM payload of one binary frame: 1 s of audio (32,000 bytes). */
+  maxFrameSamples: 16_000,
+  /** Consecutive refused frames or messages after which the server closes with PROTOCOL_VIOLATION. */
+  maxConsecutiveErrors: 256,
+  /** Outbound bytes queued for a client above which partials are skipped (superseded anyway). */
+  partialSkipBufferedBytes: 1 << 20,
+  /** Outbound bytes queued for a client above which it is closed with SLOW_CONSUMER. */
+  maxBufferedBytes: 16 << 20,
+} as const;
+
+/**
+ * Binary audio frame (client -> server), all integers little-endian:
+ *
+ *   offset  size  field
+ *   0       2     magic 0x53 0x43 ("SC")
+ *   2       1     version (1)
+ *   3       1     flags (0; reserved, must be 0)
+ *   4       4     epoch, uint32
+ *   8       4     startSample low 32 bits, uint32
+ *   12      4     startSample high 32 bits, uint32 (< 2^21, so the value is a safe integer)
+ *   16      2n    n PCM16 LE samples, 16 kHz mono; n = (length - 16) / 2, 1 <= n <= maxFrameSamples
+ *
+ * The 64-bit start sample travels as two uint32 halves so a browser client encodes it with two
+ * DataView.setUint32 calls and no BigInt allocation per frame. The header is 16 bytes so the payload
+ * stays 2-byte (in fact 16-byte) aligned for an Int16Array view.
+ */
+export const FRAME = {
+  magic0: 0x53,
+  magic1: 0x43,
+  version: 1,
+  headerBytes: 16,
+  bytesPerSample: 2,
+  /** startSample must stay below 2^53 (safe integer): the high half is below this. */
+  maxHighWord: 1 << 21,
+} as const;
+
+export interface FrameHeader {
+  readonly epoch: number;
+  /** Absolute sample position of the first payload sample since the session began. */
+  readonly startSample: number;
+  readonly sampleCount: number;
+}
+
+export type FrameDecodeResult =
+  | ({ readonly ok: true } & FrameHeader)
+  | { readonly ok: false; readonly reason: 'TOO_SHORT' | 'BAD_MAGIC' | 'BAD_VERSION' | 'BAD_FLAGS' | 'ODD_LENGTH' | 'EMPTY' | 'START_TOO_LARGE' };
+
+/** Writes the 16-byte header into `view` at `offset` (the caller owns the buffer; nothing allocates). */
+export function encodeFrameHeader(view: DataView, offset: number, epoch: number, startSample: number): void {
+  view.setUint8(offset, FRAME.magic0);
+  view.setUint8(offset + 1, FRAME.magic1);
+  view.setUint8(offset + 2, FRAME.version);
+  view.setUint8(offset + 3, 0);
+  view.setUint32(offset + 4, epoch >>> 0, true);
+  view.setUint32(offset + 8, startSample % 0x1_0000_0000, true);
+  view.setUint32(offset + 12, Math.floor(startSample / 0x1_0000_0000), true);
+}
+
+/** Reads the header of a frame of `byteLength` bytes; the sample count follows from the length. */
+export function decodeFrameHeader(view: DataView, offset: number, byteLength: number): FrameDecodeResult {
+  if (byteLength < FRAME.headerBytes) return { ok: false, reason: 'TOO_SHORT' };
+  if (view.getUint8(offset) !== FRAME.magic0 || view.getUint8(offset + 1) !== FRAME.magic1) return { ok: false, reason: 'BAD_MAGIC' };
+  if (view.getUint8(offset + 2) !== FRAME.version) return { ok: false, reason: 'BAD_VERSION' };
+  if (view.getUint8(offset + 3) !== 0) return { ok: false, reason: 'BAD_FLAGS' };
+  const payload = byteLength - FRAME.headerBytes;
+  if (payload % FRAME.bytesPerSample !== 0) return { ok: false, reason: 'ODD_LENGTH' };
+  if (payload === 0) return { ok: false, reason: 'EMPTY' };
+  const high = view.getUint32(offset + 12, true);
+  if (high >= FRAME.maxHighWord) return { ok: false, reason: 'START_TOO_LARGE' };
+  return {
+    ok: true,
+    epoch: view.getUint32(offset + 4, true),
+    startSample: high * 0x1_0000_0000 + view.getUint32(offset + 8, true),
+    sampleCount: payload / FRAME.bytesPerSample,
+  };
+}
+
+/** Server -> client JSON message types (each message is `{ type, ... }`). */
+export const SERVER_MESSAGES = [
+  'session.ready',
+  'audio.ack',
+  'transcript.partial',
+  'transcript.line',
+  'transcript.alignment',
+  'transcript.entities',
+  'transcript.revision',
+  'transcript.language',
+  'usage.updated',
+  'session.notice',
+  'session.paused',
+  'session.resumed',
+  'session.finished',
+  'error',
+  'ping',
+  'pong',
+] as const;
+export type ServerMessageType = (typeof SERVER_MESSAGES)[number];
+
+/** Client -> server JSON message types; any other type is ignored (debug event server-side). */
+export const CLIENT_MESSAGES = ['session.pause', 'session.resume', 'session.finish', 'session.captured', 'ping', 'pong'] as const;
+export type ClientMessageType = (typeof CLIENT_MESSAGES)[number];
+
+/**
+ * Codes of the socket `error` message. `fatal: true` errors are followed by a close with the code in
+ * CLOSE_CODES; the rest leave the socket open (the frame or message is dropped).
+ */
+export const SOCKET_ERRORS = {
+  /** Binary frame malformed (details.reason: a FrameDecodeResult reason). */
+  BAD_FRAME: 'BAD_FRAME',
+  /** More than maxFrameSamples samples in one frame (details.maxFrameSamples). */
+  FRAME_TOO_LARGE: 'FRAME_TOO_LARGE',
+  /** Frame epoch is not the current epoch (details.epoch is the current one). */
+  WRONG_EPOCH: 'WRONG_EPOCH',
+  /** Frame starts past receivedSamples: a gap. Resend from details.receivedSamples. */
+  BEYOND_CURSOR: 'BEYOND_CURSOR',
+  /** Audio while paused, rotated awaiting session.resume, finishing or finished. */
+  NOT_ACCEPTING: 'NOT_ACCEPTING',
+  /** Text frame that is not a JSON object with a string `type`. */
+  BAD_JSON: 'BAD_JSON',
+  /** Known message type with invalid fields (details.violations as in INPUT_INVALID). */
+  BAD_MESSAGE: 'BAD_MESSAGE',
+  /** Pause or resume of a finishing or finished session. */
+  SESSION_CLOSED: 'SESSION_CLOSED',
+  /** Fatal, followed by close 4404. */
+  SESSION_NOT_FOUND: 'SESSION_NOT_FOUND',
+  /** Fatal, followed by close 4410: finish over REST. */
+  RECOVERY_WINDOW_EXPIRED: 'RECOVERY_WINDOW_EXPIRED',
+  /** Fatal, followed by close 4400. */
+  PROTOCOL_VIOLATION: 'PROTOCOL_VIOLATION',
+  /** Not fatal: an unexpected failure handling one message (report it). */
+  INTERNAL: 'INTERNAL',
+} as const;
+export type SocketErrorCode = keyof typeof SOCKET_ERRORS;
+
+/**
+ * Close codes. 1000 is a normal close by the client. A client reconnects (same session, resend from the
+ * cursor) after 1006, HEARTBEAT_TIMEOUT and SLOW_CONSUMER; never after the others.
+ */
+export const CLOSE_CODES = {
+  /** A newer connection attached to the same session; do not reconnect from this one. */
+  REPLACED: 4001,
+  /** Too many consecutive refused frames or messages. */
+  PROTOCOL_VIOLATION: 4400,
+  /**
+   * Authentication failed. The reference server refuses unauthenticated upgrades with HTTP 401 before
+   * the socket opens, so it never sends this code; a client treats either the same way (a browser sees
+   * the refused upgrade as close 1006 before `open`: get a new token).
+   */
+  AUTH_FAILED: 4401,
+  /** Unknown sessionId, or another account's session. */
+  SESSION_NOT_FOUND: 4404,
+  /** Nothing received within heartbeatTimeoutMs (the peer rarely sees this: it is usually gone). */
+  HEARTBEAT_TIMEOUT: 4408,
+  /** The session is finished (after session.finished, or when attaching to a finished session). */
+  SESSION_FINISHED: 4409,
+  /** The recovery window passed while no socket was attached; finish over REST to save the result. */
+  RECOVERY_WINDOW_EXPIRED: 4410,
+  /** The client did not read: more than maxBufferedBytes queued for it. */
+  SLOW_CONSUMER: 4429,
+  /** The server shuts down; reconnect later (the session is gone with an in-memory server). */
+  SERVER_GOING_AWAY: 4503,
 } as const;
 
 /** Ours: id prefixes, so a stray id is recognisable in logs. Voice ids are decimal (spec: "Long"). */

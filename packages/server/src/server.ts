@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { ApiError, isApiError } from './errors.js';
-import { API_PREFIX, HEADERS, ID_PREFIXES, REALTIME, WEBHOOK } from './protocol.js';
+import { API_PREFIX, HEADERS, ID_PREFIXES, REALTIME, SOCKET_DEFAULTS, WEBHOOK } from './protocol.js';
 import { Accounts, type AccountOverrides } from './domain/accounts.js';
 import { Covers } from './domain/covers.js';
 import { RealtimeSessions, type RealtimeTiming } from './domain/realtime-sessions.js';
@@ -16,6 +16,8 @@ import { Voices } from './domain/voices.js';
 import { failureBody, writeError, writeJson, writeReply } from './http/envelope.js';
 import { Faults } from './http/faults.js';
 import { Router } from './http/router.js';
+import type { SocketConfig, SocketLogEntry } from './realtime/connection.js';
+import { SocketServer } from './realtime/socket-server.js';
 import type { GuardOptions } from './media/guarded-fetch.js';
 import { EnergyRecognizer } from './recognition/energy-recognizer.js';
 import type { Recognizer } from './recognition/recognizer.js';
@@ -43,8 +45,22 @@ export interface ServerOptions {
   readonly clock?: Clock;
   /** Batch phase durations (ms); hold a task non-terminal with a long processingMs. */
   readonly taskTiming?: Partial<TaskTiming>;
-  readonly realtimeTiming?: Partial<RealtimeTiming>;
-  /** Test hook: which realtime supplements arrive at once and which are withheld. */
+  /**
+   * Realtime: supplementWaitMs, recoveryWindowMs (default protocol.ts REALTIME.recoveryWindowMs), and
+   * the rotation schedule rotateEveryMs / rotateEverySamples (issue 4; off by default).
+   */
+  readonly realtimeTiming?: Partial<Omit<RealtimeTiming, 'retainAudioMaxSamples'>>;
+  /** Realtime socket settings (defaults: protocol.ts SOCKET_DEFAULTS). */
+  readonly socket?: Partial<SocketConfig>;
+  /**
+   * TEST-ONLY: keep up to this many received samples per realtime session and serve them raw at
+   * GET /stt/realtime/sessions/{id}/audio, so tests can check stored audio bit for bit. Off by default.
+   */
+  readonly retainRealtimeAudioSamples?: number;
+  /**
+   * Test hook: which realtime supplements arrive at once, after a delay, or are withheld
+   * (faults.socket rules take precedence).
+   */
   readonly supplementPolicy?: SupplementPolicy;
   /** Delays before webhook retries (ms); the number of entries is the number of retries. */
   readonly webhookRetryDelaysMs?: readonly number[];
@@ -71,6 +87,8 @@ export interface RunningServer {
   readonly faults: Faults;
   /** The last 1,000 requests, oldest first. */
   readonly requests: readonly RequestLogEntry[];
+  /** The realtime socket endpoint: open sockets now and the last 1,000 socket events. */
+  readonly sockets: { readonly size: number; readonly log: readonly SocketLogEntry[] };
   /** The in-memory state (tests inspect ledgers, sessions, webhook deliveries). */
   readonly services: Services;
   close(): Promise<void>;
@@ -97,6 +115,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const recognizer = options.recognizer ?? new EnergyRecognizer();
   const webhooks = new WebhookDispatcher(guard, options.webhookRetryDelaysMs ?? WEBHOOK.defaultRetryDelaysMs, clock);
   const runner = new TranscriptionRunner(tasks, recognizer, { ...DEFAULT_TIMING, ...options.taskTiming }, clock, lifetime.signal, (t) => webhooks.notify(t));
+  const faults = new Faults();
+  const supplementPolicy: SupplementPolicy = (line, kind, context) =>
+    faults.socket.supplementDecision(context.sessionId, kind) ?? options.supplementPolicy?.(line, kind, context) ?? 'now';
   const services: Services = {
     clock,
     accounts,
@@ -109,16 +130,20 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     realtime: new RealtimeSessions(
       tasks,
       recognizer,
-      { supplementWaitMs: 8000, recoveryWindowMs: REALTIME.recoveryWindowMs, ...options.realtimeTiming },
+      {
+        supplementWaitMs: 8000,
+        recoveryWindowMs: REALTIME.recoveryWindowMs,
+        ...options.realtimeTiming,
+        ...(options.retainRealtimeAudioSamples !== undefined ? { retainAudioMaxSamples: options.retainRealtimeAudioSamples } : {}),
+      },
       clock,
-      options.supplementPolicy,
+      supplementPolicy,
     ),
     webhooks,
     baseUrl: '',
   };
   const router = new Router();
   for (const route of [...accountRoutes(services), ...sttRoutes(services)]) router.add(route);
-  const faults = new Faults();
   const requests: RequestLogEntry[] = [];
   const log = (entry: RequestLogEntry): void => {
     requests.push(entry);
@@ -176,12 +201,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     }
   };
 
-  const sockets = new Set<Socket>();
+  const connections = new Set<Socket>();
   const server = createServer((req, res) => void handle(req, res));
   server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
+    connections.add(socket);
+    socket.on('close', () => connections.delete(socket));
   });
+  const sockets = new SocketServer({ accounts, sessions: services.realtime, faults, config: { ...SOCKET_DEFAULTS, ...options.socket } });
+  sockets.attachTo(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
@@ -197,12 +224,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     faults,
     requests,
     services,
+    sockets,
     close: async () => {
       lifetime.abort();
+      await sockets.close();
+      services.realtime.dispose();
       await webhooks.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
-        for (const socket of sockets) socket.destroy();
+        for (const socket of connections) socket.destroy();
       });
     },
   };

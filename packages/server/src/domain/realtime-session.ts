@@ -4,11 +4,12 @@ import { REALTIME } from '../protocol.js';
 import type { RealtimeOptions } from './realtime-options.js';
 
 /**
- * One realtime session's audio state (spec "Real-time session"; issue 4 builds the socket on it).
+ * One realtime session's audio state (spec "Real-time session"; the socket of issue 4 drives it).
  *
  *   ACTIVE --pause--> PAUSED --resume--> ACTIVE (epoch + 1)
  *   ACTIVE --rotate--> ACTIVE, accepting false, until resume (epoch + 1)
  *   ACTIVE | PAUSED --finish--> FINISHING --> COMPLETED | PARTIAL | FAILED
+ *   recovery window expired: accepting false for good (no socket may attach); finish still works
  *
  * Cursors are absolute sample positions since the session began (PCM16, 16 kHz, mono):
  *   receivedSamples  contiguous samples stored; the next frame must start here
@@ -48,14 +49,48 @@ export type FeedOutcome =
   | { readonly kind: 'accepted'; readonly acceptedSamples: number; readonly duplicateSamples: number; readonly receivedSamples: bigint }
   | { readonly kind: 'rejected'; readonly reason: 'NOT_ACCEPTING' | 'WRONG_EPOCH' | 'BEYOND_CURSOR'; readonly receivedSamples: bigint; readonly epoch: number };
 
+export interface SessionNotice {
+  readonly code: string;
+  readonly message: string;
+  readonly supplements?: readonly SupplementKind[];
+  readonly lineIds?: readonly string[];
+}
+
+/**
+ * What a session announces; the socket connection (src/realtime/connection.ts) turns each into a
+ * message. REST pause and finish announce too, so an attached socket hears about them.
+ */
 export type SessionEvent =
   | { readonly type: 'transcript.partial'; readonly text: string; readonly epoch: number }
   | { readonly type: 'transcript.line'; readonly line: Line }
   | { readonly type: 'transcript.supplement'; readonly line: Line; readonly kind: SupplementKind }
-  | { readonly type: 'usage.updated'; readonly rotate: boolean };
+  | { readonly type: 'usage.updated'; readonly rotate: boolean }
+  | { readonly type: 'session.paused' }
+  | { readonly type: 'session.resumed' }
+  | { readonly type: 'session.notice'; readonly notice: SessionNotice }
+  | { readonly type: 'session.finished' };
 
-/** Decides, per committed line and requested kind, whether the supplement arrives now or is withheld. */
-export type SupplementPolicy = (line: Line, kind: SupplementKind) => 'now' | 'withhold';
+/**
+ * Decides, per committed line and requested kind, whether the supplement arrives now, later (after
+ * `delayMs`) or is withheld (only `deliverSupplement` brings it).
+ */
+export type SupplementDecision = 'now' | 'withhold' | { readonly delayMs: number };
+export type SupplementPolicy = (line: Line, kind: SupplementKind, context: { readonly sessionId: string }) => SupplementDecision;
+
+/** Ours: server-driven rotation (issue 4), whichever comes first; undefined disables that trigger. */
+export interface RotationSchedule {
+  readonly rotateEveryMs?: number;
+  readonly rotateEverySamples?: number;
+}
+
+/** TEST-ONLY: keep every received sample so tests can compare stored audio with what was sent. */
+export interface AudioRetention {
+  readonly maxSamples: number;
+}
+
+export type ResumeOutcome =
+  | { readonly kind: 'resumed'; readonly epoch: number; readonly changed: boolean }
+  | { readonly kind: 'refused'; readonly reason: 'WRONG_EPOCH' | 'SESSION_CLOSED'; readonly epoch: number };
 
 export class SessionAudio {
   epoch: number = REALTIME.firstEpoch;
@@ -65,23 +100,63 @@ export class SessionAudio {
   sent = 0n;
   captured = 0n;
   partial = '';
+  /** The recovery window passed with no socket attached: audio is never accepted again. */
+  expired = false;
   readonly lines: Line[] = [];
   private held: Array<Extract<StreamEvent, { type: 'segment' }>> = [];
   private readonly listeners = new Set<(event: SessionEvent) => void>();
+  /** Received position where the current epoch began (sample-based rotation counts from here). */
+  private epochStart = 0n;
+  private rotationTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Delayed supplements (fault injection); cleared on close so no timer outlives the session. */
+  private readonly supplementTimers = new Set<ReturnType<typeof setTimeout>>();
+  private retained: Int16Array[] | undefined;
+  private retainedSamples = 0;
 
   constructor(
-    private readonly stream: RecognizerStream,
+    private stream: RecognizerStream,
     private readonly options: RealtimeOptions,
-    private readonly supplementPolicy: SupplementPolicy,
-  ) {}
+    private readonly supplementPolicy: (line: Line, kind: SupplementKind) => SupplementDecision,
+    private readonly rotation: RotationSchedule = {},
+    private readonly retention?: AudioRetention,
+  ) {
+    if (retention !== undefined) this.retained = [];
+    this.armRotation();
+  }
 
   subscribe(listener: (event: SessionEvent) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
+  get listenerCount(): number {
+    return this.listeners.size;
+  }
+
+  /** Paused, or rotated and waiting for session.resume. */
+  get awaitingResume(): boolean {
+    return !this.expired && (this.state === 'PAUSED' || (this.state === 'ACTIVE' && !this.accepting));
+  }
+
+  /** Announces a session-level event (pause, notices, finish) to subscribers such as the socket. */
+  announce(event: Extract<SessionEvent, { type: 'session.paused' | 'session.resumed' | 'session.notice' | 'session.finished' }>): void {
+    this.emit(event);
+  }
+
   private emit(event: SessionEvent): void {
     for (const listener of [...this.listeners]) listener(event);
+  }
+
+  /** TEST-ONLY: the samples stored so far, in order (undefined unless retention is on). */
+  storedAudio(): Int16Array | undefined {
+    if (this.retained === undefined) return undefined;
+    const out = new Int16Array(this.retainedSamples);
+    let at = 0;
+    for (const chunk of this.retained) {
+      out.set(chunk, at);
+      at += chunk.length;
+    }
+    return out;
   }
 
   /** Feeds PCM16 samples that start at absolute `startSample` of `epoch` (issue 4's socket calls this). */
@@ -95,8 +170,22 @@ export class SessionAudio {
     if (skip >= samples.length) return { kind: 'accepted', acceptedSamples: 0, duplicateSamples: samples.length, receivedSamples: this.received };
     const fresh = skip > 0 ? samples.subarray(skip) : samples;
     this.received += BigInt(fresh.length);
+    this.retain(fresh);
     this.handle(this.stream.push(fresh));
-    return { kind: 'accepted', acceptedSamples: fresh.length, duplicateSamples: skip, receivedSamples: this.received };
+    const outcome: FeedOutcome = { kind: 'accepted', acceptedSamples: fresh.length, duplicateSamples: skip, receivedSamples: this.received };
+    const every = this.rotation.rotateEverySamples;
+    if (every !== undefined && this.received - this.epochStart >= BigInt(every)) this.rotate();
+    return outcome;
+  }
+
+  private retain(fresh: Int16Array): void {
+    if (this.retained === undefined || this.retention === undefined) return;
+    // A copy: the caller's buffer (a socket frame) is reused or freed after feed returns.
+    const room = this.retention.maxSamples - this.retainedSamples;
+    if (room <= 0) return;
+    const kept = fresh.length <= room ? fresh.slice() : fresh.slice(0, room);
+    this.retained.push(kept);
+    this.retainedSamples += kept.length;
   }
 
   /** Commits the open segment (pause, rotation, finish). */
@@ -121,34 +210,92 @@ export class SessionAudio {
     this.commit();
     this.state = 'PAUSED';
     this.accepting = false;
+    this.disarmRotation();
   }
 
   /** Finish step 1: stop accepting audio and commit the trailing segment. */
   beginFinish(): void {
     this.accepting = false;
     this.state = 'FINISHING';
+    this.disarmRotation();
     this.commit();
   }
 
-  /** The session settled; nothing changes any more. */
+  /**
+   * The session settled; nothing changes any more and no timer of this session stays armed. The
+   * recogniser stream is let go: a finished session keeps only its lines (it stays readable by GET).
+   */
   close(): void {
     this.state = 'CLOSED';
+    this.stream = CLOSED_STREAM;
+    this.held = [];
+    this.dispose();
   }
 
-  /** Server-driven rotation: commit, stop accepting until the client resumes in the next epoch. */
-  rotate(): void {
+  /** Clears every timer (close, server shutdown). Idempotent. */
+  dispose(): void {
+    this.disarmRotation();
+    for (const timer of this.supplementTimers) clearTimeout(timer);
+    this.supplementTimers.clear();
+  }
+
+  /** The recovery window passed: no more audio, no more rotations; finish over REST still works. */
+  expire(): void {
+    this.expired = true;
+    this.accepting = false;
+    this.disarmRotation();
+  }
+
+  /**
+   * Server-driven rotation: commit, stop accepting until the client resumes in the next epoch. Only
+   * from ACTIVE and accepting (a rotation never stacks on a pause or another rotation).
+   */
+  rotate(): boolean {
+    if (this.state !== 'ACTIVE' || !this.accepting) return false;
+    this.disarmRotation();
     this.commit();
     this.accepting = false;
     this.emit({ type: 'usage.updated', rotate: true });
+    return true;
   }
 
-  /** session.resume: every resume starts the next epoch (after a pause or a rotation). */
+  /** Every resume starts the next epoch (after a pause or a rotation). */
   resume(): number {
-    if (this.state === 'FINISHING' || this.state === 'CLOSED') return this.epoch;
+    if (this.state === 'FINISHING' || this.state === 'CLOSED' || this.expired) return this.epoch;
     this.epoch += 1;
+    this.epochStart = this.received;
     this.state = 'ACTIVE';
     this.accepting = true;
+    this.armRotation();
     return this.epoch;
+  }
+
+  /**
+   * session.resume `{ epoch }`, where epoch is the epoch the client is leaving. Idempotent so that a
+   * resume repeated after a reconnect never skips an epoch:
+   *   awaiting resume and epoch = current        -> next epoch
+   *   not awaiting and epoch = current or current - 1 -> already resumed: the current epoch, unchanged
+   *   anything else                             -> WRONG_EPOCH
+   */
+  resumeFrom(epoch: number): ResumeOutcome {
+    if (this.state === 'FINISHING' || this.state === 'CLOSED' || this.expired) return { kind: 'refused', reason: 'SESSION_CLOSED', epoch: this.epoch };
+    if (this.awaitingResume && epoch === this.epoch) return { kind: 'resumed', epoch: this.resume(), changed: true };
+    if (!this.awaitingResume && (epoch === this.epoch || epoch === this.epoch - 1)) return { kind: 'resumed', epoch: this.epoch, changed: false };
+    return { kind: 'refused', reason: 'WRONG_EPOCH', epoch: this.epoch };
+  }
+
+  private armRotation(): void {
+    const every = this.rotation.rotateEveryMs;
+    if (every === undefined || this.rotationTimer !== undefined) return;
+    this.rotationTimer = setTimeout(() => {
+      this.rotationTimer = undefined;
+      this.rotate();
+    }, every);
+  }
+
+  private disarmRotation(): void {
+    if (this.rotationTimer !== undefined) clearTimeout(this.rotationTimer);
+    this.rotationTimer = undefined;
   }
 
   /** Delivers a withheld supplement (issue 4's delayed-supplement faults call this). */
@@ -193,7 +340,18 @@ export class SessionAudio {
     this.lines.push(line);
     this.partial = '';
     this.emit({ type: 'transcript.line', line });
-    for (const kind of [...line.pending]) if (this.supplementPolicy(line, kind) === 'now') this.apply(line, kind);
+    for (const kind of [...line.pending]) {
+      const decision = this.supplementPolicy(line, kind);
+      if (decision === 'now') {
+        this.apply(line, kind);
+      } else if (decision !== 'withhold') {
+        const timer = setTimeout(() => {
+          this.supplementTimers.delete(timer);
+          if (line.pending.has(kind) && this.state !== 'CLOSED') this.apply(line, kind);
+        }, decision.delayMs);
+        this.supplementTimers.add(timer);
+      }
+    }
   }
 
   private apply(line: Line, kind: SupplementKind): void {
@@ -213,6 +371,8 @@ export class SessionAudio {
     this.emit({ type: 'transcript.supplement', line, kind });
   }
 }
+
+const CLOSED_STREAM: RecognizerStream = { push: () => [], flush: () => [], partial: '' };
 
 /** Spec "finish" 3: which supplements a line waits for. */
 export function requestedKinds(options: RealtimeOptions): SupplementKind[] {

@@ -9,7 +9,8 @@ import type { Account } from './accounts.js';
 import { accruing, available, settleRealtime } from './billing.js';
 import { IdempotencyStore } from './idempotency.js';
 import type { RealtimeCreateRequest } from './realtime-options.js';
-import { SessionAudio, type SupplementKind, type SupplementPolicy } from './realtime-session.js';
+import { RecoveryWindow } from './recovery-window.js';
+import { SessionAudio, type SessionNotice, type SupplementKind, type SupplementPolicy } from './realtime-session.js';
 import { realtimeTranscript, sessionView } from './realtime-view.js';
 import type { Task, Tasks } from './tasks.js';
 
@@ -22,14 +23,15 @@ export interface RealtimeTiming {
   /** Spec "finish" 3: wait for supplements at most this long (about 8 s), never past the recovery window. */
   readonly supplementWaitMs: number;
   readonly recoveryWindowMs: number;
+  /** Issue 4: rotate (usage.updated with rotate true) after this much wall time in one epoch. */
+  readonly rotateEveryMs?: number;
+  /** Issue 4: rotate after this many samples received in one epoch. */
+  readonly rotateEverySamples?: number;
+  /** TEST-ONLY: keep up to this many received samples per session for the debug audio read. */
+  readonly retainAudioMaxSamples?: number;
 }
 
-export interface Notice {
-  readonly code: string;
-  readonly message: string;
-  readonly supplements?: readonly SupplementKind[];
-  readonly lineIds?: readonly string[];
-}
+export type Notice = SessionNotice;
 
 export interface Session {
   readonly id: string;
@@ -40,8 +42,13 @@ export interface Session {
   readonly request: RealtimeCreateRequest;
   readonly createdAt: number;
   readonly notices: Notice[];
+  readonly recovery: RecoveryWindow;
+  /** Sockets attached now (a replacing socket attaches before the replaced one detaches). */
+  attachedSockets: number;
   finishing?: Promise<void>;
 }
+
+export type AttachOutcome = 'attached' | 'finished' | 'expired';
 
 export class RealtimeSessions {
   private readonly sessions = new Map<string, Session>();
@@ -85,18 +92,63 @@ export class RealtimeSessions {
     };
     this.tasks.add(task);
     const stream = this.recognizer.openStream({ languageHint: request.languageHint, vocabularyHints: request.options.vocabularyHints, maxSpeakers: 1 });
+    const t = this.timing;
+    const id = randomId(ID_PREFIXES.session);
+    const context = { sessionId: id };
+    const audio = new SessionAudio(
+      stream,
+      request.options,
+      (line, kind) => this.supplementPolicy(line, kind, context),
+      { ...(t.rotateEveryMs !== undefined ? { rotateEveryMs: t.rotateEveryMs } : {}), ...(t.rotateEverySamples !== undefined ? { rotateEverySamples: t.rotateEverySamples } : {}) },
+      t.retainAudioMaxSamples !== undefined ? { maxSamples: t.retainAudioMaxSamples } : undefined,
+    );
     const session: Session = {
-      id: randomId(ID_PREFIXES.session),
+      id,
       ownerId: account.id,
       account,
       task,
-      audio: new SessionAudio(stream, request.options, this.supplementPolicy),
+      audio,
       request,
       createdAt: now,
       notices: [],
+      recovery: new RecoveryWindow(t.recoveryWindowMs, () => this.clock.now(), () => audio.expire()),
+      attachedSockets: 0,
     };
     this.sessions.set(session.id, session);
+    session.recovery.start();
     return session;
+  }
+
+  /** The configured recovery window (session.ready reports it). */
+  get recoveryWindowMs(): number {
+    return this.timing.recoveryWindowMs;
+  }
+
+  /** Looks a session up by id alone (the socket token already names the session and its owner). */
+  byId(id: string): Session | undefined {
+    return this.sessions.get(id);
+  }
+
+  /** A socket attaches: the recovery window stops. Refused once finished or expired. */
+  attach(session: Session): AttachOutcome {
+    if (session.finishing !== undefined) return 'finished';
+    if (!session.recovery.cancel()) return 'expired';
+    session.attachedSockets += 1;
+    return 'attached';
+  }
+
+  /** A socket detached (any cause): with none left the recovery window starts. */
+  detach(session: Session): void {
+    session.attachedSockets = Math.max(0, session.attachedSockets - 1);
+    if (session.attachedSockets === 0 && session.finishing === undefined) session.recovery.start();
+  }
+
+  /** Server shutdown: every session timer cleared (rotation, recovery, delayed supplements). */
+  dispose(): void {
+    for (const session of this.sessions.values()) {
+      session.recovery.dispose();
+      session.audio.dispose();
+    }
   }
 
   /** An owned session or NOT_FOUND (another account's session looks exactly like a missing one). */
@@ -116,6 +168,17 @@ export class RealtimeSessions {
     if (session.finishing !== undefined) throw new ApiError('SESSION_CLOSED', 'the session is finished or finishing');
     session.audio.recordCaptured(captured);
     session.audio.pause();
+    session.audio.announce({ type: 'session.paused' });
+  }
+
+  /**
+   * session.captured: the client's capture progress (the largest value counts). Refused once finishing:
+   * the finish's own capturedSamples decides the transport gap.
+   */
+  recordCaptured(session: Session, body: Record<string, unknown>): void {
+    const captured = capturedFrom(body);
+    if (session.finishing !== undefined) throw new ApiError('SESSION_CLOSED', 'the session is finished or finishing');
+    session.audio.recordCaptured(captured);
   }
 
   /** Spec "finish" 1-6. Idempotent: the same task, one charge. */
@@ -132,6 +195,7 @@ export class RealtimeSessions {
     audio.recordCaptured(captured);
     audio.beginFinish();
     await this.waitForSupplements(session);
+    const noticesBefore = session.notices.length;
     const missing = new Map<string, { kinds: SupplementKind[]; lineIds: string[] }>();
     for (const line of audio.lines) {
       if (line.pending.size === 0) continue;
@@ -158,7 +222,10 @@ export class RealtimeSessions {
     task.transcript = realtimeTranscript(session);
     task.detectedLanguage = task.transcript.languageCode;
     audio.close();
+    session.recovery.dispose();
     this.tasks.setStatus(task, gap ? 'PARTIAL' : 'COMPLETED', this.clock.now());
+    for (const notice of session.notices.slice(noticesBefore)) audio.announce({ type: 'session.notice', notice });
+    audio.announce({ type: 'session.finished' });
   }
 
   /** Waits until no line has a pending supplement, at most supplementWaitMs and never past the recovery window. */
@@ -166,7 +233,9 @@ export class RealtimeSessions {
     const audio = session.audio;
     const pending = (): boolean => audio.lines.some((l) => l.pending.size > 0);
     if (!pending()) return Promise.resolve();
-    const budget = Math.max(0, Math.min(this.timing.supplementWaitMs, LIMITS.finishSupplementWaitMs, this.timing.recoveryWindowMs));
+    // Never past the recovery window: the time left on a running window (0 once expired), else the
+    // whole window.
+    const budget = Math.max(0, Math.min(this.timing.supplementWaitMs, LIMITS.finishSupplementWaitMs, session.recovery.remainingMs()));
     return new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer);

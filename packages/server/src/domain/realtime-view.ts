@@ -33,6 +33,13 @@ export function sessionView(session: Session, now: number): Record<string, unkno
     partial: audio.partial,
     lines: audio.lines.map(lineView),
     notices: session.notices,
+    // Ours (issue 4): whether a socket is attached and the recovery window, so a client that reads the
+    // session with GET after losing its socket knows whether resuming is still possible.
+    connection: {
+      attached: session.attachedSockets > 0,
+      recoveryDeadline: session.recovery.deadline === null ? null : new Date(session.recovery.deadline).toISOString(),
+      recoveryExpired: session.recovery.expired,
+    },
     usage: {
       estimatedCharacters: estimateCharacters(audio.received),
       billableCharacters: dec(session.task.billing.settled),

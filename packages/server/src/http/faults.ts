@@ -1,4 +1,5 @@
 import { API_PREFIX } from '../protocol.js';
+import { SocketFaults } from '../realtime/socket-faults.js';
 
 /**
  * Fault injection for tests of clients (style guide: "a real protocol-level server ... that can be told
@@ -41,6 +42,8 @@ interface ActiveRule {
 
 export class Faults {
   private rules: ActiveRule[] = [];
+  /** Realtime socket faults (issue 4): acks, supplements, rotation, closes, half-open, slow reads. */
+  readonly socket = new SocketFaults();
 
   inject(rule: FaultRule): FaultHandle {
     const active: ActiveRule = { rule, remaining: rule.times ?? 1, hits: 0 };
@@ -59,8 +62,10 @@ export class Faults {
     };
   }
 
+  /** Removes every HTTP rule and every socket rule. */
   clear(): void {
     this.rules = [];
+    this.socket.clear();
   }
 
   /** Consumes one use of the first rule matching this request. */

@@ -1,3 +1,4 @@
+import { ApiError } from '../errors.js';
 import { ok } from '../http/envelope.js';
 import { asObject, readBody, readJson } from '../http/body.js';
 import { API_PREFIX, DOWNLOAD_CONTENT_TYPES, HEADERS, LIMITS, PATHS, type DownloadFormat } from '../protocol.js';
@@ -81,6 +82,17 @@ export function sttRoutes(s: Services): Route[] {
       method: 'GET',
       path: PATHS.realtimeSession,
       handler: async ({ account, params }) => ok(s.realtime.view(s.realtime.get(account, params['sessionId'] as string))),
+    },
+
+    {
+      // TEST-ONLY: the samples the session stored, raw PCM16 LE, when the server retains them.
+      method: 'GET',
+      path: PATHS.realtimeDebugAudio,
+      handler: async ({ account, params }) => {
+        const stored = s.realtime.get(account, params['sessionId'] as string).audio.storedAudio();
+        if (stored === undefined) throw new ApiError('NOT_FOUND', 'stored audio is kept only when the server runs with retainRealtimeAudioSamples (test-only)');
+        return { kind: 'raw', body: Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength), contentType: 'audio/L16; rate=16000; channels=1' };
+      },
     },
 
     {

@@ -1,0 +1,64 @@
+/**
+ * The recovery window of one realtime session (issue 4): while no socket is attached a deadline runs;
+ * a socket that attaches before it cancels it and resumes the same session from the received cursor.
+ * When it passes the session stops accepting audio for good, but stays unfinished: the spec says a
+ * plain disconnect never completes the task, so only finish (REST, which still works) settles it.
+ *
+ *   created / socket detached --start()--> running (deadline = now + windowMs)
+ *   running --attach()--> cancelled (deadline null)
+ *   running --timer--> expired (onExpire called once; attach refused from then on)
+ *
+ * It starts when the session is created, so a session no socket ever reaches expires as well.
+ */
+export class RecoveryWindow {
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private deadlineMs: number | null = null;
+  private expiredFlag = false;
+
+  constructor(
+    private readonly windowMs: number,
+    private readonly now: () => number,
+    private readonly onExpire: () => void,
+  ) {}
+
+  /** Epoch milliseconds when the running window ends; null while a socket is attached. */
+  get deadline(): number | null {
+    return this.deadlineMs;
+  }
+
+  get expired(): boolean {
+    return this.expiredFlag;
+  }
+
+  /** Milliseconds left: the whole window while attached, 0 once expired. */
+  remainingMs(): number {
+    if (this.expiredFlag) return 0;
+    if (this.deadlineMs === null) return this.windowMs;
+    return Math.max(0, this.deadlineMs - this.now());
+  }
+
+  /** A socket detached (or the session was just created). */
+  start(): void {
+    if (this.expiredFlag || this.timer !== undefined) return;
+    this.deadlineMs = this.now() + this.windowMs;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.expiredFlag = true;
+      this.onExpire();
+    }, this.windowMs);
+  }
+
+  /** A socket attached: stops the clock. Returns false once expired (the attach must be refused). */
+  cancel(): boolean {
+    if (this.expiredFlag) return false;
+    this.dispose();
+    return true;
+  }
+
+  /** Clears the timer without expiring (finish, server shutdown). */
+  dispose(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.deadlineMs = null;
+  }
+}

@@ -1,0 +1,407 @@
+import { endianness } from 'node:os';
+import type WebSocket from 'ws';
+import { isApiError } from '../errors.js';
+import { CLOSE_CODES, decodeFrameHeader, FRAME, SOCKET_ERRORS, type SocketErrorCode } from '../protocol.js';
+import type { SessionEvent } from '../domain/realtime-session.js';
+import type { RealtimeSessions, Session } from '../domain/realtime-sessions.js';
+import { dec } from '../util/decimal.js';
+import { AckThrottle } from './ack-throttle.js';
+import { Heartbeat } from './heartbeat.js';
+import { errorMessage, lineMessage, noticeMessage, parseClientMessage, resumeEpoch, supplementMessage, type ServerMessage } from './messages.js';
+import type { SocketFaults } from './socket-faults.js';
+
+/** Socket settings in force (protocol.ts SOCKET_DEFAULTS unless the server was started otherwise). */
+export interface SocketConfig {
+  readonly heartbeatIntervalMs: number;
+  readonly heartbeatTimeoutMs: number;
+  readonly ackIntervalMs: number;
+  readonly usageIntervalMs: number;
+  readonly maxFrameSamples: number;
+  readonly maxConsecutiveErrors: number;
+  readonly partialSkipBufferedBytes: number;
+  readonly maxBufferedBytes: number;
+}
+
+export interface SocketLogEntry {
+  readonly at: number;
+  readonly connectionId: string;
+  readonly sessionId: string | null;
+  /** connected, closed, refused, unknown-message, error, fault */
+  readonly kind: string;
+  readonly detail?: Record<string, unknown>;
+}
+
+const LITTLE_ENDIAN = endianness() === 'LE';
+
+/**
+ * One socket attached to one session (issue 4). It turns binary frames into `feed` calls, JSON into
+ * the same pause/finish the REST routes use, and session events into messages. Everything it arms
+ * (heartbeat, ack timer, read-resume timer, session subscription) is released in `dispose`, which runs
+ * exactly once on every path that ends the socket.
+ *
+ *   open --attach ok--> ready (session.ready sent) --close/timeout/replaced/finished--> disposed
+ *   open --attach refused (not found, finished, expired)--> error + close 4404/4409/4410
+ */
+export class Connection {
+  private unsubscribe: (() => void) | undefined;
+  private heartbeat: Heartbeat | undefined;
+  private readTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Messages waiting while a slow-reads fault delays processing. */
+  private readonly inbox: Array<{ readonly buffer: Buffer; readonly isBinary: boolean }> = [];
+  private readonly acks: AckThrottle;
+  private lastUsageAt = -Infinity;
+  private consecutiveErrors = 0;
+  private halfOpen = false;
+  private disposed = false;
+  private attached = false;
+
+  constructor(
+    readonly id: string,
+    private readonly ws: WebSocket,
+    readonly session: Session,
+    private readonly sessions: RealtimeSessions,
+    private readonly config: SocketConfig,
+    private readonly faults: SocketFaults,
+    private readonly log: (kind: string, detail?: Record<string, unknown>) => void,
+    private readonly onDisposed: (connection: Connection) => void,
+  ) {
+    this.acks = new AckThrottle(config.ackIntervalMs, () => faults.ackMode(session.id), () => this.sendAck());
+    ws.on('message', (data, isBinary) => this.onMessage(data as Buffer | Buffer[] | ArrayBuffer, isBinary));
+    ws.on('close', (code, reason) => {
+      this.log('closed', { code, reason: reason.toString('utf8') });
+      this.dispose();
+    });
+    // A socket error is always followed by 'close'; listening keeps it from becoming an uncaught error.
+    ws.on('error', (error) => this.log('socket-error', { message: error.message }));
+  }
+
+  /** Attaches to the session and sends session.ready, or refuses with a fatal error and a close code. */
+  async start(): Promise<void> {
+    const session = this.session;
+    const deadlineBefore = session.recovery.deadline;
+    const outcome = this.sessions.attach(session);
+    if (outcome === 'finished') {
+      // A client that reconnects after sending finish (or after a REST finish) still gets the final view.
+      await session.finishing;
+      if (this.disposed) return;
+      this.send({ type: 'session.finished', session: this.sessions.view(session) });
+      this.close(CLOSE_CODES.SESSION_FINISHED, 'session finished');
+      return;
+    }
+    if (outcome === 'expired') {
+      this.fatal('RECOVERY_WINDOW_EXPIRED', 'the recovery window passed; finish the session over REST to save the result', CLOSE_CODES.RECOVERY_WINDOW_EXPIRED);
+      return;
+    }
+    this.attached = true;
+    if (this.disposed) {
+      // The socket closed while we were attaching: give the attachment back at once.
+      this.sessions.detach(session);
+      this.attached = false;
+      return;
+    }
+    this.unsubscribe = session.audio.subscribe((event) => this.onSessionEvent(event));
+    this.heartbeat = new Heartbeat(
+      this.config.heartbeatIntervalMs,
+      this.config.heartbeatTimeoutMs,
+      (id) => this.send({ type: 'ping', id }),
+      () => this.onHeartbeatTimeout(),
+    );
+    this.heartbeat.start();
+    const audio = session.audio;
+    this.send({
+      type: 'session.ready',
+      connectionId: this.id,
+      sessionId: session.id,
+      transcriptionId: session.task.id,
+      status: audio.state === 'CLOSED' ? session.task.status : audio.state,
+      epoch: audio.epoch,
+      accepting: audio.accepting,
+      awaitingResume: audio.awaitingResume,
+      receivedSamples: dec(audio.received),
+      sentSamples: dec(audio.sent),
+      capturedSamples: dec(audio.captured),
+      recoveryWindowMs: this.sessions.recoveryWindowMs,
+      recoveryDeadline: deadlineBefore === null ? null : new Date(deadlineBefore).toISOString(),
+      heartbeatIntervalMs: this.config.heartbeatIntervalMs,
+      heartbeatTimeoutMs: this.config.heartbeatTimeoutMs,
+      ackIntervalMs: this.config.ackIntervalMs,
+      maxFrameSamples: this.config.maxFrameSamples,
+      session: this.sessions.view(session),
+    });
+  }
+
+  /** Closes with a code (fault injection, replacement, shutdown). */
+  close(code: number, reason: string): void {
+    if (this.disposed) return;
+    if (this.halfOpen) {
+      // A half-open path carries nothing, not even a close frame: just drop the TCP connection.
+      this.ws.terminate();
+      this.dispose();
+      return;
+    }
+    if (this.ws.readyState === this.ws.OPEN || this.ws.readyState === this.ws.CONNECTING) this.ws.close(code, reason);
+    this.dispose();
+    if (this.ws.readyState === this.ws.CLOSED) return;
+    // A peer that never answers the close handshake (half-open) must not keep the TCP socket for ws's
+    // own 30 s close timeout; end it shortly after the close frame had its chance to leave.
+    const kill = setTimeout(() => this.ws.terminate(), 1000);
+    this.ws.once('close', () => clearTimeout(kill));
+  }
+
+  /** Fault: stop reading and writing without closing. */
+  makeHalfOpen(): void {
+    this.halfOpen = true;
+    this.ws.pause();
+  }
+
+  /** Fault: rotation now. */
+  rotateNow(): boolean {
+    return this.session.audio.rotate();
+  }
+
+  /** Socket faults changed: a withheld ack may go now. */
+  faultsChanged(): void {
+    this.acks.faultsChanged();
+  }
+
+  private onMessage(data: Buffer | Buffer[] | ArrayBuffer, isBinary: boolean): void {
+    if (this.disposed || this.halfOpen) return;
+    this.heartbeat?.touch();
+    const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+    if (this.inbox.length > 0 || this.faults.readDelayMs(this.session.id) > 0) {
+      // Slow consumer (fault): one message per delay, and the TCP socket paused meanwhile so the
+      // client's send buffer grows as it would against a struggling server. The inbox holds at most
+      // what ws had already read when we paused.
+      this.inbox.push({ buffer, isBinary });
+      this.ws.pause();
+      if (this.readTimer === undefined) this.readTimer = setTimeout(() => this.drainInbox(), this.faults.readDelayMs(this.session.id));
+      return;
+    }
+    this.process(buffer, isBinary);
+  }
+
+  private drainInbox(): void {
+    this.readTimer = undefined;
+    if (this.disposed || this.halfOpen) return;
+    const next = this.inbox.shift();
+    if (next !== undefined) this.process(next.buffer, next.isBinary);
+    if (this.inbox.length > 0) this.readTimer = setTimeout(() => this.drainInbox(), this.faults.readDelayMs(this.session.id));
+    else this.ws.resume();
+  }
+
+  private process(buffer: Buffer, isBinary: boolean): void {
+    try {
+      if (isBinary) this.onFrame(buffer);
+      else this.onText(buffer.toString('utf8')).catch((caught: unknown) => this.log('internal-error', { message: caught instanceof Error ? caught.message : String(caught) }));
+    } catch (caught) {
+      // Never crash the server on one socket's input; tell the client and keep going.
+      this.log('internal-error', { message: caught instanceof Error ? caught.message : String(caught) });
+      this.refuse('INTERNAL', 'internal error while handling a message');
+    }
+  }
+
+  private onFrame(buffer: Buffer): void {
+    if (!this.attached) return;
+    const header = decodeFrameHeader(new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength), 0, buffer.byteLength);
+    if (!header.ok) {
+      this.refuse('BAD_FRAME', `malformed audio frame: ${header.reason}`, { reason: header.reason });
+      return;
+    }
+    if (header.sampleCount > this.config.maxFrameSamples) {
+      this.refuse('FRAME_TOO_LARGE', `a frame carries at most ${this.config.maxFrameSamples} samples`, { maxFrameSamples: this.config.maxFrameSamples, sampleCount: header.sampleCount });
+      return;
+    }
+    const samples = pcm16View(buffer, header.sampleCount);
+    const audio = this.session.audio;
+    const outcome = audio.feed(header.epoch, BigInt(header.startSample), samples);
+    if (outcome.kind === 'rejected') {
+      const messages: Record<typeof outcome.reason, string> = {
+        NOT_ACCEPTING: 'the session does not accept audio now (paused, rotated awaiting session.resume, or finishing)',
+        WRONG_EPOCH: `frames must carry the current epoch ${outcome.epoch}`,
+        BEYOND_CURSOR: `gap: the frame starts at ${header.startSample} but the server has ${outcome.receivedSamples}; resend from there`,
+      };
+      this.refuse(outcome.reason, messages[outcome.reason], {
+        epoch: outcome.epoch,
+        receivedSamples: dec(outcome.receivedSamples),
+        frameEpoch: header.epoch,
+        startSample: String(header.startSample),
+        accepting: audio.accepting,
+      });
+      return;
+    }
+    this.consecutiveErrors = 0;
+    this.acks.schedule();
+  }
+
+  private async onText(text: string): Promise<void> {
+    const message = parseClientMessage(text);
+    if (message.kind === 'invalid') {
+      this.refuse('BAD_JSON', `text frames must be JSON objects with a string "type" (${message.reason})`);
+      return;
+    }
+    if (message.kind === 'unknown') {
+      // Ignored by design (forward compatibility); visible in the server's socket log.
+      this.log('unknown-message', { type: message.type });
+      return;
+    }
+    if (!this.attached) return;
+    const body = message.body;
+    switch (message.type) {
+      case 'ping':
+        this.send({ type: 'pong', id: body['id'] ?? null });
+        return;
+      case 'pong':
+        return;
+      case 'session.captured':
+        this.apiCall(() => this.sessions.recordCaptured(this.session, body));
+        return;
+      case 'session.pause':
+        // The same implementation as POST …/pause; session.paused comes from the session event.
+        this.apiCall(() => this.sessions.pause(this.session, body));
+        return;
+      case 'session.resume': {
+        const epoch = resumeEpoch(body);
+        if (typeof epoch !== 'number') {
+          this.refuse('BAD_MESSAGE', `session.resume: ${epoch.field} ${epoch.rule}`, { violations: [epoch] });
+          return;
+        }
+        const outcome = this.session.audio.resumeFrom(epoch);
+        if (outcome.kind === 'refused') {
+          this.refuse(outcome.reason, outcome.reason === 'WRONG_EPOCH' ? `session.resume must name the current epoch ${outcome.epoch}` : 'the session is finishing or finished', { epoch: outcome.epoch });
+          return;
+        }
+        this.consecutiveErrors = 0;
+        this.send({ type: 'session.resumed', epoch: outcome.epoch, receivedSamples: dec(this.session.audio.received) });
+        return;
+      }
+      case 'session.finish': {
+        // The same implementation as POST …/finish: one settlement, however many callers race.
+        // session.finished arrives through the session event (also for a REST finish).
+        try {
+          await this.sessions.finish(this.session, body);
+        } catch (caught) {
+          if (!this.disposed) this.apiFailure(caught);
+        }
+        return;
+      }
+    }
+  }
+
+  private apiCall(action: () => void): void {
+    try {
+      action();
+      this.consecutiveErrors = 0;
+    } catch (caught) {
+      this.apiFailure(caught);
+    }
+  }
+
+  private apiFailure(caught: unknown): void {
+    if (isApiError(caught) && caught.code === 'SESSION_CLOSED') this.refuse('SESSION_CLOSED', caught.message);
+    else if (isApiError(caught) && caught.code === 'INPUT_INVALID') this.refuse('BAD_MESSAGE', caught.message, caught.details);
+    else throw caught;
+  }
+
+  private onSessionEvent(event: SessionEvent): void {
+    switch (event.type) {
+      case 'transcript.partial':
+        // Each partial supersedes the last: skip it for a client that is not reading.
+        if (this.ws.bufferedAmount > this.config.partialSkipBufferedBytes) return;
+        this.send({ type: 'transcript.partial', epoch: event.epoch, text: event.text });
+        return;
+      case 'transcript.line':
+        this.send(lineMessage(event.line));
+        return;
+      case 'transcript.supplement':
+        this.send(supplementMessage(event.line, event.kind));
+        return;
+      case 'usage.updated':
+        // The ack first, so the client knows exactly where the old epoch ended.
+        this.acks.flush();
+        this.sendUsage(true);
+        return;
+      case 'session.paused':
+        this.acks.flush();
+        this.send({ type: 'session.paused', epoch: this.session.audio.epoch, receivedSamples: dec(this.session.audio.received), capturedSamples: dec(this.session.audio.captured) });
+        return;
+      case 'session.resumed':
+        return;
+      case 'session.notice':
+        this.send(noticeMessage(event.notice));
+        return;
+      case 'session.finished':
+        this.acks.flush();
+        this.send({ type: 'session.finished', session: this.sessions.view(this.session) });
+        this.close(CLOSE_CODES.SESSION_FINISHED, 'session finished');
+        return;
+    }
+  }
+
+  private sendAck(): void {
+    const now = performance.now();
+    this.send({ type: 'audio.ack', epoch: this.session.audio.epoch, receivedSamples: dec(this.session.audio.received) });
+    if (now - this.lastUsageAt >= this.config.usageIntervalMs) this.sendUsage(false);
+  }
+
+  private sendUsage(rotate: boolean): void {
+    this.lastUsageAt = performance.now();
+    const view = this.sessions.view(this.session);
+    this.send({ type: 'usage.updated', rotate, epoch: this.session.audio.epoch, usage: view['usage'] });
+  }
+
+  /** A non-fatal error; too many in a row is a protocol violation. */
+  private refuse(code: SocketErrorCode, message: string, details?: Record<string, unknown>): void {
+    this.log('error', { code });
+    this.consecutiveErrors += 1;
+    if (this.consecutiveErrors > this.config.maxConsecutiveErrors) {
+      this.fatal('PROTOCOL_VIOLATION', `more than ${this.config.maxConsecutiveErrors} refused frames or messages in a row`, CLOSE_CODES.PROTOCOL_VIOLATION);
+      return;
+    }
+    this.send(errorMessage(code, message, details));
+  }
+
+  fatal(code: SocketErrorCode, message: string, closeCode: number): void {
+    this.send(errorMessage(SOCKET_ERRORS[code], message, undefined, true));
+    this.close(closeCode, code);
+  }
+
+  private onHeartbeatTimeout(): void {
+    this.log('heartbeat-timeout');
+    this.close(CLOSE_CODES.HEARTBEAT_TIMEOUT, 'heartbeat timeout');
+  }
+
+  private send(message: ServerMessage | ReturnType<typeof errorMessage>): void {
+    if (this.halfOpen || this.ws.readyState !== this.ws.OPEN) return;
+    if (this.ws.bufferedAmount > this.config.maxBufferedBytes) {
+      this.log('slow-consumer', { bufferedAmount: this.ws.bufferedAmount });
+      this.close(CLOSE_CODES.SLOW_CONSUMER, 'SLOW_CONSUMER');
+      return;
+    }
+    this.ws.send(JSON.stringify(message));
+  }
+
+  /** Releases everything this connection armed; the session's recovery window starts if none is left. */
+  private dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.heartbeat?.stop();
+    this.acks.cancel();
+    if (this.readTimer !== undefined) clearTimeout(this.readTimer);
+    this.readTimer = undefined;
+    this.inbox.length = 0;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    if (this.attached) this.sessions.detach(this.session);
+    this.attached = false;
+    this.onDisposed(this);
+  }
+}
+
+/** The payload as Int16Array: a view when aligned on a little-endian host, else one copy. */
+function pcm16View(buffer: Buffer, count: number): Int16Array {
+  const offset = buffer.byteOffset + FRAME.headerBytes;
+  if (LITTLE_ENDIAN && offset % 2 === 0) return new Int16Array(buffer.buffer, offset, count);
+  const out = new Int16Array(count);
+  for (let i = 0; i < count; i++) out[i] = buffer.readInt16LE(FRAME.headerBytes + i * 2);
+  return out;
+}

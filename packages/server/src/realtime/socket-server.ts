@@ -1,0 +1,189 @@
+import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer } from 'ws';
+import { ApiError, isApiError } from '../errors.js';
+import { failureBody } from '../http/envelope.js';
+import type { Faults } from '../http/faults.js';
+import { API_PREFIX, CLOSE_CODES, FRAME, HEADERS, ID_PREFIXES, PATHS, SOCKET_QUERY } from '../protocol.js';
+import type { Accounts } from '../domain/accounts.js';
+import type { RealtimeSessions, Session } from '../domain/realtime-sessions.js';
+import { randomId } from '../util/ids.js';
+import { Connection, type SocketConfig, type SocketLogEntry } from './connection.js';
+
+/**
+ * The realtime socket endpoint (issue 4): a `ws` server in noServer mode on the HTTP server's
+ * `upgrade` event, so authentication happens before the upgrade and an unauthenticated request never
+ * becomes a socket (HTTP 401 with the failure envelope).
+ *
+ *   GET {API_PREFIX}/stt/realtime/socket?sessionId=rs_…   + header accessKey     (Node)
+ *   GET {API_PREFIX}/stt/realtime/socket?token=rtt_…                             (browsers)
+ *
+ *   client                                  server
+ *     |--- HTTP Upgrade (key or token) ------>|  401 UNAUTHORIZED / 400 INPUT_INVALID: no socket
+ *     |<-- 101 Switching Protocols -----------|
+ *     |<-- session.ready {epoch, cursors…} ---|  (or error + close 4404 / 4409 / 4410)
+ *     |--- binary frames, JSON messages ----->|
+ *     |<-- acks, transcript, usage, pings ----|
+ *
+ * One socket per session: a newer one replaces the older (close 4001), which is how a client that
+ * suspects a half-open socket reconnects without waiting for the server to notice.
+ */
+export interface SocketServerDeps {
+  readonly accounts: Accounts;
+  readonly sessions: RealtimeSessions;
+  readonly faults: Faults;
+  readonly config: SocketConfig;
+}
+
+export class SocketServer {
+  private readonly wss: WebSocketServer;
+  private readonly bySession = new Map<string, Connection>();
+  private readonly connections = new Set<Connection>();
+  private nextConnection = 1;
+  /** The last 1,000 socket events, oldest first (tests and debugging; unknown messages land here). */
+  readonly log: SocketLogEntry[] = [];
+
+  constructor(private readonly deps: SocketServerDeps) {
+    // Oversized frames get a typed FRAME_TOO_LARGE while they fit in 4 maximal frames; beyond that ws
+    // closes with 1009 before we could read a header.
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: 4 * (FRAME.headerBytes + deps.config.maxFrameSamples * FRAME.bytesPerSample), perMessageDeflate: false });
+    deps.faults.socket.bind({
+      rotateNow: (id) => this.bySession.get(id)?.rotateNow() ?? false,
+      closeSocket: (id, code, reason) => {
+        const connection = this.bySession.get(id);
+        connection?.close(code, reason);
+        return connection !== undefined;
+      },
+      halfOpen: (id) => {
+        const connection = this.bySession.get(id);
+        connection?.makeHalfOpen();
+        return connection !== undefined;
+      },
+      rulesChanged: () => {
+        for (const connection of this.connections) connection.faultsChanged();
+      },
+    });
+  }
+
+  /** Open sockets now (the leak test checks this returns to 0). */
+  get size(): number {
+    return this.connections.size;
+  }
+
+  attachTo(server: Server): void {
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.onUpgrade(req, socket, head));
+  }
+
+  private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const requestId = randomId(ID_PREFIXES.request);
+    socket.on('error', () => socket.destroy());
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const fault = this.deps.faults.take('GET', url.pathname);
+    if (fault?.kind === 'dropBeforeProcessing' || fault?.kind === 'dropAfterProcessing') {
+      socket.destroy();
+      return;
+    }
+    if (fault?.kind === 'status') {
+      const code = fault.status === 429 ? 'RATE_LIMITED' : fault.status === 503 ? 'SERVICE_UNAVAILABLE' : 'INTERNAL';
+      const headers: Record<string, string> = fault.retryAfterSec !== undefined ? { [HEADERS.retryAfter]: String(fault.retryAfterSec) } : {};
+      refuse(socket, new ApiError(code, `injected fault: ${fault.status}`), requestId, headers);
+      return;
+    }
+    let target: { session: Session | undefined; sessionId: string };
+    try {
+      if (url.pathname !== API_PREFIX + PATHS.realtimeSocket) throw new ApiError('NOT_FOUND', `no socket endpoint at ${url.pathname}`);
+      target = this.authenticate(req, url);
+    } catch (caught) {
+      refuse(socket, isApiError(caught) ? caught : new ApiError('INTERNAL', 'internal error'), requestId);
+      return;
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      const id = `cn_${this.nextConnection++}`;
+      const session = target.session;
+      const log = (kind: string, detail?: Record<string, unknown>): void => this.record({ at: Date.now(), connectionId: id, sessionId: target.sessionId, kind, ...(detail !== undefined ? { detail } : {}) });
+      if (session === undefined) {
+        // Authenticated but no such session (or another account's): say so in a way browsers can read.
+        ws.on('error', () => {});
+        ws.send(JSON.stringify({ type: 'error', code: 'SESSION_NOT_FOUND', message: 'realtime session not found', fatal: true }));
+        ws.close(CLOSE_CODES.SESSION_NOT_FOUND, 'SESSION_NOT_FOUND');
+        log('refused', { code: CLOSE_CODES.SESSION_NOT_FOUND });
+        return;
+      }
+      const connection = new Connection(id, ws, session, this.deps.sessions, this.deps.config, this.deps.faults.socket, log, (c) => this.forget(c));
+      this.connections.add(connection);
+      const previous = this.bySession.get(session.id);
+      this.bySession.set(session.id, connection);
+      log('connected');
+      void connection.start().then(() => previous?.close(CLOSE_CODES.REPLACED, 'replaced by a newer connection'));
+    });
+  }
+
+  /**
+   * Token (browsers) or accessKey header plus sessionId (Node). Refusals are ApiErrors answered with
+   * HTTP before the upgrade. A missing or foreign session is not refused here: it is reported on the
+   * socket (close 4404), because a browser cannot read the status of a refused upgrade.
+   */
+  private authenticate(req: IncomingMessage, url: URL): { session: Session | undefined; sessionId: string } {
+    const token = url.searchParams.get(SOCKET_QUERY.token);
+    const sessionId = url.searchParams.get(SOCKET_QUERY.sessionId);
+    if (token !== null) {
+      const session = this.deps.sessions.verifyToken(token);
+      if (session === undefined) throw new ApiError('UNAUTHORIZED', 'invalid or expired socket token');
+      if (sessionId !== null && sessionId !== session.id) throw ApiError.invalidField(SOCKET_QUERY.sessionId, 'does not match the token');
+      return { session, sessionId: session.id };
+    }
+    const key = req.headers[HEADERS.accessKey.toLowerCase()];
+    const account = this.deps.accounts.authenticate(Array.isArray(key) ? key[0] : key);
+    if (sessionId === null || sessionId === '') throw ApiError.invalidField(SOCKET_QUERY.sessionId, 'is required with the accessKey header');
+    const session = this.deps.sessions.byId(sessionId);
+    return { session: session !== undefined && session.ownerId === account.id ? session : undefined, sessionId };
+  }
+
+  private forget(connection: Connection): void {
+    this.connections.delete(connection);
+    if (this.bySession.get(connection.session.id) === connection) this.bySession.delete(connection.session.id);
+  }
+
+  private record(entry: SocketLogEntry): void {
+    this.log.push(entry);
+    if (this.log.length > 1000) this.log.shift();
+  }
+
+  /**
+   * Server shutdown: every socket gets 4503; those that have not finished the close handshake within
+   * `graceMs` are ended. Nothing stays armed.
+   */
+  async close(graceMs = 250): Promise<void> {
+    const clients = [...this.wss.clients];
+    for (const connection of [...this.connections]) connection.close(CLOSE_CODES.SERVER_GOING_AWAY, 'server going away');
+    await Promise.all(
+      clients.map(
+        (ws) =>
+          new Promise<void>((resolve) => {
+            if (ws.readyState === ws.CLOSED) return resolve();
+            const timer = setTimeout(() => {
+              ws.terminate();
+              resolve();
+            }, graceMs);
+            ws.once('close', () => {
+              clearTimeout(timer);
+              resolve();
+            });
+          }),
+      ),
+    );
+    this.deps.faults.socket.bind(undefined);
+    this.wss.close();
+  }
+}
+
+/** An HTTP answer on the raw socket of a refused upgrade, with the failure envelope. */
+function refuse(socket: Duplex, error: ApiError, requestId: string, headers: Record<string, string> = {}): void {
+  const body = failureBody(error, requestId);
+  const reason = STATUS_CODES[error.status] ?? 'Error';
+  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  socket.end(
+    `HTTP/1.1 ${error.status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `${HEADERS.requestId}: ${requestId}\r\n${extra}Connection: close\r\n\r\n${body}`,
+  );
+}
