@@ -48,3 +48,17 @@ export type * from './types/account.js';
 export type * from './types/transcription.js';
 export type * from './types/realtime.js';
 export type * from './types/media.js';
+
+// --- realtime session (issue 4) ---
+export { RealtimeSocketSession, socketUrlFor } from './realtime/realtime-session.js';
+export type { RealtimeSocketOptions, RealtimeSessionInit, RealtimeRest, OperationOptions } from './realtime/session-options.js';
+export type { SessionObservables } from './realtime/session-streams.js';
+export type { RealtimeConnectParams, RealtimeAttachParams } from './client/stt/realtime.js';
+export { DefaultReconnectPolicy, type ReconnectPolicy, type ReconnectContext, type DefaultReconnectPolicyOptions } from './realtime/reconnect-policy.js';
+export { RealtimeError, isRealtimeError, type RealtimeErrorCode } from './realtime/realtime-error.js';
+export { StateMachine, TRANSITIONS, TERMINAL_STATES, type SessionState, type StateChange } from './realtime/session-state.js';
+export { LineStore, type SessionLine, type LineUpdate, type SupplementKind } from './realtime/line-store.js';
+export { AudioOutbox, type AudioStats, type Gap } from './realtime/audio-outbox.js';
+export { parseServerMessage, type ServerMessage, type ParsedServerMessage, type WireLine } from './realtime/server-messages.js';
+export type { RealtimeSessionEvents, SessionOwnEvents, ServerMessageEvents, RealtimeFinishResult } from './realtime/session-events.js';
+export type { WebSocketLike, WebSocketConstructor } from './realtime/socket-transport.js';

@@ -208,3 +208,148 @@ export function webhookSignedPayload(timestampSec: number, rawBody: string): str
  * number there (strict) unless this is true.
  */
 export const DECIMALS = { acceptJsonNumbers: false } as const;
+
+// ---------------------------------------------------------------------------------------------------
+// Realtime socket (issue 4). Mirror of the server's "Realtime socket" block (docs/protocol.md); nothing
+// here is imported from the server. A user adapting the SDK to another socket protocol edits this block.
+// ---------------------------------------------------------------------------------------------------
+
+/** Ours: realtime paths relative to API_PREFIX (kept apart so PATHS above stays the REST surface). */
+export const REALTIME_PATHS = {
+  /** The WebSocket endpoint; session creation also returns its absolute URL as `socket.url`. */
+  socket: '/stt/realtime/socket',
+  /** TEST-ONLY on the reference server (option retainRealtimeAudioSamples): stored PCM16 LE of a session. */
+  debugAudio: '/stt/realtime/sessions/{sessionId}/audio',
+} as const;
+
+/** Ours: realtime constants. The recovery window is the reference server's default ("not shown"). */
+export const REALTIME = { sampleRate: 16_000, recoveryWindowMs: 60_000, firstEpoch: 1 } as const;
+
+/** Socket URL query: `sessionId` with the accessKey header (Node), `token` alone in browsers. */
+export const SOCKET_QUERY = { sessionId: 'sessionId', token: 'token' } as const;
+
+/** Ours: socket timing and size defaults; `session.ready` carries the values in force. */
+export const SOCKET_DEFAULTS = {
+  heartbeatIntervalMs: 10_000,
+  heartbeatTimeoutMs: 25_000,
+  ackIntervalMs: 50,
+  usageIntervalMs: 1000,
+  maxFrameSamples: 16_000,
+  maxConsecutiveErrors: 256,
+  partialSkipBufferedBytes: 1 << 20,
+  maxBufferedBytes: 16 << 20,
+} as const;
+
+/**
+ * Binary audio frame (client -> server), little-endian:
+ *
+ *   offset  size  field
+ *   0       2     magic 0x53 0x43 ("SC")
+ *   2       1     version (1)
+ *   3       1     flags (0)
+ *   4       4     epoch, uint32
+ *   8       4     startSample low 32 bits
+ *   12      4     startSample high 32 bits (< 2^21: a safe integer)
+ *   16      2n    n PCM16 LE samples, 16 kHz mono, 1 <= n <= maxFrameSamples
+ */
+export const FRAME = {
+  magic0: 0x53,
+  magic1: 0x43,
+  version: 1,
+  headerBytes: 16,
+  bytesPerSample: 2,
+  maxHighWord: 1 << 21,
+} as const;
+
+export interface FrameHeader {
+  readonly epoch: number;
+  readonly startSample: number;
+  readonly sampleCount: number;
+}
+
+export type FrameDecodeResult =
+  | ({ readonly ok: true } & FrameHeader)
+  | { readonly ok: false; readonly reason: 'TOO_SHORT' | 'BAD_MAGIC' | 'BAD_VERSION' | 'BAD_FLAGS' | 'ODD_LENGTH' | 'EMPTY' | 'START_TOO_LARGE' };
+
+const TWO_POW_32 = 0x1_0000_0000;
+
+/**
+ * Writes the 16-byte header at `offset`. Two setUint32 halves instead of setBigUint64: no BigInt per
+ * frame on the audio path. Misuse (an epoch or start that does not fit) throws: it would corrupt the stream.
+ */
+export function encodeFrameHeader(view: DataView, offset: number, epoch: number, startSample: number): void {
+  if (!Number.isInteger(epoch) || epoch < 0 || epoch >= TWO_POW_32) throw new RangeError(`epoch ${epoch} is not a uint32`);
+  if (!Number.isSafeInteger(startSample) || startSample < 0 || startSample >= FRAME.maxHighWord * TWO_POW_32) {
+    throw new RangeError(`startSample ${startSample} is outside [0, 2^53)`);
+  }
+  view.setUint8(offset, FRAME.magic0);
+  view.setUint8(offset + 1, FRAME.magic1);
+  view.setUint8(offset + 2, FRAME.version);
+  view.setUint8(offset + 3, 0);
+  view.setUint32(offset + 4, epoch, true);
+  view.setUint32(offset + 8, startSample % TWO_POW_32, true);
+  view.setUint32(offset + 12, Math.floor(startSample / TWO_POW_32), true);
+}
+
+/** Reads a frame header; the sample count follows from `byteLength` (tests, proxies, debugging tools). */
+export function decodeFrameHeader(view: DataView, offset: number, byteLength: number): FrameDecodeResult {
+  if (byteLength < FRAME.headerBytes) return { ok: false, reason: 'TOO_SHORT' };
+  if (view.getUint8(offset) !== FRAME.magic0 || view.getUint8(offset + 1) !== FRAME.magic1) return { ok: false, reason: 'BAD_MAGIC' };
+  if (view.getUint8(offset + 2) !== FRAME.version) return { ok: false, reason: 'BAD_VERSION' };
+  if (view.getUint8(offset + 3) !== 0) return { ok: false, reason: 'BAD_FLAGS' };
+  const payload = byteLength - FRAME.headerBytes;
+  if (payload % FRAME.bytesPerSample !== 0) return { ok: false, reason: 'ODD_LENGTH' };
+  if (payload === 0) return { ok: false, reason: 'EMPTY' };
+  const high = view.getUint32(offset + 12, true);
+  if (high >= FRAME.maxHighWord) return { ok: false, reason: 'START_TOO_LARGE' };
+  return {
+    ok: true,
+    epoch: view.getUint32(offset + 4, true),
+    startSample: high * TWO_POW_32 + view.getUint32(offset + 8, true),
+    sampleCount: payload / FRAME.bytesPerSample,
+  };
+}
+
+/** Server -> client JSON message types (`{ type, ... }`); anything else is ignored with a debug event. */
+export const SERVER_MESSAGES = [
+  'session.ready', 'audio.ack', 'transcript.partial', 'transcript.line', 'transcript.alignment', 'transcript.entities',
+  'transcript.revision', 'transcript.language', 'usage.updated', 'session.notice', 'session.paused', 'session.resumed',
+  'session.finished', 'error', 'ping', 'pong',
+] as const;
+export type ServerMessageType = (typeof SERVER_MESSAGES)[number];
+
+/** Client -> server JSON message types. */
+export const CLIENT_MESSAGES = ['session.pause', 'session.resume', 'session.finish', 'session.captured', 'ping', 'pong'] as const;
+export type ClientMessageType = (typeof CLIENT_MESSAGES)[number];
+
+/** Codes of the socket `error` message; `fatal: true` ones are followed by a close (CLOSE_CODES). */
+export const SOCKET_ERRORS = [
+  'BAD_FRAME', 'FRAME_TOO_LARGE', 'WRONG_EPOCH', 'BEYOND_CURSOR', 'NOT_ACCEPTING', 'BAD_JSON', 'BAD_MESSAGE', 'SESSION_CLOSED',
+  'SESSION_NOT_FOUND', 'SESSION_FINISHED', 'RECOVERY_WINDOW_EXPIRED', 'PROTOCOL_VIOLATION', 'SLOW_CONSUMER', 'INTERNAL',
+] as const;
+export type SocketErrorCode = (typeof SOCKET_ERRORS)[number];
+
+/** Close codes. The client reconnects after 1006, HEARTBEAT_TIMEOUT, SLOW_CONSUMER (and any other 1xxx abnormal close). */
+export const CLOSE_CODES = {
+  normal: 1000,
+  abnormal: 1006,
+  REPLACED: 4001,
+  PROTOCOL_VIOLATION: 4400,
+  AUTH_FAILED: 4401,
+  SESSION_NOT_FOUND: 4404,
+  HEARTBEAT_TIMEOUT: 4408,
+  SESSION_FINISHED: 4409,
+  RECOVERY_WINDOW_EXPIRED: 4410,
+  SLOW_CONSUMER: 4429,
+  SERVER_GOING_AWAY: 4503,
+} as const;
+
+/**
+ * Close codes after which the client never reconnects: the session is over, refused or owned by a newer
+ * socket. The server documents an allow-list (1006, HEARTBEAT_TIMEOUT, SLOW_CONSUMER); the client uses
+ * this deny-list instead, so that proxies' 1001/1011 closes and unknown 4xxx codes are survived too.
+ */
+export const FINAL_CLOSE_CODES: readonly number[] = [
+  CLOSE_CODES.REPLACED, CLOSE_CODES.PROTOCOL_VIOLATION, CLOSE_CODES.AUTH_FAILED, CLOSE_CODES.SESSION_NOT_FOUND,
+  CLOSE_CODES.SESSION_FINISHED, CLOSE_CODES.RECOVERY_WINDOW_EXPIRED,
+];

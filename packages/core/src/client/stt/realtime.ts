@@ -7,6 +7,8 @@ import { newIdempotencyKey } from '../../util/ids.js';
 import { object, string } from '../../util/read.js';
 import { parseSession } from '../parse/realtime.js';
 import { Checks, isPlainObject } from '../validation/checks.js';
+import { RealtimeSocketSession, socketUrlFor } from '../../realtime/realtime-session.js';
+import type { RealtimeSocketOptions } from '../../realtime/session-options.js';
 import { checkIdempotencyKey, requireId, type CreateTranscriptionOptions } from './transcriptions.js';
 
 /**
@@ -42,6 +44,49 @@ export class Realtime {
     };
   }
 
+  /**
+   * Creates a session over REST (one Idempotency-Key, reused on retries) and opens its socket
+   * (issue 4). Resolves once the server said session.ready; `signal` also ends the session later.
+   */
+  async connect(params: RealtimeConnectParams = {}): Promise<RealtimeSocketSession> {
+    const { title, languageHint, options, idempotencyKey, socketUrl, ...session } = params;
+    const created = await this.create(
+      { ...(title !== undefined ? { title } : {}), ...(languageHint !== undefined ? { languageHint } : {}), ...(options !== undefined ? { options } : {}) },
+      { ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), ...(session.signal !== undefined ? { signal: session.signal } : {}) },
+    );
+    const live = new RealtimeSocketSession({
+      ...session,
+      sessionId: created.sessionId,
+      socketUrl: socketUrl ?? created.socket.url,
+      accessKey: this.credentials().accessKey,
+      token: created.socket.token,
+      rest: this,
+    });
+    return live.start();
+  }
+
+  /**
+   * Attaches to a session a backend created, with only its socket token (browsers: the API key never
+   * reaches the page). No REST call is made; the socket's session.ready is the reconnect read.
+   */
+  async attach(params: RealtimeAttachParams): Promise<RealtimeSocketSession> {
+    const { sessionId, token, baseUrl, socketUrl, ...session } = params;
+    const c = new Checks();
+    if (typeof sessionId !== 'string' || sessionId === '') c.add('sessionId', 'is required and must be a non-empty string');
+    if (typeof token !== 'string' || token === '') c.add('token', 'is required and must be a non-empty string');
+    c.throwIfAny();
+    const live = new RealtimeSocketSession({ ...session, sessionId, token, socketUrl: socketUrl ?? socketUrlFor(baseUrl ?? this.credentials().baseUrl) });
+    return live.start();
+  }
+
+  /**
+   * The key and base URL the socket needs. The transport keeps its config private (issue 3); reading it
+   * here keeps issue 4 from widening that class. TODO(issue 4): a public accessor on Transport.
+   */
+  private credentials(): { accessKey: string; baseUrl: string } {
+    return (this.transport as unknown as { config: { accessKey: string; baseUrl: string } }).config;
+  }
+
   async get(sessionId: string, call?: CallOptions): Promise<RealtimeSession> {
     requireId('sessionId', sessionId);
     const { data } = await this.transport.request({ method: 'GET', path: buildPath(PATHS.realtimeSession, { sessionId }), retry: 'repeatable' }, call);
@@ -70,4 +115,21 @@ export class Realtime {
     );
     return parseSession(data);
   }
+}
+
+/** connect(): the create body, its idempotency key, and the session's options (issue 4). */
+export interface RealtimeConnectParams extends CreateRealtimeSessionParams, RealtimeSocketOptions {
+  readonly idempotencyKey?: string;
+  /** ws(s) URL of the socket endpoint instead of the creation's `socket.url` (a proxy in between). */
+  readonly socketUrl?: string;
+}
+
+/** attach(): a session created elsewhere, reached with its socket token only. */
+export interface RealtimeAttachParams extends RealtimeSocketOptions {
+  readonly sessionId: string;
+  readonly token: string;
+  /** http(s) base URL of the service; default the client's. */
+  readonly baseUrl?: string;
+  /** Or the creation's `socket.url` as is. */
+  readonly socketUrl?: string;
 }

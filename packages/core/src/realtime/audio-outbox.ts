@@ -1,0 +1,212 @@
+import { EncodePipeline } from '../dsp/encode-pipeline.js';
+import { LITTLE_ENDIAN_HOST } from '../dsp/pcm16.js';
+import { FRAME, REALTIME, encodeFrameHeader } from '../protocol.js';
+import { RealtimeError } from './realtime-error.js';
+
+/** Backpressure and memory, as numbers a UI can draw (issue 4 "bounded and observable"). */
+export interface AudioStats {
+  /** Samples captured and encoded so far (16 kHz): the capturedSamples pause and finish report. */
+  readonly producedSamples: number;
+  /** End of the last frame handed to the socket. */
+  readonly sentSamples: number;
+  /** The server's received cursor, from its last acknowledgement. */
+  readonly ackedSamples: number;
+  /** Sent but not acknowledged. */
+  readonly unackedSamples: number;
+  /** Encoded but not sent yet. */
+  readonly queuedSamples: number;
+  /** Held in the ring: everything not acknowledged (queued + unacked). */
+  readonly bufferedSamples: number;
+  readonly capacitySamples: number;
+  /** Samples lost to overflow since the session began. */
+  readonly overflowSamples: number;
+  /** producedSamples - ackedSamples in milliseconds of audio. */
+  readonly lagMs: number;
+}
+
+export interface Gap {
+  readonly from: number;
+  readonly to: number;
+}
+
+/**
+ * The audio on its way out: EncodePipeline (retain: true) holds every sample the server has not
+ * acknowledged; frames are cut from its ring here, so a pause or finish can send a short last frame
+ * without flushing the resampler, and a reconnect can start again at the server's cursor.
+ *
+ *   write(Float32) ─► EncodePipeline ─► int16 ring ──nextFrame()──► socket
+ *   writePcm16(Int16) ───────────────────────┘   ▲ acknowledge(received) frees, rewindTo(received) resends
+ *
+ * `expected` is where the server's next sample must start. When the ring dropped audio the server never
+ * got (overflow during a long outage), the frames from `expected` to the oldest kept sample are zeros:
+ * the server refuses frames past its cursor, so the positions are kept true and the gap is reported.
+ *
+ * Garbage: one Uint8Array per frame (the socket keeps it until written), nothing else per frame.
+ */
+export class AudioOutbox {
+  readonly pipeline: EncodePipeline;
+  readonly frameSamples: number;
+  #mode: 'float' | 'pcm16' | undefined;
+  #acked: number;
+  #expected: number;
+  #overflow = 0;
+  #gapReportedTo = 0;
+  readonly #scratch: Int16Array;
+  readonly #onGap: (gap: Gap) => void;
+
+  constructor(options: { sampleRate: number; channels: number; bufferMs: number; startSample?: number; frameMs?: number; onGap: (gap: Gap) => void }) {
+    this.#onGap = options.onGap;
+    const startSample = options.startSample ?? 0;
+    this.pipeline = new EncodePipeline({
+      inputRate: options.sampleRate,
+      channels: options.channels,
+      outputRate: REALTIME.sampleRate,
+      headerBytes: FRAME.headerBytes,
+      retain: true,
+      bufferMs: options.bufferMs,
+      startSample,
+      frameMs: options.frameMs ?? 20,
+      onOverflow: (from, to) => {
+        this.#overflow += to - from;
+      },
+    });
+    this.frameSamples = this.pipeline.frameSamples;
+    this.#acked = startSample;
+    this.#expected = startSample;
+    this.#scratch = new Int16Array(this.frameSamples);
+  }
+
+  get ring(): EncodePipeline['ring'] {
+    return this.pipeline.ring;
+  }
+
+  get produced(): number {
+    return this.ring.writeCursor;
+  }
+
+  get acked(): number {
+    return this.#acked;
+  }
+
+  /** Where the next frame starts (the server's cursor as far as we know). */
+  get expected(): number {
+    return this.#expected;
+  }
+
+  /** Samples not yet handed to the socket, including zeros owed for a gap. */
+  get unsent(): number {
+    return this.produced - this.#expected;
+  }
+
+  /** Float32 at the session's declared rate and channels. */
+  writeFloat(block: Float32Array): number {
+    this.#setMode('float');
+    return this.pipeline.push(block);
+  }
+
+  /** PCM16 at 16 kHz mono: straight into the ring, bit-exact (no resampling, no requantisation). */
+  writePcm16(samples: Int16Array): number {
+    this.#setMode('pcm16');
+    const ring = this.ring;
+    let at = 0;
+    while (at < samples.length) {
+      const count = Math.min(samples.length - at, ring.capacity);
+      const room = ring.availableToWrite();
+      if (room < count) {
+        // Same policy as the pipeline: drop the oldest, keep the live end; positions stay true.
+        const need = count - room;
+        this.#overflow += need;
+        ring.release(ring.releaseCursor + need);
+      }
+      ring.write(samples, at, count);
+      at += count;
+    }
+    return samples.length;
+  }
+
+  /** Encodes what the resampler still holds (finish). A PCM16-only session has nothing there. */
+  flushResampler(): void {
+    if (this.#mode === 'float' && !this.pipeline.flushed) this.pipeline.flush();
+  }
+
+  /** The server has everything before `position`: free it. Stale (smaller) acknowledgements are ignored. */
+  acknowledge(position: number): void {
+    const at = Math.min(position, this.produced);
+    if (at <= this.#acked) return;
+    this.#acked = at;
+    this.pipeline.acknowledge(at);
+    if (this.#expected < at) this.#expected = at;
+  }
+
+  /**
+   * Sends again from the server's cursor. When the ring no longer holds audio from there (it
+   * overflowed), nextFrame() sends zeros up to the oldest kept sample and reports the gap.
+   */
+  rewindTo(position: number): void {
+    const ring = this.ring;
+    const at = Math.min(Math.max(position, this.#acked), this.produced);
+    ring.rewind(Math.min(Math.max(at, ring.releaseCursor), ring.writeCursor));
+    this.#expected = at;
+  }
+
+  /**
+   * The next frame with its 16-byte header, or null. Whole frames only unless `allowShort` (pause and
+   * finish send the remainder). Gap zeros first, then ring audio from the read cursor.
+   */
+  nextFrame(epoch: number, allowShort: boolean): { bytes: Uint8Array; startSample: number; sampleCount: number } | null {
+    const ring = this.ring;
+    // An overflow may have moved the read cursor past what the server has: owe zeros up to it.
+    if (ring.readCursor > this.#expected) {
+      if (this.#expected >= this.#gapReportedTo) {
+        this.#gapReportedTo = ring.readCursor;
+        this.#onGap({ from: this.#expected, to: ring.readCursor });
+      }
+      const count = Math.min(this.frameSamples, ring.readCursor - this.#expected);
+      return this.#frame(epoch, this.#expected, count, false);
+    }
+    if (ring.readCursor < this.#expected) ring.rewind(Math.min(this.#expected, ring.writeCursor));
+    const available = ring.availableToRead();
+    if (available === 0 || (available < this.frameSamples && !allowShort)) return null;
+    return this.#frame(epoch, ring.readCursor, Math.min(available, this.frameSamples), true);
+  }
+
+  stats(): AudioStats {
+    const produced = this.produced;
+    const sent = this.#expected;
+    return {
+      producedSamples: produced,
+      sentSamples: sent,
+      ackedSamples: this.#acked,
+      unackedSamples: sent - this.#acked,
+      queuedSamples: produced - sent,
+      bufferedSamples: produced - this.#acked,
+      capacitySamples: this.ring.capacity,
+      overflowSamples: this.#overflow,
+      lagMs: ((produced - this.#acked) * 1000) / REALTIME.sampleRate,
+    };
+  }
+
+  #frame(epoch: number, startSample: number, count: number, fromRing: boolean): { bytes: Uint8Array; startSample: number; sampleCount: number } {
+    const bytes = new Uint8Array(FRAME.headerBytes + count * FRAME.bytesPerSample);
+    encodeFrameHeader(new DataView(bytes.buffer), 0, epoch, startSample);
+    if (fromRing) {
+      if (LITTLE_ENDIAN_HOST) {
+        this.ring.read(new Int16Array(bytes.buffer, FRAME.headerBytes, count), 0, count);
+      } else {
+        const scratch = this.#scratch;
+        this.ring.read(scratch, 0, count);
+        for (let i = 0, b = FRAME.headerBytes; i < count; i++, b += 2) {
+          bytes[b] = scratch[i]! & 0xff;
+          bytes[b + 1] = (scratch[i]! >> 8) & 0xff;
+        }
+      }
+    }
+    this.#expected = startSample + count;
+    return { bytes, startSample, sampleCount: count };
+  }
+
+  #setMode(mode: 'float' | 'pcm16'): void {
+    if (this.#mode === undefined) this.#mode = mode;
+    else if (this.#mode !== mode) throw new RealtimeError('REALTIME_INVALID_STATE', 'write() and writePcm16() cannot be mixed in one session: the resampler would reorder audio');
+  }
+}

@@ -1,0 +1,81 @@
+import { SoundCloneError } from '../errors/base.js';
+
+/** Stable codes of RealtimeError (docs/errors.md "RealtimeError"). */
+export type RealtimeErrorCode =
+  | 'REALTIME_NO_WEBSOCKET'
+  | 'REALTIME_SOCKET_REFUSED'
+  | 'REALTIME_SESSION_NOT_FOUND'
+  | 'REALTIME_RECONNECT_EXHAUSTED'
+  | 'REALTIME_RECOVERY_WINDOW_EXPIRED'
+  | 'REALTIME_SESSION_REPLACED'
+  | 'REALTIME_PROTOCOL_VIOLATION'
+  | 'REALTIME_SESSION_CLOSED'
+  | 'REALTIME_INVALID_STATE'
+  | 'REALTIME_TIMEOUT'
+  | 'REALTIME_ABORTED'
+  | 'REALTIME_CLOSED';
+
+/**
+ * A realtime session failed or refused a call. One class, several causes, each a static factory so
+ * the message and the code stay together (style guide "Errors"). `closeCode` is the socket's close
+ * code when one was involved.
+ */
+export class RealtimeError extends SoundCloneError {
+  override name = 'RealtimeError' as const;
+  declare readonly code: RealtimeErrorCode;
+  readonly closeCode: number | undefined;
+
+  constructor(code: RealtimeErrorCode, message: string, options: { cause?: unknown; closeCode?: number } = {}) {
+    super(code, message, options.cause !== undefined ? { cause: options.cause } : undefined);
+    this.closeCode = options.closeCode;
+  }
+
+  static noWebSocket(): RealtimeError {
+    return new RealtimeError('REALTIME_NO_WEBSOCKET', 'no WebSocket implementation: pass options.WebSocket (Node: install isomorphic-ws and ws)');
+  }
+
+  static socketRefused(reason: string, cause?: unknown): RealtimeError {
+    return new RealtimeError('REALTIME_SOCKET_REFUSED', `the socket was refused: ${reason}`, { cause });
+  }
+
+  static sessionNotFound(closeCode?: number): RealtimeError {
+    return new RealtimeError('REALTIME_SESSION_NOT_FOUND', 'the realtime session does not exist or belongs to another account', closeCode !== undefined ? { closeCode } : {});
+  }
+
+  static reconnectExhausted(reason: string): RealtimeError {
+    return new RealtimeError('REALTIME_RECONNECT_EXHAUSTED', `the reconnect policy gave up (${reason}); the session stays open on the server until its recovery window passes`);
+  }
+
+  static recoveryWindowExpired(): RealtimeError {
+    return new RealtimeError('REALTIME_RECOVERY_WINDOW_EXPIRED', 'the recovery window passed; the session no longer accepts audio (finish it over REST to save the result)');
+  }
+
+  static replaced(): RealtimeError {
+    return new RealtimeError('REALTIME_SESSION_REPLACED', 'a newer socket attached to this session', { closeCode: 4001 });
+  }
+
+  static protocolViolation(closeCode: number, reason: string): RealtimeError {
+    return new RealtimeError('REALTIME_PROTOCOL_VIOLATION', `the server closed the socket: ${reason}`, { closeCode });
+  }
+
+  static invalidState(call: string, state: string): RealtimeError {
+    return new RealtimeError('REALTIME_INVALID_STATE', `${call}() is not possible in state ${state}`);
+  }
+
+  static timeout(call: string, ms: number): RealtimeError {
+    return new RealtimeError('REALTIME_TIMEOUT', `${call}() did not complete within ${ms} ms`);
+  }
+
+  static aborted(call: string, reason: unknown): RealtimeError {
+    return new RealtimeError('REALTIME_ABORTED', `${call}() was aborted`, { cause: reason });
+  }
+
+  static closed(call: string): RealtimeError {
+    return new RealtimeError('REALTIME_CLOSED', `${call}() cannot complete: the session was closed`);
+  }
+}
+
+/** Matches by class or, across bundle copies, by name. */
+export function isRealtimeError(value: unknown): value is RealtimeError {
+  return value instanceof RealtimeError || (value instanceof Error && value.name === 'RealtimeError' && typeof (value as { code?: unknown }).code === 'string');
+}

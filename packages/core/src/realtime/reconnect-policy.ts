@@ -1,0 +1,71 @@
+/**
+ * When to try the socket again after it was lost (issue 4 "Reconnect"). A policy is a pure function of
+ * the context, so it can be swapped (fixed delays, give up offline, ...) and tested without sockets.
+ */
+export interface ReconnectContext {
+  /** Retries already made since the socket was lost (0 before the first retry). */
+  readonly attempt: number;
+  /** Milliseconds since the socket was lost. */
+  readonly elapsedMs: number;
+  /** Close code of the lost socket, when one was seen. */
+  readonly closeCode?: number | undefined;
+  /** Why the last attempt failed (or why the socket was lost). */
+  readonly reason: string;
+}
+
+export interface ReconnectPolicy {
+  /** Milliseconds to wait before the next attempt, or null to give up. */
+  nextRetryDelayMs(context: ReconnectContext): number | null;
+}
+
+export interface DefaultReconnectPolicyOptions {
+  /** Ceiling of the first retry's delay. Default 250 ms. */
+  readonly baseMs?: number;
+  /** Cap of every delay. Default 5000 ms. */
+  readonly maxMs?: number;
+  /** Give up after this many retries. Default Infinity (the time budget decides). */
+  readonly maxAttempts?: number;
+  /**
+   * Give up once this long has passed since the loss. Default 60 s, the reference server's recovery
+   * window: after it the session no longer takes audio, so retrying the socket is pointless.
+   */
+  readonly maxElapsedMs?: number;
+  /** Source of randomness in [0, 1); injectable for tests. */
+  readonly random?: () => number;
+}
+
+/**
+ * Capped exponential backoff with full jitter: delay = random() * min(maxMs, baseMs * 2^attempt).
+ * Full jitter spreads a crowd of clients that lost the same proxy at once, instead of having them
+ * return in lockstep. The first retry may be immediate, which is what a single dropped socket wants.
+ */
+export class DefaultReconnectPolicy implements ReconnectPolicy {
+  readonly baseMs: number;
+  readonly maxMs: number;
+  readonly maxAttempts: number;
+  readonly maxElapsedMs: number;
+  private readonly random: () => number;
+
+  constructor(options: DefaultReconnectPolicyOptions = {}) {
+    this.baseMs = options.baseMs ?? 250;
+    this.maxMs = options.maxMs ?? 5000;
+    this.maxAttempts = options.maxAttempts ?? Number.POSITIVE_INFINITY;
+    this.maxElapsedMs = options.maxElapsedMs ?? 60_000;
+    this.random = options.random ?? Math.random;
+    if (!(this.baseMs >= 0) || !(this.maxMs >= this.baseMs)) throw new RangeError('need 0 <= baseMs <= maxMs');
+    if (!(this.maxAttempts >= 0) || !(this.maxElapsedMs >= 0)) throw new RangeError('maxAttempts and maxElapsedMs must be >= 0');
+  }
+
+  /** The jitter ceiling for an attempt: min(maxMs, baseMs * 2^attempt), without overflowing. */
+  ceilingMs(attempt: number): number {
+    return Math.min(this.maxMs, this.baseMs * 2 ** Math.min(attempt, 52));
+  }
+
+  nextRetryDelayMs(context: ReconnectContext): number | null {
+    if (context.attempt >= this.maxAttempts) return null;
+    if (context.elapsedMs >= this.maxElapsedMs) return null;
+    const delay = Math.floor(this.random() * this.ceilingMs(context.attempt));
+    // Never sleep past the budget: one last attempt right at its end is still worth making.
+    return Math.min(delay, Math.max(0, this.maxElapsedMs - context.elapsedMs));
+  }
+}

@@ -1,0 +1,43 @@
+import type { ServerMessageType } from '../protocol.js';
+import type { ServerMessage } from './server-messages.js';
+import type { RealtimeNotice, RealtimeSession } from '../types/realtime.js';
+import type { AudioStats, Gap } from './audio-outbox.js';
+import type { LineUpdate, SessionLine } from './line-store.js';
+import type { StateChange } from './session-state.js';
+
+/** Every raw server message, by its type, after the session processed it (derived from the union). */
+export type ServerMessageEvents = { [K in ServerMessageType]: (message: Extract<ServerMessage, { type: K }>) => void };
+
+/** What the session itself says. Payloads are objects so fields can be added later. */
+export interface SessionOwnEvents {
+  state: (change: StateChange) => void;
+  /** A committed line, once per line id for the life of the session (reconnects included). */
+  line: (line: SessionLine) => void;
+  /** A supplement arrived for a line already emitted (or a reconnect's view filled it in). */
+  'line.updated': (update: LineUpdate) => void;
+  /** Audio the ring no longer held when it had to be sent: zeros went out for [from, to). */
+  gap: (gap: Gap & { readonly epoch: number }) => void;
+  /** The first frame went on the socket. */
+  'first.frame': (info: { readonly startSample: number; readonly epoch: number }) => void;
+  /** Buffer fill and sent vs acknowledged lag, after each acknowledgement. */
+  backpressure: (stats: AudioStats) => void;
+  reconnecting: (info: { readonly attempt: number; readonly delayMs: number; readonly reason: string; readonly closeCode?: number | undefined }) => void;
+  reconnected: (info: { readonly attempt: number; readonly receivedSamples: number; readonly resendSamples: number }) => void;
+  /** A rotation completed: audio continues in `toEpoch` from `atSample`. */
+  rotated: (info: { readonly fromEpoch: number; readonly toEpoch: number; readonly atSample: number }) => void;
+  /** The recovery window passed; `finishedOverRest` says whether the result was saved anyway. */
+  'recovery.expired': (info: { readonly finishedOverRest: boolean }) => void;
+  /** Things worth a debug log: unknown or malformed messages, expected refusals around rotation. */
+  debug: (info: { readonly kind: string; readonly detail?: Readonly<Record<string, unknown>> }) => void;
+}
+
+export type RealtimeSessionEvents = ServerMessageEvents & SessionOwnEvents;
+
+/** What `finish()` resolves with: the final view, every notice, and the final lines. */
+export interface RealtimeFinishResult {
+  readonly session: RealtimeSession;
+  readonly notices: readonly RealtimeNotice[];
+  readonly lines: readonly SessionLine[];
+  /** Why the session ended this way (e.g. "finished", "recovery window expired: finished over REST"). */
+  readonly reason: string;
+}

@@ -1,0 +1,54 @@
+import type { RealtimeSession } from '../types/realtime.js';
+import type { ReconnectPolicy } from './reconnect-policy.js';
+import type { WebSocketConstructor } from './socket-transport.js';
+
+/** The REST calls a session can fall back on (absent when it holds only a socket token). */
+export interface RealtimeRest {
+  get(sessionId: string, call?: { signal?: AbortSignal }): Promise<RealtimeSession>;
+  finish(sessionId: string, capturedSamples: bigint | number | string, call?: { signal?: AbortSignal }): Promise<RealtimeSession>;
+}
+
+/** Options shared by connect() and attach(). */
+export interface RealtimeSocketOptions {
+  /** Aborting closes the session (a plain disconnect: the server keeps it until its recovery window ends). */
+  readonly signal?: AbortSignal;
+  /** Rate of the Float32 blocks given to write(). Default 16000. */
+  readonly sampleRate?: number;
+  /** Interleaved channels of write() blocks, averaged to mono. Default 1. */
+  readonly channels?: number;
+  /**
+   * Reconnect timing. Default: capped exponential with full jitter (250 ms base, 5 s cap), giving up 5 s
+   * after the server's recovery window (so the last attempt learns it expired and the session is
+   * finished over REST). Also governs the first connection.
+   */
+  readonly reconnect?: ReconnectPolicy;
+  /** WebSocket implementation. Default: `ws` via isomorphic-ws in Node, globalThis.WebSocket elsewhere. */
+  readonly WebSocket?: WebSocketConstructor;
+  /** Unacknowledged audio kept for resending, in ms. Default 60000 (the recovery window). */
+  readonly bufferMs?: number;
+  /** Sent but unacknowledged samples before sending waits for an ack. Default 32000 (2 s). */
+  readonly maxInFlightSamples?: number;
+  /** Nothing heard for this long means the socket is dead or half-open. Default: the server's value. */
+  readonly heartbeatTimeoutMs?: number;
+  /** One socket attempt (open + session.ready) may take this long. Default 10000. */
+  readonly connectTimeoutMs?: number;
+  /** pause() and finish() wait this long for the last acknowledgement before going ahead. Default 5000. */
+  readonly drainTimeoutMs?: number;
+  /** Clock for heartbeat and reconnect budgets (tests). */
+  readonly now?: () => number;
+}
+
+export interface RealtimeSessionInit extends RealtimeSocketOptions {
+  readonly sessionId: string;
+  /** Absolute ws(s) URL of the socket endpoint, without query. */
+  readonly socketUrl: string;
+  /** The API key (sent as a header where the platform allows) and/or the creation's socket token. */
+  readonly accessKey?: string;
+  readonly token?: string;
+  readonly rest?: RealtimeRest;
+}
+
+export interface OperationOptions {
+  readonly signal?: AbortSignal;
+  readonly timeoutMs?: number;
+}

@@ -1,0 +1,138 @@
+import { RealtimeError } from './realtime-error.js';
+
+/**
+ * The part of the WebSocket API the session uses: the browser's WebSocket and `ws` (through
+ * isomorphic-ws) both fit. Passed in through options so core never touches a platform global at import.
+ */
+export interface WebSocketLike {
+  readonly readyState: number;
+  binaryType: string;
+  readonly bufferedAmount: number;
+  send(data: string | ArrayBufferView | ArrayBuffer): void;
+  close(code?: number, reason?: string): void;
+  addEventListener(type: string, listener: (event: never) => void): void;
+  removeEventListener(type: string, listener: (event: never) => void): void;
+  /** `ws` only: drop the TCP connection without a close handshake (a half-open peer never answers one). */
+  terminate?(): void;
+}
+
+/** The `ws` constructor takes `{ headers }` third; a browser's ignores it (and cannot send headers). */
+export type WebSocketConstructor = new (url: string, protocols?: string | string[], options?: { headers?: Record<string, string> }) => WebSocketLike;
+
+export interface ResolvedWebSocket {
+  readonly WebSocket: WebSocketConstructor;
+  /** Whether custom headers (accessKey) reach the server; false in browsers: then the token is used. */
+  readonly headers: boolean;
+}
+
+const OPEN = 1;
+
+function isNode(): boolean {
+  const proc = (globalThis as { process?: { versions?: { node?: string } } }).process;
+  return typeof proc?.versions?.node === 'string';
+}
+
+/**
+ * options.WebSocket, else `ws` through isomorphic-ws in Node (Node 20 has no global WebSocket, and
+ * Node 22's cannot send headers), else globalThis.WebSocket. The module name is a variable so bundlers
+ * and core's type check never pull the Node-only package into a browser build.
+ */
+export async function resolveWebSocket(given: WebSocketConstructor | undefined, headersSupported?: boolean): Promise<ResolvedWebSocket> {
+  if (given !== undefined) return { WebSocket: given, headers: headersSupported ?? isNode() };
+  if (isNode()) {
+    const specifier = 'isomorphic-ws';
+    try {
+      const mod = (await import(specifier)) as { default?: unknown; WebSocket?: unknown };
+      const ctor = (mod.default ?? mod.WebSocket) as WebSocketConstructor | undefined;
+      if (typeof ctor === 'function') return { WebSocket: ctor, headers: true };
+    } catch {
+      // Not installed: fall through to a global WebSocket (token authentication).
+    }
+  }
+  const global = (globalThis as { WebSocket?: unknown }).WebSocket;
+  if (typeof global === 'function') return { WebSocket: global as WebSocketConstructor, headers: false };
+  throw RealtimeError.noWebSocket();
+}
+
+export interface TransportHandlers {
+  onOpen(transport: SocketTransport): void;
+  onText(transport: SocketTransport, text: string): void;
+  onClose(transport: SocketTransport, code: number, reason: string): void;
+  onError(transport: SocketTransport, message: string): void;
+}
+
+/**
+ * One socket, numbered. The session compares `id` with its current transport on every callback and
+ * drops what a replaced socket still says (style guide: "every socket callback checks its generation").
+ * `dispose()` removes the four listeners it added; `close()` and `terminate()` also dispose, so a closed
+ * transport never calls back.
+ */
+export class SocketTransport {
+  #disposed = false;
+  readonly #listeners: Array<[string, (event: never) => void]>;
+
+  constructor(readonly id: number, private readonly ws: WebSocketLike, handlers: TransportHandlers) {
+    ws.binaryType = 'arraybuffer';
+    const open = (): void => handlers.onOpen(this);
+    const message = (event: { data: unknown }): void => {
+      if (typeof event.data === 'string') handlers.onText(this, event.data);
+      // The server sends no binary messages; ignore any rather than guess their meaning.
+    };
+    const close = (event: { code?: number; reason?: string }): void => {
+      if (this.#disposed) return;
+      this.dispose();
+      handlers.onClose(this, event.code ?? 1006, event.reason ?? '');
+    };
+    const error = (event: { message?: string; error?: { message?: string } }): void => {
+      handlers.onError(this, event.message ?? event.error?.message ?? 'socket error');
+    };
+    this.#listeners = [['open', open], ['message', message as (e: never) => void], ['close', close as (e: never) => void], ['error', error as (e: never) => void]];
+    for (const [type, listener] of this.#listeners) ws.addEventListener(type, listener);
+  }
+
+  get open(): boolean {
+    return !this.#disposed && this.ws.readyState === OPEN;
+  }
+
+  get bufferedAmount(): number {
+    return this.ws.bufferedAmount;
+  }
+
+  /** Sends when open; returns false otherwise (the caller resends from the server's cursor later). */
+  send(data: string | Uint8Array): boolean {
+    if (!this.open) return false;
+    this.ws.send(data);
+    return true;
+  }
+
+  sendJson(message: Record<string, unknown>): boolean {
+    return this.send(JSON.stringify(message));
+  }
+
+  /** Close handshake; callbacks stop at once. */
+  close(code = 1000, reason = ''): void {
+    this.dispose();
+    try {
+      this.ws.close(code, reason);
+    } catch {
+      // Already closing or closed: nothing left to do.
+    }
+  }
+
+  /** For a socket believed half-open: drop it without waiting for an answer that will not come. */
+  terminate(): void {
+    this.dispose();
+    if (typeof this.ws.terminate === 'function') this.ws.terminate();
+    else this.close(4408, 'heartbeat timeout');
+  }
+
+  dispose(): void {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    for (const [type, listener] of this.#listeners) this.ws.removeEventListener(type, listener);
+    // `ws` emits 'error' on a failed close of a dead socket; keep one no-op so it never goes unhandled.
+    this.ws.addEventListener('error', noop);
+  }
+}
+
+function noop(): void {}

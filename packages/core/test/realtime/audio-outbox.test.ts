@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { decodeFrameHeader } from '../../src/protocol.js';
+import { AudioOutbox, type Gap } from '../../src/realtime/audio-outbox.js';
+
+const ramp = (from: number, n: number): Int16Array => Int16Array.from({ length: n }, (_, i) => ((from + i) % 30_000) - 15_000);
+
+function payload(bytes: Uint8Array): Int16Array {
+  return new Int16Array(bytes.buffer.slice(bytes.byteOffset + 16, bytes.byteOffset + bytes.byteLength));
+}
+
+describe('AudioOutbox', () => {
+  it('cuts 20 ms frames with the header (epoch, absolute start) and exact PCM16 payloads', () => {
+    const gaps: Gap[] = [];
+    const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 1000, onGap: (g) => gaps.push(g) });
+    box.writePcm16(ramp(0, 700));
+    const a = box.nextFrame(3, false)!;
+    const b = box.nextFrame(3, false)!;
+    expect(box.nextFrame(3, false)).toBeNull(); // 60 samples left: not a whole frame
+    const c = box.nextFrame(3, true)!; // pause/finish sends the remainder
+    for (const [frame, start, count] of [[a, 0, 320], [b, 320, 320], [c, 640, 60]] as const) {
+      expect(decodeFrameHeader(new DataView(frame.bytes.buffer), 0, frame.bytes.length)).toEqual({ ok: true, epoch: 3, startSample: start, sampleCount: count });
+      expect(payload(frame.bytes)).toEqual(ramp(start, count));
+    }
+    expect(box.stats()).toMatchObject({ producedSamples: 700, sentSamples: 700, ackedSamples: 0, unackedSamples: 700, queuedSamples: 0 });
+    expect(gaps).toEqual([]);
+  });
+
+  it('acknowledge frees; rewindTo resends exactly from the server cursor', () => {
+    const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 1000, onGap: () => {} });
+    box.writePcm16(ramp(0, 1280));
+    while (box.nextFrame(1, false) !== null);
+    box.acknowledge(500);
+    expect(box.stats()).toMatchObject({ ackedSamples: 500, unackedSamples: 780, bufferedSamples: 780 });
+    box.acknowledge(100); // stale: ignored
+    expect(box.acked).toBe(500);
+    box.rewindTo(500);
+    const again = box.nextFrame(2, true)!;
+    expect(again.startSample).toBe(500);
+    expect(payload(again.bytes)).toEqual(ramp(500, 320));
+  });
+
+  it('after an overflow the server never got, sends zeros for the lost range and reports the gap once', () => {
+    const gaps: Gap[] = [];
+    const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 100, onGap: (g) => gaps.push(g) });
+    const capacity = box.ring.capacity;
+    box.writePcm16(ramp(0, 320));
+    box.nextFrame(1, false);
+    // Socket down: far more than the ring holds arrives meanwhile.
+    box.writePcm16(ramp(320, capacity * 2));
+    const produced = 320 + capacity * 2;
+    box.rewindTo(320);
+    const frames = [];
+    for (let f = box.nextFrame(1, true); f !== null; f = box.nextFrame(1, true)) frames.push(f);
+    const kept = produced - capacity;
+    expect(gaps).toEqual([{ from: 320, to: kept }]);
+    let at = 320;
+    for (const f of frames) {
+      expect(f.startSample).toBe(at);
+      const expected = Int16Array.from({ length: f.sampleCount }, (_, i) => (at + i < kept ? 0 : ((at + i) % 30_000) - 15_000));
+      expect(payload(f.bytes)).toEqual(expected);
+      at += f.sampleCount;
+    }
+    expect(at).toBe(produced);
+    // Overflow counts every sample dropped from the ring, the sent-but-unacknowledged first frame included.
+    expect(box.stats().overflowSamples).toBe(kept);
+  });
+
+  it('encodes Float32 at 48 kHz stereo through the pipeline and refuses mixing with PCM16', () => {
+    const box = new AudioOutbox({ sampleRate: 48_000, channels: 2, bufferMs: 1000, onGap: () => {} });
+    box.writeFloat(new Float32Array(48_000 * 2 * 0.1));
+    box.flushResampler();
+    expect(box.produced).toBeGreaterThan(1500);
+    expect(() => box.writePcm16(new Int16Array(10))).toThrow(/cannot be mixed/);
+  });
+});
