@@ -1,5 +1,5 @@
 /** The parts of the benchmark `--only` can pick; all of them by default. */
-export const SECTIONS = ['resample', 'stream', 'quality', 'pcm16', 'pipeline', 'ring'] as const;
+export const SECTIONS = ['resample', 'stream', 'quality', 'pcm16', 'pipeline', 'ring', 'realtime-capacity', 'realtime-latency'] as const;
 export type Section = (typeof SECTIONS)[number];
 
 export interface CliOptions {
@@ -14,6 +14,10 @@ export interface CliOptions {
   readonly minutes: number;
   /** Write bench/results/ (default: only when every section ran, so a partial run keeps the full one). */
   readonly write: boolean;
+  /** Smoke run: shorter everything. */
+  readonly quick: boolean;
+  /** Reference-server recognizers the realtime capacity bench runs with. */
+  readonly recognizers: readonly string[];
 }
 
 export const USAGE = `usage: node --expose-gc bench/dist/run.js [--only s1,s2] [--quick] [--minutes N] [--max-time S] [--write]
@@ -23,7 +27,9 @@ export const USAGE = `usage: node --expose-gc bench/dist/run.js [--only s1,s2] [
   --max-time S  benchmark.js seconds per loop (default 1)
   --rounds N    measure each loop N times in alternating order, keep the fastest (default 2)
   --contenders  comma-separated id prefixes, e.g. ours,speex-q7 (default: all)
-  --write       write bench/results/ even for a partial run`;
+  --write       write bench/results/ even for a partial run
+  --recognizer  realtime-capacity: the reference server's recognizers, comma-separated (default deterministic;
+                also auto, pocketsphinx)`;
 
 export function parseArgs(argv: readonly string[]): CliOptions {
   let sections = new Set<Section>(SECTIONS);
@@ -32,6 +38,8 @@ export function parseArgs(argv: readonly string[]): CliOptions {
   let contenders: string[] = [];
   let minutes = 10;
   let write: boolean | null = null;
+  let quick = false;
+  let recognizers = ['deterministic'];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const value = (): string => {
@@ -47,6 +55,7 @@ export function parseArgs(argv: readonly string[]): CliOptions {
       maxTime = 0.5;
       rounds = 1;
       minutes = 1;
+      quick = true;
     } else if (arg === '--rounds') {
       rounds = Math.round(positive(arg, value()));
     } else if (arg === '--contenders') {
@@ -55,6 +64,8 @@ export function parseArgs(argv: readonly string[]): CliOptions {
       minutes = positive(arg, value());
     } else if (arg === '--max-time') {
       maxTime = positive(arg, value());
+    } else if (arg === '--recognizer') {
+      recognizers = value().split(',').map((s) => s.trim()).filter((s) => s !== '');
     } else if (arg === '--write') {
       write = true;
     } else if (arg === '--help' || arg === '-h') {
@@ -64,7 +75,7 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     }
   }
   const complete = sections.size === SECTIONS.length && contenders.length === 0;
-  return { sections, maxTime, rounds, contenders, minutes, write: write ?? complete };
+  return { sections, maxTime, rounds, contenders, minutes, write: write ?? complete, quick, recognizers };
 }
 
 function positive(name: string, text: string): number {

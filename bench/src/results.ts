@@ -1,6 +1,9 @@
 import type { ContenderFamily } from './contenders/index.js';
 import type { Throughput } from './hot-loop.js';
+import type { PairedRatio } from './measure/paired-ratio.js';
 import type { QualityFigures } from './quality/figures.js';
+import type { CapacityRow, PacedRow } from './realtime/capacity.js';
+import type { LatencyRow } from './realtime/latency.js';
 
 /** Streaming figures over ten minutes of 128-sample blocks. */
 export interface StreamFigures {
@@ -47,6 +50,8 @@ export interface PathRow {
   readonly inputRate: number;
   readonly throughput: Throughput;
   stream?: StreamFigures;
+  /** Pipeline rows: its cost over the resampler's, median of paired CPU-time rounds (the 20 % target). */
+  pairedRatio?: PairedRatio;
 }
 
 export interface TargetResult {
@@ -70,4 +75,6 @@ export interface BenchReport {
   readonly resamplers: ResamplerRow[];
   readonly paths: PathRow[];
   readonly targets: TargetResult[];
+  /** Issue 4: realtime sessions per server core, and the client's write() → socket latency. */
+  readonly realtime?: { capacity: CapacityRow[]; paced: PacedRow[]; latency: LatencyRow[] };
 }

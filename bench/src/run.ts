@@ -10,13 +10,23 @@ import type { BenchReport } from './results.js';
 import { pathTable, resamplerTable } from './report/tables.js';
 import { evaluateTargets, targetsTable } from './report/targets.js';
 import { writeResults } from './report/write.js';
+import { collectRealtime } from './realtime/collect.js';
+import { realtimeText } from './realtime/tables.js';
+import { runRecognizerBench } from './recognizer.js';
 
 /**
  * `pnpm bench`: every suite in one process, so the ratios the targets are stated in compare runs
  * made minutes apart on the same machine state. See bench/README.md for what each column means.
  */
 async function main(): Promise<void> {
-  const options = parseArgs(process.argv.slice(2));
+  // `--only recognizer [--quick]` (issue 7): the PocketSphinx recognizer's real-time factor and sessions
+  // per core, on its own (it starts server processes and needs no GC windows).
+  const argv = process.argv.slice(2);
+  if (argv[argv.indexOf('--only') + 1] === 'recognizer' && argv.indexOf('--only') >= 0) {
+    process.stdout.write(`\n${await runRecognizerBench({ quick: argv.includes('--quick') })}\n`);
+    return;
+  }
+  const options = parseArgs(argv);
   const exposeGc = collectGarbage();
   if (!exposeGc) progress('warning: run with node --expose-gc; GC counts may include earlier garbage and bytes per call are not measured');
   watchGc();
@@ -28,6 +38,7 @@ async function main(): Promise<void> {
   const paths = await collectPaths(options);
   const targets = evaluateTargets(resamplers, paths);
   stopWatchingGc();
+  const realtime = await collectRealtime(options);
 
   const report: BenchReport = {
     meta: {
@@ -43,6 +54,7 @@ async function main(): Promise<void> {
     resamplers,
     paths,
     targets,
+    ...(realtime !== undefined ? { realtime } : {}),
   };
   const text = render(report, options.minutes);
   process.stdout.write(`\n${text}\n`);
@@ -54,9 +66,10 @@ async function main(): Promise<void> {
 
 function render(report: BenchReport, minutes: number): string {
   const { meta } = report;
+  const encode = meta.suites.some((s) => !s.startsWith('realtime-'));
   const parts = [
-    `Encode path benchmark · ${meta.date} · Node ${meta.node} (V8 ${meta.v8}) · ${meta.cpu} × ${meta.cores} · ${meta.durationS.toFixed(0)} s`,
-    `Streaming 128-sample mono blocks to 16 kHz; GCs over ${minutes} min of audio; quality on the float output. Shared VM: compare ratios within one run.`,
+    `${encode ? 'Encode path' : 'Realtime'} benchmark · ${meta.date} · Node ${meta.node} (V8 ${meta.v8}) · ${meta.cpu} × ${meta.cores} · ${meta.durationS.toFixed(0)} s`,
+    ...(encode ? [`Streaming 128-sample mono blocks to 16 kHz; GCs over ${minutes} min of audio; quality on the float output. Shared VM: compare ratios within one run.`] : []),
   ];
   if (report.resamplers.length > 0) {
     parts.push('', resamplerTable(report.resamplers), '',
@@ -64,7 +77,9 @@ function render(report: BenchReport, minutes: number): string {
       'SNR: ours at zero delay; others aligned at their measured delay. latency: ours stated (half the filter); others measured delay + held back.');
   }
   if (report.paths.length > 0) parts.push('', pathTable(report.paths));
-  parts.push('', 'Targets (issue 2):', targetsTable(report.targets));
+  // Issue 2's targets are about the encode path: left out when only the realtime suites ran.
+  if (encode) parts.push('', 'Targets (issue 2):', targetsTable(report.targets));
+  if (report.realtime !== undefined) parts.push('', realtimeText(report.realtime));
   return parts.join('\n');
 }
 

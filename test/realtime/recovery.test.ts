@@ -83,7 +83,7 @@ describe('realtime session: recovery', () => {
     }
   });
 
-  it('reports a gap when the ring overflowed during an outage, and keeps positions true with zeros', async () => {
+  it('declares a gap when the ring overflowed during an outage: no invented samples, TRANSPORT_GAP at finish', async () => {
     const session = await clientFor(server).stt.realtime.connect({ bufferMs: 500, reconnect: { nextRetryDelayMs: () => 400 } });
     const events = new EventCapture(session);
     const pcm = speech(3, 15);
@@ -93,16 +93,27 @@ describe('realtime session: recovery', () => {
     await events.waitFor('reconnecting');
     await feed(session, pcm, 16_000, 48_000); // far more than 500 ms of ring while the socket is down
     const gap = await events.waitFor('gap');
-    expect(gap.from).toBe(16_000);
-    expect(gap.to).toBe(48_000 - session.stats.capacitySamples);
+    expect(gap).toMatchObject({ from: 16_000, to: 48_000 - session.stats.capacitySamples, serverSample: 16_000, cause: 'overflow' });
     await feed(session, pcm, 48_000);
     const result = await session.finish();
-    const expected = pcm.slice();
-    // A 500 ms ring may also overflow while the rest is fed in bursts: every gap is reported, and
-    // the stored audio is the captured audio with exactly the reported ranges zeroed.
-    for (const g of events.all('gap')) expected.fill(0, g.from, g.to);
-    expect(await storedAudio(server, session.sessionId)).toEqual(expected);
-    expect(result.session.usage.receivedSamples).toBe(BigInt(pcm.length));
+    // A 500 ms ring may also overflow while the rest is fed in bursts: every gap is reported, and the
+    // stored audio is the captured audio with exactly the reported ranges left out (never zeros).
+    const gaps = events.all('gap');
+    const lost = gaps.reduce((n, g) => n + g.to - g.from, 0);
+    const kept: number[] = [];
+    let at = 0;
+    for (const g of gaps) {
+      kept.push(...pcm.subarray(at, g.from));
+      at = g.to;
+    }
+    kept.push(...pcm.subarray(at));
+    expect(await storedAudio(server, session.sessionId)).toEqual(Int16Array.from(kept));
+    expect(result.session.usage.capturedSamples).toBe(BigInt(pcm.length));
+    expect(result.session.usage.receivedSamples).toBe(BigInt(pcm.length - lost));
+    expect(result.session.status).toBe('PARTIAL');
+    expect(result.notices.map((n) => n.code)).toContain('TRANSPORT_GAP');
+    expect(session.stats.gapSamples).toBe(lost);
+    expect(session.gaps.reduce((n, [a, b]) => n + b - a, 0)).toBe(lost);
     expect(session.stats.overflowSamples).toBeGreaterThanOrEqual(gap.to - gap.from);
   });
 

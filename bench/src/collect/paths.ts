@@ -2,6 +2,7 @@ import { INPUT_RATES } from '../contenders/index.js';
 import { oursContender } from '../contenders/ours.js';
 import type { CliOptions } from '../cli.js';
 import type { HotLoop, Throughput } from '../hot-loop.js';
+import { pairedRatio } from '../measure/paired-ratio.js';
 import { measureThroughput } from '../measure/throughput.js';
 import type { PathRow } from '../results.js';
 import { memcpyLoop, pcm16Loops, referencePcm16Loop } from '../suites/pcm16.js';
@@ -43,6 +44,11 @@ export async function collectPaths(options: CliOptions): Promise<PathRow[]> {
       const results = time(`pipeline ${inputRate}`, [resampler, pipeline], Math.max(4, options.rounds));
       await add(resampler, results.get(resampler.id));
       await add(pipeline, results.get(pipeline.id));
+      // The target itself: per-round CPU-time ratios of the same pair, median (measure/paired-ratio.ts).
+      const paired = pairedRatio(pipeline, resampler, { rounds: options.quick ? 9 : 41, roundMs: options.quick ? 40 : 60 });
+      const row = rows.find((r) => r.id === pipeline.id);
+      if (row !== undefined) row.pairedRatio = paired;
+      progress(`pipeline ${inputRate}: paired CPU-time ratio ${paired.median.toFixed(3)} (quartiles ${paired.q1.toFixed(3)}–${paired.q3.toFixed(3)}, ${paired.rounds} rounds)`);
     }
   }
 

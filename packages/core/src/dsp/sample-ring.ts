@@ -19,91 +19,24 @@ import {
   publishCounter,
   publishPlain,
 } from './ring-control.js';
+import { checkCapacity, checkKind, checkMax, checkPosition, checkSource, checkTarget, copy, isCount, isSharedBuffer } from './ring-checks.js';
+import {
+  EMPTY_FLOAT32,
+  EMPTY_INT16,
+  RING_REGION,
+  RingSegments,
+  type RingRegion,
+  type RingViews,
+  type SampleArrayOf,
+  type SampleKind,
+  type SampleRingHandle,
+  type SampleRingOptions,
+} from './ring-types.js';
 
-export type SampleKind = 'float32' | 'int16';
-export type SampleArrayOf<K extends SampleKind> = K extends 'int16' ? Int16Array : Float32Array;
-
-export interface SampleRingOptions<K extends SampleKind = SampleKind> {
-  kind: K;
-  /** Samples the ring holds, an integer in 1..2^30. */
-  capacity: number;
-  /** Allocate a SharedArrayBuffer so that another thread can attach(). Default false. */
-  shared?: boolean;
-  /**
-   * Keep data after it is read until release(position) says so, so that it can be read again with
-   * rewind() or peek() (a realtime client resends what the server has not acknowledged). Default
-   * false: data is released as soon as it is read.
-   */
-  retain?: boolean;
-  /**
-   * Absolute position every cursor starts at, a safe integer. Default 0. A client resuming a stream
-   * at a server offset starts there; tests use it to cross 2^32 without writing 2^32 samples.
-   */
-  startPosition?: number;
-}
-
-/** What another thread needs to attach to a ring; structured-cloneable (postMessage it). */
-export interface SampleRingHandle<K extends SampleKind = SampleKind> {
-  readonly kind: K;
-  readonly capacity: number;
-  readonly retain: boolean;
-  /** Control words followed by the samples; see ring-control.ts for the layout. */
-  readonly buffer: ArrayBuffer | SharedArrayBuffer;
-  /** Where the ring starts in `buffer` when it is part of a larger one (RING_REGION); absent otherwise. */
-  readonly byteOffset?: number;
-}
-
-/**
- * A reusable description of up to two runs of ring storage, filled by readSegments() and
- * writeSegments(). The run starting at `position` is storage[firstStart, firstStart + firstLength)
- * followed, at the wrap, by storage[secondStart, secondStart + secondLength) with secondStart = 0.
- */
-export class RingSegments<K extends SampleKind = SampleKind> {
-  /** The ring's whole storage; index with the starts below. An empty array until first filled. */
-  storage: SampleArrayOf<K>;
-  /** Absolute position of the first sample described. */
-  position = 0;
-  firstStart = 0;
-  firstLength = 0;
-  secondStart = 0;
-  secondLength = 0;
-
-  constructor(storage?: SampleArrayOf<K>) {
-    this.storage = storage ?? (EMPTY_FLOAT32 as SampleArrayOf<K>);
-  }
-
-  /** firstLength + secondLength. */
-  get length(): number {
-    return this.firstLength + this.secondLength;
-  }
-}
-
-/** Views returned by readViews(); `second` is empty unless the data wraps. */
-export interface RingViews<K extends SampleKind = SampleKind> {
-  readonly first: SampleArrayOf<K>;
-  readonly second: SampleArrayOf<K>;
-  /** Absolute position of first[0]. */
-  readonly position: number;
-}
+export { RING_REGION, RingSegments, type RingRegion, type RingViews, type SampleArrayOf, type SampleKind, type SampleRingHandle, type SampleRingOptions };
 
 const KIND_CODES = { float32: 1, int16: 2 } as const;
-const MAX_CAPACITY = 2 ** 30;
-const EMPTY_FLOAT32 = new Float32Array(0);
-const EMPTY_INT16 = new Int16Array(0);
 const ATTACH = Symbol('attach');
-
-/**
- * Package-internal option (not exported by the package): build a new, non-shared ring inside
- * `buffer` from `byteOffset` (a multiple of 4) instead of allocating one, so that its storage can
- * share a buffer with other data. EncodePipeline puts its ring in the Resampler's wasm memory, where
- * the kernel writes PCM16 straight into it and frames are copied out with copyWithin().
- */
-export const RING_REGION = Symbol('ring region');
-
-export interface RingRegion {
-  readonly buffer: ArrayBuffer;
-  readonly byteOffset: number;
-}
 
 interface AttachOptions<K extends SampleKind> extends SampleRingOptions<K> {
   [ATTACH]: ArrayBuffer | SharedArrayBuffer;
@@ -584,61 +517,5 @@ export class SampleRing<K extends SampleKind = SampleKind> {
     if (!(array instanceof this.#ArrayType)) {
       throw new DspError('DSP_INVALID_BUFFER', `a ${this.kind} ring reads and writes ${this.#ArrayType.name}s`);
     }
-  }
-}
-
-/** Copies without allocating: set() when the whole source goes, an indexed loop otherwise (subarray would allocate). */
-function copy(src: Float32Array | Int16Array, srcStart: number, dst: Float32Array | Int16Array, dstStart: number, n: number): void {
-  if (srcStart === 0 && n === src.length) {
-    dst.set(src, dstStart);
-    return;
-  }
-  for (let i = 0; i < n; i++) dst[dstStart + i] = src[srcStart + i];
-}
-
-function isSharedBuffer(buffer: unknown): buffer is SharedArrayBuffer {
-  return typeof SharedArrayBuffer === 'function' && buffer instanceof SharedArrayBuffer;
-}
-
-function isCount(value: number): boolean {
-  return Number.isSafeInteger(value) && value >= 0;
-}
-
-function checkKind(kind: unknown): asserts kind is SampleKind {
-  if (kind !== 'float32' && kind !== 'int16') {
-    throw new DspError('DSP_INVALID_OPTION', `kind must be 'float32' or 'int16', got ${String(kind)}`);
-  }
-}
-
-function checkCapacity(capacity: unknown): asserts capacity is number {
-  if (typeof capacity !== 'number' || !Number.isInteger(capacity) || capacity < 1 || capacity > MAX_CAPACITY) {
-    throw new DspError('DSP_INVALID_OPTION', `capacity must be an integer in 1..2^30, got ${String(capacity)}`);
-  }
-}
-
-function checkPosition(position: unknown, name: string): asserts position is number {
-  if (typeof position !== 'number' || !Number.isSafeInteger(position) || position < 0) {
-    throw new DspError('DSP_INVALID_OPTION', `${name} must be a non-negative safe integer, got ${String(position)}`);
-  }
-}
-
-function checkMax(max: number): void {
-  if (!(max >= 0) || (max !== Infinity && !Number.isInteger(max))) {
-    throw new DspError('DSP_INVALID_OPTION', `max must be a non-negative integer or Infinity, got ${max}`);
-  }
-}
-
-function checkSource(length: number, offset: number, count: number): void {
-  if (!isCount(offset) || !isCount(count) || offset + count > length) {
-    throw new DspError('DSP_INVALID_BUFFER', `source range [${offset}, ${offset + count}) is outside an array of ${length}`);
-  }
-}
-
-function checkTarget(length: number, offset: number, count: number): void {
-  if (!isCount(offset) || !isCount(count)) {
-    throw new DspError('DSP_INVALID_BUFFER', `bad destination offset ${offset} or count ${count}`);
-  }
-  if (offset + count > length) {
-    throw new DspError('DSP_OUTPUT_TOO_SMALL', `destination of ${length} cannot take ${count} samples at ${offset}`);
   }
 }

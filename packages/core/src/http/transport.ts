@@ -39,6 +39,8 @@ export interface TransportConfig {
   readonly random?: (() => number) | undefined;
 }
 
+export type TransportEndpoint = Pick<TransportConfig, 'accessKey' | 'baseUrl'>;
+
 /** Options every public call takes. */
 export interface CallOptions {
   /** Aborts the call, including retries and waits; it rejects with AbortError. */
@@ -81,6 +83,14 @@ const NEVER_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENET
 
 export class Transport {
   constructor(private readonly config: TransportConfig) {}
+
+  /**
+   * The key and base URL, for the one caller that talks to the service outside HTTP: the realtime
+   * socket (issue 4) authenticates with the same key and derives its URL from the same base.
+   */
+  get endpoint(): TransportEndpoint {
+    return { accessKey: this.config.accessKey, baseUrl: this.config.baseUrl };
+  }
 
   /** The client's per-attempt timeout (calls that hold the request open add their wait to it). */
   get defaultTimeoutMs(): number {

@@ -1,7 +1,10 @@
 import { EncodePipeline } from '../dsp/encode-pipeline.js';
 import { LITTLE_ENDIAN_HOST } from '../dsp/pcm16.js';
 import { FRAME, REALTIME, encodeFrameHeader } from '../protocol.js';
+import { GapLedger, type Gap } from './gap-ledger.js';
 import { RealtimeError } from './realtime-error.js';
+
+export type { Gap } from './gap-ledger.js';
 
 /** Backpressure and memory, as numbers a UI can draw (issue 4 "bounded and observable"). */
 export interface AudioStats {
@@ -20,13 +23,10 @@ export interface AudioStats {
   readonly capacitySamples: number;
   /** Samples lost to overflow since the session began. */
   readonly overflowSamples: number;
+  /** Captured samples declared as gaps (the server will never get them): capturedSamples - receivedSamples at finish. */
+  readonly gapSamples: number;
   /** producedSamples - ackedSamples in milliseconds of audio. */
   readonly lagMs: number;
-}
-
-export interface Gap {
-  readonly from: number;
-  readonly to: number;
 }
 
 /**
@@ -37,9 +37,11 @@ export interface Gap {
  *   write(Float32) ─► EncodePipeline ─► int16 ring ──nextFrame()──► socket
  *   writePcm16(Int16) ───────────────────────┘   ▲ acknowledge(received) frees, rewindTo(received) resends
  *
- * `expected` is where the server's next sample must start. When the ring dropped audio the server never
- * got (overflow during a long outage), the frames from `expected` to the oldest kept sample are zeros:
- * the server refuses frames past its cursor, so the positions are kept true and the gap is reported.
+ * Positions here are captured positions (the ring's); `acknowledge()` and `rewindTo()` take the server's
+ * and frames carry the server's (see GapLedger). `expected` is where the server's next sample must
+ * start. When the ring dropped audio the server never got (overflow during a long outage), that range
+ * is declared a gap and not sent: no invented samples; the next frame continues at the server's cursor,
+ * so the finish's capturedSamples exceeds receivedSamples by exactly the gaps (TRANSPORT_GAP).
  *
  * Garbage: one Uint8Array per frame (the socket keeps it until written), nothing else per frame.
  */
@@ -48,14 +50,15 @@ export class AudioOutbox {
   readonly frameSamples: number;
   #mode: 'float' | 'pcm16' | undefined;
   #acked: number;
+  /** The server's last acknowledged cursor, in its own positions. */
+  #ackedServer: number;
   #expected: number;
   #overflow = 0;
-  #gapReportedTo = 0;
+  readonly #gaps: GapLedger;
   readonly #scratch: Int16Array;
-  readonly #onGap: (gap: Gap) => void;
 
   constructor(options: { sampleRate: number; channels: number; bufferMs: number; startSample?: number; frameMs?: number; onGap: (gap: Gap) => void }) {
-    this.#onGap = options.onGap;
+    this.#gaps = new GapLedger(options.onGap);
     const startSample = options.startSample ?? 0;
     this.pipeline = new EncodePipeline({
       inputRate: options.sampleRate,
@@ -72,6 +75,7 @@ export class AudioOutbox {
     });
     this.frameSamples = this.pipeline.frameSamples;
     this.#acked = startSample;
+    this.#ackedServer = startSample;
     this.#expected = startSample;
     this.#scratch = new Int16Array(this.frameSamples);
   }
@@ -93,9 +97,24 @@ export class AudioOutbox {
     return this.#expected;
   }
 
-  /** Samples not yet handed to the socket, including zeros owed for a gap. */
+  /** Samples not yet handed to the socket (a gap not declared yet included). */
   get unsent(): number {
     return this.produced - this.#expected;
+  }
+
+  /** Sent and not acknowledged, in the server's positions (gaps are never in flight). */
+  get inFlight(): number {
+    return this.#gaps.toServer(this.#expected) - this.#ackedServer;
+  }
+
+  /** Captured ranges declared lost so far, merged. */
+  get gaps(): ReadonlyArray<readonly [number, number]> {
+    return this.#gaps.ranges;
+  }
+
+  /** A captured position in the server's stream. */
+  toServer(captured: number): number {
+    return this.#gaps.toServer(captured);
   }
 
   /** Float32 at the session's declared rate and channels. */
@@ -129,9 +148,13 @@ export class AudioOutbox {
     if (this.#mode === 'float' && !this.pipeline.flushed) this.pipeline.flush();
   }
 
-  /** The server has everything before `position`: free it. Stale (smaller) acknowledgements are ignored. */
-  acknowledge(position: number): void {
-    const at = Math.min(position, this.produced);
+  /**
+   * The server has everything before `serverPosition`: free it. Stale (smaller) acknowledgements are
+   * ignored.
+   */
+  acknowledge(serverPosition: number): void {
+    if (serverPosition > this.#ackedServer) this.#ackedServer = serverPosition;
+    const at = Math.min(this.#gaps.toCaptured(serverPosition), this.produced);
     if (at <= this.#acked) return;
     this.#acked = at;
     this.pipeline.acknowledge(at);
@@ -140,34 +163,42 @@ export class AudioOutbox {
 
   /**
    * Sends again from the server's cursor. When the ring no longer holds audio from there (it
-   * overflowed), nextFrame() sends zeros up to the oldest kept sample and reports the gap.
+   * overflowed), nextFrame() declares the missing range a gap and continues with what is kept.
    */
-  rewindTo(position: number): void {
+  rewindTo(serverPosition: number): void {
+    // Behind a cut declared earlier: the frames sent before it were lost too; the gap widens.
+    this.#gaps.forgetAfter(serverPosition);
+    this.#ackedServer = Math.min(this.#ackedServer, serverPosition);
     const ring = this.ring;
-    const at = Math.min(Math.max(position, this.#acked), this.produced);
+    const at = Math.min(Math.max(this.#gaps.toCaptured(serverPosition), this.#acked), this.produced);
     ring.rewind(Math.min(Math.max(at, ring.releaseCursor), ring.writeCursor));
     this.#expected = at;
   }
 
   /**
-   * The next frame with its 16-byte header, or null. Whole frames only unless `allowShort` (pause and
-   * finish send the remainder). Gap zeros first, then ring audio from the read cursor.
+   * The session was finished over REST with the server at `serverReceived`: what was captured after it
+   * never arrived. Declares that range (cause `undelivered`); the server reports it as TRANSPORT_GAP.
+   */
+  declareUndelivered(serverReceived: number): void {
+    const from = Math.min(this.#gaps.toCaptured(serverReceived), this.produced);
+    this.#gaps.declare(from, this.produced, 'undelivered');
+  }
+
+  /**
+   * The next frame with its 16-byte header (start in the server's positions), or null. Whole frames
+   * only unless `allowShort` (pause and finish send the remainder).
    */
   nextFrame(epoch: number, allowShort: boolean): { bytes: Uint8Array; startSample: number; sampleCount: number } | null {
     const ring = this.ring;
-    // An overflow may have moved the read cursor past what the server has: owe zeros up to it.
+    // An overflow moved the read cursor past what the server has: that audio is gone; say so.
     if (ring.readCursor > this.#expected) {
-      if (this.#expected >= this.#gapReportedTo) {
-        this.#gapReportedTo = ring.readCursor;
-        this.#onGap({ from: this.#expected, to: ring.readCursor });
-      }
-      const count = Math.min(this.frameSamples, ring.readCursor - this.#expected);
-      return this.#frame(epoch, this.#expected, count, false);
+      this.#gaps.declare(this.#expected, ring.readCursor, 'overflow');
+      this.#expected = ring.readCursor;
     }
     if (ring.readCursor < this.#expected) ring.rewind(Math.min(this.#expected, ring.writeCursor));
     const available = ring.availableToRead();
     if (available === 0 || (available < this.frameSamples && !allowShort)) return null;
-    return this.#frame(epoch, ring.readCursor, Math.min(available, this.frameSamples), true);
+    return this.#frame(epoch, ring.readCursor, Math.min(available, this.frameSamples));
   }
 
   stats(): AudioStats {
@@ -182,27 +213,27 @@ export class AudioOutbox {
       bufferedSamples: produced - this.#acked,
       capacitySamples: this.ring.capacity,
       overflowSamples: this.#overflow,
+      gapSamples: this.#gaps.ranges.reduce((n, [a, b]) => n + b - a, 0),
       lagMs: ((produced - this.#acked) * 1000) / REALTIME.sampleRate,
     };
   }
 
-  #frame(epoch: number, startSample: number, count: number, fromRing: boolean): { bytes: Uint8Array; startSample: number; sampleCount: number } {
+  #frame(epoch: number, startSample: number, count: number): { bytes: Uint8Array; startSample: number; sampleCount: number } {
     const bytes = new Uint8Array(FRAME.headerBytes + count * FRAME.bytesPerSample);
-    encodeFrameHeader(new DataView(bytes.buffer), 0, epoch, startSample);
-    if (fromRing) {
-      if (LITTLE_ENDIAN_HOST) {
-        this.ring.read(new Int16Array(bytes.buffer, FRAME.headerBytes, count), 0, count);
-      } else {
-        const scratch = this.#scratch;
-        this.ring.read(scratch, 0, count);
-        for (let i = 0, b = FRAME.headerBytes; i < count; i++, b += 2) {
-          bytes[b] = scratch[i]! & 0xff;
-          bytes[b + 1] = (scratch[i]! >> 8) & 0xff;
-        }
+    const serverStart = this.#gaps.toServer(startSample);
+    encodeFrameHeader(new DataView(bytes.buffer), 0, epoch, serverStart);
+    if (LITTLE_ENDIAN_HOST) {
+      this.ring.read(new Int16Array(bytes.buffer, FRAME.headerBytes, count), 0, count);
+    } else {
+      const scratch = this.#scratch;
+      this.ring.read(scratch, 0, count);
+      for (let i = 0, b = FRAME.headerBytes; i < count; i++, b += 2) {
+        bytes[b] = scratch[i]! & 0xff;
+        bytes[b + 1] = (scratch[i]! >> 8) & 0xff;
       }
     }
     this.#expected = startSample + count;
-    return { bytes, startSample, sampleCount: count };
+    return { bytes, startSample: serverStart, sampleCount: count };
   }
 
   #setMode(mode: 'float' | 'pcm16'): void {

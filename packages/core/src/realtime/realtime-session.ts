@@ -1,12 +1,14 @@
 import { EventEmitter } from 'eventemitter3';
 import type { Observable } from 'rxjs';
-import { isNotFoundError } from '../errors/guards.js';
-import { API_PREFIX, CLOSE_CODES, FINAL_CLOSE_CODES, REALTIME, REALTIME_PATHS, SOCKET_DEFAULTS, SOCKET_QUERY, TERMINAL_STATUSES } from '../protocol.js';
+import { CLOSE_CODES, REALTIME, SOCKET_DEFAULTS } from '../protocol.js';
 import type { RealtimeNotice, RealtimeSession, RealtimeUsage } from '../types/realtime.js';
 import { AudioOutbox, type AudioStats } from './audio-outbox.js';
-import { LineStore, type LineUpdate, type SessionLine } from './line-store.js';
-import { DefaultReconnectPolicy, type ReconnectPolicy } from './reconnect-policy.js';
+import { FramePump } from './frame-pump.js';
+import type { LineUpdate, SessionLine } from './line-store.js';
+import { SessionTranscript } from './session-transcript.js';
 import { RealtimeError, isRealtimeError } from './realtime-error.js';
+import { SessionRecovery, type RecoveryHost } from './session-recovery.js';
+import { socketAddress } from './socket-address.js';
 import { parseServerMessage, type EntitiesMessage, type PartialMessage, type ServerMessage, type SessionReadyMessage } from './server-messages.js';
 import type { RealtimeFinishResult, RealtimeSessionEvents } from './session-events.js';
 import { StateMachine, type SessionState, type StateChange } from './session-state.js';
@@ -14,7 +16,10 @@ import { resolveWebSocket, SocketTransport, type WebSocketConstructor } from './
 import type { OperationOptions, RealtimeSessionInit } from './session-options.js';
 import { SessionStreams, type SessionObservables } from './session-streams.js';
 import { HeartbeatWatchdog } from './heartbeat-watchdog.js';
+import { TimerSet } from './timer-set.js';
 import { Waiters } from './waiters.js';
+
+export { socketUrlFor } from './socket-address.js';
 
 /** States in which audio written now will be sent (now or after a reconnect or rotation). */
 const WRITABLE: readonly SessionState[] = ['connecting', 'streaming', 'rotating', 'reconnecting'];
@@ -53,12 +58,22 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
   readonly #init: RealtimeSessionInit;
   readonly #machine: StateMachine;
   readonly #outbox: AudioOutbox;
-  readonly #lines = new LineStore();
-  readonly #notices: RealtimeNotice[] = [];
-  #policy: ReconnectPolicy;
+  readonly #transcript = new SessionTranscript({
+    line: (line) => {
+      this.#subjects.lines.next(line);
+      this.emit('line', line);
+    },
+    lineUpdated: (update) => {
+      this.#subjects.lineUpdates.next(update);
+      this.emit('line.updated', update);
+    },
+    notice: (notice) => this.#subjects.notices.next(notice),
+  });
   readonly #now: () => number;
+  readonly #sender: FramePump;
+  readonly #recovery: SessionRecovery;
   readonly #waiters = new Waiters();
-  readonly #timers = new Set<ReturnType<typeof setTimeout>>();
+  readonly #timers = new TimerSet();
   readonly #subjects = new SessionStreams();
   readonly #heartbeat: HeartbeatWatchdog;
 
@@ -67,37 +82,37 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
   #transportSeq = 0;
   #ready = false;
   #epoch: number = REALTIME.firstEpoch;
-  #connectTimer: ReturnType<typeof setTimeout> | undefined;
-  #lossStartedAt: number | undefined;
-  #attempt = 0;
+  #cancelConnectTimer: (() => void) | undefined;
   #everReady = false;
   #lastSocketError = '';
-  #firstFrameSent = false;
   #finishRequested = false;
   #pauseRequested = false;
-  #drainDeadline = 0;
-  /** Transport id on which session.finish / session.pause was sent (resent once per new socket). */
-  #finishSentOn = -1;
-  #pauseSentOn = -1;
-  #resumeSentOn = -1;
   #rotatingFrom: number | undefined;
   #result: RealtimeFinishResult | undefined;
   #failure: Error | undefined;
   #finishPromise: Promise<RealtimeFinishResult> | undefined;
-  readonly #onAbort = (): void => this.#fail(RealtimeError.aborted('session', this.#init.signal?.reason), 'aborted');
+  readonly #onAbort = (): void => this.#end('closed', RealtimeError.aborted('session', this.#init.signal?.reason), 'aborted');
 
   constructor(init: RealtimeSessionInit) {
     super();
     this.#init = init;
     this.sessionId = init.sessionId;
     this.#now = init.now ?? (() => Date.now());
-    this.#policy = init.reconnect ?? defaultPolicy(REALTIME.recoveryWindowMs);
     this.#outbox = new AudioOutbox({
       sampleRate: init.sampleRate ?? REALTIME.sampleRate,
       channels: init.channels ?? 1,
       bufferMs: init.bufferMs ?? REALTIME.recoveryWindowMs,
       onGap: (gap) => this.emit('gap', { ...gap, epoch: this.#epoch }),
     });
+    const s = this;
+    const drain = { maxInFlightSamples: init.maxInFlightSamples ?? 32_000, drainTimeoutMs: init.drainTimeoutMs ?? 5000 };
+    this.#sender = new FramePump(this.#outbox, drain, this.#now, (ms, run) => this.#later(ms, run), {
+      readySocket: () => (this.#ready ? this.#transport : undefined),
+      get state() { return s.state; },
+      get epoch() { return s.#epoch; },
+      onFirstFrame: (startSample, epoch) => this.emit('first.frame', { startSample, epoch }),
+    });
+    this.#recovery = new SessionRecovery(this.#recoveryHost(), init.reconnect, REALTIME.recoveryWindowMs, init.drainTimeoutMs ?? 5000);
     this.partials$ = this.#subjects.partials.asObservable();
     this.lines$ = this.#subjects.lines.asObservable();
     this.lineUpdates$ = this.#subjects.lineUpdates.asObservable();
@@ -125,11 +140,11 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
 
   /** Lines so far, each once, with the supplements that arrived. */
   get lines(): readonly SessionLine[] {
-    return this.#lines.all();
+    return this.#transcript.lines;
   }
 
   get notices(): readonly RealtimeNotice[] {
-    return this.#notices;
+    return this.#transcript.notices;
   }
 
   get stats(): AudioStats {
@@ -145,7 +160,7 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
     try {
       this.#ws = await resolveWebSocket(this.#init.WebSocket);
     } catch (caught) {
-      this.#fail(caught instanceof Error ? caught : RealtimeError.noWebSocket(), 'no WebSocket');
+      this.#end('failed', caught instanceof Error ? caught : RealtimeError.noWebSocket(), 'no WebSocket');
       throw caught;
     }
     if (this.#machine.terminal) throw this.#failure ?? RealtimeError.closed('connect');
@@ -165,7 +180,7 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
   write(block: Float32Array): number {
     if (!WRITABLE.includes(this.state)) return 0;
     this.#outbox.writeFloat(block);
-    this.#pump();
+    this.#sender.pump();
     return block.length;
   }
 
@@ -173,7 +188,7 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
   writePcm16(samples: Int16Array): number {
     if (!WRITABLE.includes(this.state)) return 0;
     this.#outbox.writePcm16(samples);
-    this.#pump();
+    this.#sender.pump();
     return samples.length;
   }
 
@@ -189,13 +204,13 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
     const wait = { call: 'pause', signal: options.signal, timeoutMs: options.timeoutMs ?? 30_000, failure: () => this.#failure };
     await this.#waiters.until(() => this.state === 'streaming' || this.state === 'paused' || this.#machine.terminal || this.state === 'finishing', wait);
     if (this.state === 'paused') return;
+    if (this.#machine.terminal) throw this.#failure ?? RealtimeError.closed('pause');
     if (this.state !== 'streaming') throw RealtimeError.invalidState('pause', this.state);
     this.#pauseRequested = true;
-    this.#pauseSentOn = -1; // a new pause: the one sent on this socket earlier was answered already
-    this.#drainDeadline = this.#now() + (this.#init.drainTimeoutMs ?? 5000);
+    this.#sender.pauseSentOn = -1; // a new pause: the one sent on this socket earlier was answered already
+    this.#sender.startDrain();
     this.#machine.set('pausing', 'pause()');
-    this.#armDrainTimer();
-    this.#pump();
+    this.#sender.pump();
     try {
       await this.#waiters.until(() => this.state === 'paused', wait);
     } finally {
@@ -208,6 +223,7 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
     const wait = { call: 'resume', signal: options.signal, timeoutMs: options.timeoutMs ?? 30_000, failure: () => this.#failure };
     await this.#waiters.until(() => this.state === 'paused' || this.state === 'streaming' || this.#machine.terminal || this.state === 'finishing', wait);
     if (this.state === 'streaming') return;
+    if (this.#machine.terminal) throw this.#failure ?? RealtimeError.closed('resume');
     if (this.state !== 'paused') throw RealtimeError.invalidState('resume', this.state);
     this.#sendResume();
     await this.#waiters.until(() => this.state === 'streaming', wait);
@@ -218,7 +234,8 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
    * acknowledgement (at most drainTimeoutMs), sends session.finish with the exact capturedSamples and
    * resolves with the final view, every notice and the final lines. Always settles (default timeout
    * 60 s: the server waits up to ~8 s for supplements) and leaves no timer or listener behind.
-   * Repeated calls return the same promise.
+   * Repeated calls return the same promise. With the socket down it waits for it at most drainTimeoutMs,
+   * then finishes over REST (audio that never arrived becomes a declared gap).
    */
   finish(options: OperationOptions = {}): Promise<RealtimeFinishResult> {
     if (this.#result !== undefined) return Promise.resolve(this.#result);
@@ -227,12 +244,13 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
     this.#finishRequested = true;
     const wasPaused = this.state === 'paused';
     if (!wasPaused) this.#outbox.flushResampler();
-    this.#drainDeadline = this.#now() + (this.#init.drainTimeoutMs ?? 5000);
+    this.#sender.startDrain();
     if (this.state !== 'reconnecting' && this.state !== 'connecting') this.#machine.set('finishing', 'finish()');
     // Paused with audio the server refused (frames in flight when it paused): a new epoch takes it first.
     if (wasPaused && this.#outbox.unsent > 0) this.#sendResume();
-    this.#armDrainTimer();
-    this.#pump();
+    // Socket down: wait for it at most drainTimeoutMs, then finish over REST (SessionRecovery).
+    if (!this.#ready) this.#recovery.finishWhileDown();
+    this.#sender.pump();
     const timeoutMs = options.timeoutMs ?? 60_000;
     this.#finishPromise = this.#waiters
       .until(() => this.#result !== undefined, { call: 'finish', signal: options.signal, timeoutMs, failure: () => this.#failure })
@@ -241,7 +259,10 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
         (caught: unknown) => {
           // A finish that timed out or was aborted ends the session here (the server keeps it open
           // until its recovery window passes; a REST finish can still save it).
-          if (!this.#machine.terminal) this.#fail(caught as Error, isRealtimeError(caught) && caught.code === 'REALTIME_TIMEOUT' ? 'finish timed out' : 'finish aborted');
+          if (!this.#machine.terminal) {
+            const timedOut = isRealtimeError(caught) && caught.code === 'REALTIME_TIMEOUT';
+            this.#end(timedOut ? 'failed' : 'closed', caught as Error, timedOut ? 'finish timed out' : 'finish aborted');
+          }
           throw caught;
         },
       );
@@ -249,30 +270,27 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
   }
 
   /**
-   * A plain disconnect: the socket closes and the session object is done. The server keeps the session
-   * (not finished, not charged) until its recovery window passes; finish it over REST to save it.
+   * A plain disconnect: the socket closes and the session object ends in state `closed`. The server
+   * keeps the session (not finished, not charged) until its recovery window passes; finish it over
+   * REST to save it. Pending operations reject with REALTIME_CLOSED.
    */
   close(): void {
-    this.#fail(RealtimeError.closed('operation'), 'closed by the client');
+    this.#end('closed', RealtimeError.closed('operation'), 'closed by the client');
+  }
+
+  /** Captured ranges declared lost so far (see the `gap` event), merged. */
+  get gaps(): ReadonlyArray<readonly [number, number]> {
+    return this.#outbox.gaps;
   }
 
   // ------------------------------------------------------------------------------------------------
   // Socket lifecycle
   // ------------------------------------------------------------------------------------------------
 
-  #socketUrl(): { url: string; headers: Record<string, string> | undefined } {
-    const init = this.#init;
-    const query = new URLSearchParams();
-    query.set(SOCKET_QUERY.sessionId, init.sessionId);
-    const headerAuth = init.accessKey !== undefined && (this.#ws?.headers ?? false);
-    if (!headerAuth && init.token !== undefined) query.set(SOCKET_QUERY.token, init.token);
-    return { url: `${init.socketUrl}?${query.toString()}`, headers: headerAuth ? { accessKey: init.accessKey as string } : undefined };
-  }
-
   #openSocket(): void {
     const ws = this.#ws;
     if (ws === undefined || this.#machine.terminal) return;
-    const { url, headers } = this.#socketUrl();
+    const { url, headers } = socketAddress(this.#init, ws.headers);
     const id = ++this.#transportSeq;
     this.#ready = false;
     this.#lastSocketError = '';
@@ -280,7 +298,7 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
     try {
       socket = headers !== undefined ? new ws.WebSocket(url, undefined, { headers }) : new ws.WebSocket(url);
     } catch (caught) {
-      this.#fail(RealtimeError.socketRefused(caught instanceof Error ? caught.message : String(caught), caught), 'socket refused');
+      this.#end('failed', RealtimeError.socketRefused(caught instanceof Error ? caught.message : String(caught), caught), 'socket refused');
       return;
     }
     this.#transport = new SocketTransport(id, socket, {
@@ -292,13 +310,13 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
       },
     });
     this.#clearConnectTimer();
-    this.#connectTimer = setTimeout(() => {
-      this.#connectTimer = undefined;
+    this.#cancelConnectTimer = this.#timers.later(this.#init.connectTimeoutMs ?? 10_000, () => {
+      this.#cancelConnectTimer = undefined;
       const t = this.#transport;
       if (t === undefined || t.id !== id || this.#ready) return;
       t.terminate();
       this.#onLost(undefined, 'connect timeout');
-    }, this.#init.connectTimeoutMs ?? 10_000);
+    });
   }
 
   #onClose(t: SocketTransport, code: number, reason: string): void {
@@ -314,115 +332,35 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
     this.#heartbeat.stop();
     this.#clearConnectTimer();
     if (this.#machine.terminal) return;
-    if (code !== undefined && FINAL_CLOSE_CODES.includes(code)) {
-      this.#onFinalClose(code, reason);
-      return;
-    }
-    // A refused upgrade (`ws`: "Unexpected server response: 401") will be refused again.
-    const refused = /Unexpected server response: (400|401|403|404)/.exec(this.#lastSocketError);
-    if (refused !== null) {
-      this.#fail(RealtimeError.socketRefused(`HTTP ${refused[1]}`), `socket refused (HTTP ${refused[1]})`);
-      return;
-    }
-    this.#scheduleReconnect(code, reason);
+    this.#recovery.lost(code, reason);
   }
 
-  #onFinalClose(code: number, reason: string): void {
-    switch (code) {
-      case CLOSE_CODES.RECOVERY_WINDOW_EXPIRED:
-        void this.#recoveryExpired();
-        return;
-      case CLOSE_CODES.SESSION_FINISHED:
-        // session.finished normally arrived just before; if not, read the final view over REST.
-        void this.#finishedElsewhere(reason);
-        return;
-      case CLOSE_CODES.REPLACED:
-        this.#fail(RealtimeError.replaced(), reason);
-        return;
-      case CLOSE_CODES.SESSION_NOT_FOUND:
-        this.#fail(RealtimeError.sessionNotFound(code), reason);
-        return;
-      default:
-        this.#fail(RealtimeError.protocolViolation(code, reason), reason);
-    }
-  }
-
-  #scheduleReconnect(code: number | undefined, reason: string): void {
-    const now = this.#now();
-    if (this.#lossStartedAt === undefined) {
-      this.#lossStartedAt = now;
-      this.#attempt = 0;
-    }
-    if (this.state !== 'connecting') this.#machine.set('reconnecting', reason);
-    const delay = this.#policy.nextRetryDelayMs({ attempt: this.#attempt, elapsedMs: now - this.#lossStartedAt, closeCode: code, reason });
-    if (delay === null) {
-      this.#fail(RealtimeError.reconnectExhausted(reason), `reconnect gave up: ${reason}`);
-      return;
-    }
-    this.emit('reconnecting', { attempt: this.#attempt + 1, delayMs: delay, reason, closeCode: code });
-    this.#later(delay, () => {
-      this.#attempt += 1;
-      void this.#reconnect();
-    });
-  }
-
-  /** One attempt: read the session over REST when we can (it may have ended meanwhile), then the socket. */
-  async #reconnect(): Promise<void> {
-    if (this.state !== 'reconnecting' && this.state !== 'connecting') return;
-    const rest = this.#init.rest;
-    if (rest !== undefined && this.#everReady) {
-      let view: RealtimeSession;
-      try {
-        view = await rest.get(this.sessionId, this.#init.signal !== undefined ? { signal: this.#init.signal } : {});
-      } catch (caught) {
-        if (this.#machine.terminal) return;
-        if (isNotFoundError(caught)) {
-          this.#fail(RealtimeError.sessionNotFound(), 'session not found');
-          return;
-        }
-        this.#scheduleReconnect(undefined, `GET session failed: ${caught instanceof Error ? caught.message : String(caught)}`);
-        return;
-      }
-      if (this.state !== 'reconnecting' && this.state !== 'connecting') return;
-      if ((TERMINAL_STATUSES as readonly string[]).includes(view.status)) {
-        this.#onFinished(view, 'the session was finished elsewhere');
-        return;
-      }
-    }
-    this.#openSocket();
-  }
-
-  async #recoveryExpired(): Promise<void> {
-    const rest = this.#init.rest;
-    if (rest === undefined) {
-      this.emit('recovery.expired', { finishedOverRest: false });
-      this.#fail(RealtimeError.recoveryWindowExpired(), 'recovery window expired');
-      return;
-    }
-    // Spec "finish": a REST finish still saves the result; say so in the event and the final reason.
-    this.#finishRequested = true;
-    this.#machine.set('finishing', 'recovery window expired');
-    this.emit('recovery.expired', { finishedOverRest: true });
-    try {
-      const view = await rest.finish(this.sessionId, String(this.#outbox.produced));
-      this.#onFinished(view, 'recovery window expired: finished over REST');
-    } catch (caught) {
-      this.#fail(caught instanceof Error ? caught : RealtimeError.recoveryWindowExpired(), 'recovery window expired; REST finish failed');
-    }
-  }
-
-  async #finishedElsewhere(reason: string): Promise<void> {
-    if (this.#result !== undefined) return;
-    const rest = this.#init.rest;
-    if (rest === undefined) {
-      this.#fail(RealtimeError.closed('finish'), reason);
-      return;
-    }
-    try {
-      this.#onFinished(await rest.get(this.sessionId), 'the session was finished elsewhere');
-    } catch (caught) {
-      this.#fail(caught instanceof Error ? caught : RealtimeError.closed('finish'), reason);
-    }
+  /** SessionRecovery's view of this session: live reads through getters, actions through closures. */
+  #recoveryHost(): RecoveryHost {
+    const s = this;
+    return {
+      sessionId: this.sessionId,
+      rest: this.#init.rest,
+      signal: this.#init.signal,
+      get state() { return s.state; },
+      get terminal() { return s.#machine.terminal; },
+      get everReady() { return s.#everReady; },
+      get finishRequested() { return s.#finishRequested; },
+      get socketReady() { return s.#ready; },
+      get lastSocketError() { return s.#lastSocketError; },
+      get capturedSamples() { return s.#outbox.produced; },
+      setState: (next, reason) => {
+        if (next === 'finishing') this.#finishRequested = true;
+        this.#machine.set(next, reason);
+      },
+      fail: (error, reason) => this.#end('failed', error, reason),
+      openSocket: () => this.#openSocket(),
+      finished: (view, reason) => this.#onFinished(view, reason),
+      later: (ms, run) => this.#later(ms, run),
+      now: this.#now,
+      emitReconnecting: (info) => this.emit('reconnecting', info),
+      emitRecoveryExpired: (info) => this.emit('recovery.expired', info),
+    };
   }
 
   // ------------------------------------------------------------------------------------------------
@@ -465,22 +403,21 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
         this.#outbox.acknowledge(m.receivedSamples);
         this.#subjects.backpressure.next(this.#outbox.stats());
         this.emit('backpressure', this.#outbox.stats());
-        this.#pump();
+        this.#sender.pump();
         return;
       case 'transcript.partial':
         if (m.epoch < this.#epoch) return; // an epoch already left: stale
         this.#subjects.partials.next(m);
         return;
       case 'transcript.line':
-        this.#addLine(m.line);
+        this.#transcript.addLine(m.line);
         return;
       case 'transcript.alignment':
       case 'transcript.entities':
       case 'transcript.revision':
       case 'transcript.language': {
-        const update = this.#lines.supplement(m);
+        this.#transcript.supplement(m);
         if (m.type === 'transcript.entities') this.#subjects.entities.next(m);
-        if (update !== undefined) this.#emitUpdate(update);
         return;
       }
       case 'usage.updated':
@@ -488,7 +425,7 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
         if (m.rotate) this.#onRotate(m.epoch);
         return;
       case 'session.notice':
-        this.#addNotice(m.notice);
+        this.#transcript.addNotice(m.notice);
         return;
       case 'session.paused':
         this.#outbox.acknowledge(m.receivedSamples);
@@ -511,18 +448,14 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
     this.#ready = true;
     this.#clearConnectTimer();
     const reconnect = this.#everReady;
-    const attempt = this.#attempt;
+    const attempt = this.#recovery.recovered(m.recoveryWindowMs);
     this.#everReady = true;
-    this.#lossStartedAt = undefined;
-    this.#attempt = 0;
-    this.#finishSentOn = this.#pauseSentOn = this.#resumeSentOn = -1;
+    this.#sender.newSocket();
     this.#heartbeat.start(this.#init.heartbeatTimeoutMs ?? m.heartbeatTimeoutMs ?? SOCKET_DEFAULTS.heartbeatTimeoutMs);
     this.#epoch = m.epoch;
-    if (this.#init.reconnect === undefined && m.recoveryWindowMs !== undefined) this.#policy = defaultPolicy(m.recoveryWindowMs);
     // Lines committed while we were away arrive in the view: new ones are emitted, known ones updated.
     if (m.session !== undefined) {
-      for (const line of m.session.lines) this.#addLine(line);
-      for (const notice of m.session.notices) if (!this.#notices.some((n) => sameNotice(n, notice))) this.#addNotice(notice);
+      this.#transcript.merge(m.session);
     }
     this.#outbox.acknowledge(m.receivedSamples);
     this.#outbox.rewindTo(m.receivedSamples);
@@ -544,7 +477,7 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
     } else {
       this.#machine.set('streaming', reconnect ? 'reconnected' : 'session.ready');
     }
-    this.#pump();
+    this.#sender.pump();
   }
 
   #onRotate(epoch: number): void {
@@ -556,7 +489,7 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
       this.#rotatingFrom = epoch;
       this.#machine.set('rotating', 'usage.updated rotate');
       this.#sendResume();
-    } else if ((this.state === 'finishing' && this.#finishSentOn !== this.#transport?.id) || (this.state === 'pausing' && this.#pauseSentOn !== this.#transport?.id)) {
+    } else if ((this.state === 'finishing' && this.#sender.finishSentOn !== this.#transport?.id) || (this.state === 'pausing' && this.#sender.pauseSentOn !== this.#transport?.id)) {
       // Audio is still draining: rotate without leaving the state, the drain continues in the new epoch.
       // Not once the pause or finish went out: the server handles that first, and a resume after it
       // would undo the pause (a paused session resumes into the next epoch).
@@ -566,15 +499,12 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
   }
 
   #sendResume(): void {
-    const t = this.#transport;
-    if (t === undefined || !this.#ready || this.#resumeSentOn === t.id) return;
-    this.#resumeSentOn = t.id;
-    t.sendJson({ type: 'session.resume', epoch: this.#epoch });
+    this.#sender.sendResume(this.#epoch);
   }
 
   #onResumed(epoch: number, received: number): void {
     this.#epoch = epoch;
-    this.#resumeSentOn = -1;
+    this.#sender.resumeSentOn = -1;
     this.#outbox.acknowledge(received);
     this.#outbox.rewindTo(received);
     if (this.state === 'rotating' || this.state === 'paused') this.#machine.set('streaming', `resumed in epoch ${epoch}`);
@@ -582,7 +512,7 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
       this.emit('rotated', { fromEpoch: this.#rotatingFrom, toEpoch: epoch, atSample: received });
     }
     this.#rotatingFrom = undefined;
-    this.#pump();
+    this.#sender.pump();
   }
 
   #onSocketError(t: SocketTransport, m: Extract<ServerMessage, { type: 'error' }>): void {
@@ -595,10 +525,10 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
     if (m.code === 'BEYOND_CURSOR' && Number.isSafeInteger(received)) {
       // The server misses audio before this frame: send again from its cursor.
       this.#outbox.rewindTo(received);
-      this.#pump();
+      this.#sender.pump();
     }
     const aboutMessage = m.details?.['frameEpoch'] === undefined;
-    if (aboutMessage && (m.code === 'WRONG_EPOCH' || m.code === 'SESSION_CLOSED') && this.#resumeSentOn === t.id && !this.#finishRequested) {
+    if (aboutMessage && (m.code === 'WRONG_EPOCH' || m.code === 'SESSION_CLOSED') && this.#sender.resumeSentOn === t.id && !this.#finishRequested) {
       // Our session.resume was refused: our idea of the epoch is wrong. A new socket's session.ready
       // tells the truth; resync through the reconnect path instead of guessing.
       this.emit('debug', { kind: 'resync', detail: { code: m.code, message: m.message } });
@@ -610,72 +540,14 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
     this.emit('debug', { kind: 'refused', detail: { code: m.code, message: m.message } });
   }
 
-  #addLine(wire: Parameters<LineStore['add']>[0]): void {
-    const { line, update } = this.#lines.add(wire);
-    if (line !== undefined) {
-      this.#subjects.lines.next(line);
-      this.emit('line', line);
-    }
-    if (update !== undefined) this.#emitUpdate(update);
-  }
-
-  #emitUpdate(update: LineUpdate): void {
-    this.#subjects.lineUpdates.next(update);
-    this.emit('line.updated', update);
-  }
-
-  #addNotice(notice: RealtimeNotice): void {
-    this.#notices.push(notice);
-    this.#subjects.notices.next(notice);
-  }
-
   #onFinished(view: RealtimeSession, reason: string): void {
     if (this.#machine.terminal) return;
-    for (const line of view.lines) this.#addLine(line);
-    for (const notice of view.notices) if (!this.#notices.some((n) => sameNotice(n, notice))) this.#addNotice(notice);
-    this.#result = { session: view, notices: [...this.#notices], lines: this.#lines.all(), reason };
+    // Whatever way it was finished (socket, REST, elsewhere), audio captured past the server's final
+    // cursor never arrived: declare it (the server reports it as TRANSPORT_GAP).
+    this.#outbox.declareUndelivered(Number(view.usage.receivedSamples));
+    this.#transcript.merge(view);
+    this.#result = { session: view, notices: [...this.#transcript.notices], lines: this.#transcript.lines, reason };
     this.#machine.set('finished', reason);
-  }
-
-  // ------------------------------------------------------------------------------------------------
-  // Sending
-  // ------------------------------------------------------------------------------------------------
-
-  /** Sends what the state and the in-flight window allow; then pause/finish messages once drained. */
-  #pump(): void {
-    const t = this.#transport;
-    if (t === undefined || !this.#ready || !t.open) return;
-    const state = this.state;
-    const draining = state === 'pausing' || state === 'finishing';
-    if (state !== 'streaming' && !draining) return;
-    if (draining && this.#resumeSentOn === t.id) return; // a rotation must complete first
-    const outbox = this.#outbox;
-    const window = this.#init.maxInFlightSamples ?? 32_000;
-    for (;;) {
-      if (outbox.expected - outbox.acked >= window) break;
-      const frame = outbox.nextFrame(this.#epoch, draining);
-      if (frame === null) break;
-      t.send(frame.bytes);
-      if (!this.#firstFrameSent) {
-        this.#firstFrameSent = true;
-        this.emit('first.frame', { startSample: frame.startSample, epoch: this.#epoch });
-      }
-    }
-    if (!draining || outbox.unsent > 0) return;
-    // Everything is sent; go ahead once it is acknowledged, or when the drain wait ran out.
-    if (outbox.acked < outbox.produced && this.#now() < this.#drainDeadline) return;
-    const captured = String(outbox.produced);
-    if (state === 'finishing' && this.#finishSentOn !== t.id) {
-      this.#finishSentOn = t.id;
-      t.sendJson({ type: 'session.finish', capturedSamples: captured });
-    } else if (state === 'pausing' && this.#pauseSentOn !== t.id) {
-      this.#pauseSentOn = t.id;
-      t.sendJson({ type: 'session.pause', capturedSamples: captured });
-    }
-  }
-
-  #armDrainTimer(): void {
-    this.#later(Math.max(0, this.#drainDeadline - this.#now()) + 1, () => this.#pump());
   }
 
   // ------------------------------------------------------------------------------------------------
@@ -683,16 +555,15 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
   // ------------------------------------------------------------------------------------------------
 
   #clearConnectTimer(): void {
-    if (this.#connectTimer !== undefined) clearTimeout(this.#connectTimer);
-    this.#connectTimer = undefined;
+    this.#cancelConnectTimer?.();
+    this.#cancelConnectTimer = undefined;
   }
 
+  /** A timer that teardown clears and that never runs after the end. */
   #later(ms: number, run: () => void): void {
-    const timer = setTimeout(() => {
-      this.#timers.delete(timer);
+    this.#timers.later(ms, () => {
       if (!this.#machine.terminal) run();
-    }, ms);
-    this.#timers.add(timer);
+    });
   }
 
   #onStateChange(change: StateChange): void {
@@ -704,10 +575,11 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
     if (this.#machine.terminal) this.#waiters.rejectAll(this.#failure ?? RealtimeError.closed('operation'));
   }
 
-  #fail(error: Error, reason: string): void {
+  /** The end other than `finished`: `closed` by the user, `failed` otherwise. Pending waits reject with `error`. */
+  #end(to: 'closed' | 'failed', error: Error, reason: string): void {
     if (this.#machine.terminal) return;
     this.#failure = error;
-    this.#machine.set('failed', reason);
+    this.#machine.set(to, reason);
   }
 
   /** Terminal: close the socket, clear every timer, remove the abort listener, complete the streams. */
@@ -718,26 +590,8 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
     t?.close(CLOSE_CODES.normal, this.state);
     this.#heartbeat.stop();
     this.#clearConnectTimer();
-    for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.clear();
     this.#init.signal?.removeEventListener('abort', this.#onAbort);
     this.#subjects.complete();
   }
-}
-
-/**
- * The default policy retries a little past the server's recovery window: the attempt after the window
- * is answered with close 4410, which is what lets the session be finished over REST and saved.
- */
-function defaultPolicy(recoveryWindowMs: number): ReconnectPolicy {
-  return new DefaultReconnectPolicy({ maxElapsedMs: recoveryWindowMs + 5000 });
-}
-
-function sameNotice(a: RealtimeNotice, b: RealtimeNotice): boolean {
-  return a.code === b.code && a.message === b.message && (a.lineIds ?? []).join() === (b.lineIds ?? []).join();
-}
-
-/** ws(s) URL of the socket endpoint for an http(s) base URL. */
-export function socketUrlFor(baseUrl: string): string {
-  return baseUrl.replace(/\/+$/, '').replace(/^http/, 'ws') + API_PREFIX + REALTIME_PATHS.socket;
 }

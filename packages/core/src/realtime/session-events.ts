@@ -15,7 +15,11 @@ export interface SessionOwnEvents {
   line: (line: SessionLine) => void;
   /** A supplement arrived for a line already emitted (or a reconnect's view filled it in). */
   'line.updated': (update: LineUpdate) => void;
-  /** Audio the ring no longer held when it had to be sent: zeros went out for [from, to). */
+  /**
+   * Captured audio [from, to) the server will never get (ring overflow during a long outage, or unsent
+   * when finished over REST). Nothing is sent in its place; the stream continues at `serverSample`
+   * and the server marks the difference between captured and received as TRANSPORT_GAP.
+   */
   gap: (gap: Gap & { readonly epoch: number }) => void;
   /** The first frame went on the socket. */
   'first.frame': (info: { readonly startSample: number; readonly epoch: number }) => void;

@@ -9,8 +9,12 @@
  *                │            │
  *                ▼            ▼
  *   any live state ──finish()──► finishing ──► finished | failed
+ *   any live state ──close() / connect signal aborted──► closed
+ *   any live state ──unrecoverable error──► failed
  *
- * Live states take socket callbacks; finished and failed are terminal: nothing leaves them.
+ * Live states take socket callbacks; finished, closed and failed are terminal: nothing leaves them.
+ * `closed` is the user's decision (close() or the connect signal), `failed` is everything that went
+ * wrong; both leave the server's session open (not charged) until its recovery window passes.
  */
 export type SessionState =
   | 'idle'
@@ -22,21 +26,23 @@ export type SessionState =
   | 'reconnecting'
   | 'finishing'
   | 'finished'
+  | 'closed'
   | 'failed';
 
-export const TERMINAL_STATES: readonly SessionState[] = ['finished', 'failed'];
+export const TERMINAL_STATES: readonly SessionState[] = ['finished', 'closed', 'failed'];
 
 /** Which state may follow which. Anything else is a bug in the session, not a runtime condition. */
 export const TRANSITIONS: Readonly<Record<SessionState, readonly SessionState[]>> = {
-  idle: ['connecting', 'failed'],
-  connecting: ['streaming', 'rotating', 'paused', 'reconnecting', 'finishing', 'finished', 'failed'],
-  streaming: ['rotating', 'pausing', 'paused', 'reconnecting', 'finishing', 'finished', 'failed'],
-  rotating: ['streaming', 'paused', 'reconnecting', 'finishing', 'finished', 'failed'],
-  pausing: ['paused', 'streaming', 'reconnecting', 'finishing', 'finished', 'failed'],
-  paused: ['streaming', 'reconnecting', 'finishing', 'finished', 'failed'],
-  reconnecting: ['streaming', 'rotating', 'pausing', 'paused', 'finishing', 'finished', 'failed'],
-  finishing: ['reconnecting', 'finished', 'failed'],
+  idle: ['connecting', 'closed', 'failed'],
+  connecting: ['streaming', 'rotating', 'paused', 'reconnecting', 'finishing', 'finished', 'closed', 'failed'],
+  streaming: ['rotating', 'pausing', 'paused', 'reconnecting', 'finishing', 'finished', 'closed', 'failed'],
+  rotating: ['streaming', 'paused', 'reconnecting', 'finishing', 'finished', 'closed', 'failed'],
+  pausing: ['paused', 'streaming', 'reconnecting', 'finishing', 'finished', 'closed', 'failed'],
+  paused: ['streaming', 'reconnecting', 'finishing', 'finished', 'closed', 'failed'],
+  reconnecting: ['streaming', 'rotating', 'pausing', 'paused', 'finishing', 'finished', 'closed', 'failed'],
+  finishing: ['reconnecting', 'finished', 'closed', 'failed'],
   finished: [],
+  closed: [],
   failed: [],
 };
 

@@ -46,6 +46,18 @@ export interface RealtimeSession {
   readonly lines: readonly RealtimeLine[];
   readonly notices: readonly RealtimeNotice[];
   readonly usage: RealtimeUsage;
+  /** Ours (docs/protocol.md "Recovery window"): whether a socket can still resume the session. */
+  readonly connection?: RealtimeConnection;
+}
+
+/** Ours: the socket attachment of a session (docs/protocol.md "Recovery window"). */
+export interface RealtimeConnection {
+  /** A socket is attached now. */
+  readonly attached: boolean;
+  /** When the running recovery window ends (ISO 8601); null while a socket is attached. */
+  readonly recoveryDeadline: string | null;
+  /** The window passed: sockets are refused (4410), only a REST finish can save the result. */
+  readonly recoveryExpired: boolean;
 }
 
 /** Ours: what session creation adds, the socket to stream audio to (issue 4). */

@@ -39,7 +39,7 @@ describe('AudioOutbox', () => {
     expect(payload(again.bytes)).toEqual(ramp(500, 320));
   });
 
-  it('after an overflow the server never got, sends zeros for the lost range and reports the gap once', () => {
+  it('after an overflow the server never got, declares the lost range a gap and continues at the server cursor (no invented samples)', () => {
     const gaps: Gap[] = [];
     const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 100, onGap: (g) => gaps.push(g) });
     const capacity = box.ring.capacity;
@@ -52,17 +52,57 @@ describe('AudioOutbox', () => {
     const frames = [];
     for (let f = box.nextFrame(1, true); f !== null; f = box.nextFrame(1, true)) frames.push(f);
     const kept = produced - capacity;
-    expect(gaps).toEqual([{ from: 320, to: kept }]);
-    let at = 320;
+    expect(gaps).toEqual([{ from: 320, to: kept, serverSample: 320, cause: 'overflow' }]);
+    // Frames carry the server's positions: contiguous from its cursor, the kept audio, nothing else.
+    let server = 320;
+    let captured = kept;
     for (const f of frames) {
-      expect(f.startSample).toBe(at);
-      const expected = Int16Array.from({ length: f.sampleCount }, (_, i) => (at + i < kept ? 0 : ((at + i) % 30_000) - 15_000));
-      expect(payload(f.bytes)).toEqual(expected);
-      at += f.sampleCount;
+      expect(f.startSample).toBe(server);
+      expect(payload(f.bytes)).toEqual(ramp(captured, f.sampleCount));
+      server += f.sampleCount;
+      captured += f.sampleCount;
     }
-    expect(at).toBe(produced);
+    expect(captured).toBe(produced);
+    expect(server).toBe(produced - (kept - 320));
+    // The server's ack in its positions releases everything captured; the gap is the difference.
+    box.acknowledge(server);
+    expect(box.stats()).toMatchObject({ ackedSamples: produced, bufferedSamples: 0, gapSamples: kept - 320, unackedSamples: 0 });
+    expect(box.inFlight).toBe(0);
     // Overflow counts every sample dropped from the ring, the sent-but-unacknowledged first frame included.
     expect(box.stats().overflowSamples).toBe(kept);
+    expect(box.gaps).toEqual([[320, kept]]);
+  });
+
+  it('widens a gap when the server turns out to be behind it, reporting only the new part', () => {
+    const gaps: Gap[] = [];
+    const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 100, onGap: (g) => gaps.push(g) });
+    const capacity = box.ring.capacity;
+    // Sent up to 960 while acks were withheld; then the ring overflowed past what was sent.
+    box.writePcm16(ramp(0, 960));
+    while (box.nextFrame(1, false) !== null);
+    box.writePcm16(ramp(960, capacity * 2));
+    const produced = 960 + capacity * 2;
+    const kept = produced - capacity;
+    expect(box.nextFrame(1, false)?.startSample).toBe(960); // gap [960, kept) declared, audio continues at 960
+    expect(gaps).toEqual([{ from: 960, to: kept, serverSample: 960, cause: 'overflow' }]);
+    // The socket died: the server only ever got 640 (the frame at 640 was lost with it).
+    box.rewindTo(640);
+    const first = box.nextFrame(1, false)!;
+    expect(first.startSample).toBe(640);
+    expect(payload(first.bytes)).toEqual(ramp(kept, 320));
+    expect(gaps.slice(1)).toEqual([{ from: 640, to: 960, serverSample: 640, cause: 'overflow' }]);
+    expect(box.gaps).toEqual([[640, kept]]);
+    expect(box.toServer(produced)).toBe(produced - (kept - 640));
+  });
+
+  it('declares audio a REST finish left undelivered', () => {
+    const gaps: Gap[] = [];
+    const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 1000, onGap: (g) => gaps.push(g) });
+    box.writePcm16(ramp(0, 2000));
+    box.nextFrame(1, false);
+    box.declareUndelivered(320);
+    expect(gaps).toEqual([{ from: 320, to: 2000, serverSample: 320, cause: 'undelivered' }]);
+    expect(box.stats().gapSamples).toBe(1680);
   });
 
   it('encodes Float32 at 48 kHz stereo through the pipeline and refuses mixing with PCM16', () => {

@@ -37,9 +37,11 @@ describe('StateMachine', () => {
         continue;
       }
       expect(next).toContain('failed');
+      expect(next).toContain('closed'); // close() works from every live state
       if (state !== 'idle') expect(next.includes('reconnecting') || state === 'reconnecting').toBe(true);
       if (state !== 'idle' && state !== 'finishing') expect(next).toContain('finishing');
     }
+    expect(TERMINAL_STATES).toEqual(['finished', 'closed', 'failed']);
     // Rotation and pause come back to streaming.
     expect(TRANSITIONS.rotating).toContain('streaming');
     expect(TRANSITIONS.paused).toContain('streaming');

@@ -1,4 +1,4 @@
-import type { RealtimeLine, RealtimeNotice, RealtimeSession, RealtimeUsage } from '../../types/realtime.js';
+import type { RealtimeConnection, RealtimeLine, RealtimeNotice, RealtimeSession, RealtimeUsage } from '../../types/realtime.js';
 import { parseDecimal } from '../../util/decimal.js';
 import { boolean, list, number, object, string, stringArray } from '../../util/read.js';
 
@@ -34,6 +34,16 @@ function parseLine(value: unknown, path: string): RealtimeLine {
   return l as unknown as RealtimeLine;
 }
 
+function parseConnection(value: unknown, path: string): RealtimeConnection {
+  const c = object(value, path);
+  const deadline = c['recoveryDeadline'];
+  return {
+    attached: boolean(c['attached'], `${path}.attached`),
+    recoveryDeadline: deadline === null || deadline === undefined ? null : string(deadline, `${path}.recoveryDeadline`),
+    recoveryExpired: boolean(c['recoveryExpired'], `${path}.recoveryExpired`),
+  };
+}
+
 export function parseSession(value: unknown, path = 'data'): RealtimeSession {
   const s = object(value, path);
   return {
@@ -47,5 +57,6 @@ export function parseSession(value: unknown, path = 'data'): RealtimeSession {
     lines: list(s['lines'], `${path}.lines`, parseLine),
     notices: list(s['notices'], `${path}.notices`, parseNotice),
     usage: parseUsage(s['usage'], `${path}.usage`),
+    ...(s['connection'] !== undefined ? { connection: parseConnection(s['connection'], `${path}.connection`) } : {}),
   };
 }

@@ -7,7 +7,8 @@ import { newIdempotencyKey } from '../../util/ids.js';
 import { object, string } from '../../util/read.js';
 import { parseSession } from '../parse/realtime.js';
 import { Checks, isPlainObject } from '../validation/checks.js';
-import { RealtimeSocketSession, socketUrlFor } from '../../realtime/realtime-session.js';
+import { RealtimeSocketSession } from '../../realtime/realtime-session.js';
+import { socketUrlFor } from '../../realtime/socket-address.js';
 import type { RealtimeSocketOptions } from '../../realtime/session-options.js';
 import { checkIdempotencyKey, requireId, type CreateTranscriptionOptions } from './transcriptions.js';
 
@@ -58,7 +59,7 @@ export class Realtime {
       ...session,
       sessionId: created.sessionId,
       socketUrl: socketUrl ?? created.socket.url,
-      accessKey: this.credentials().accessKey,
+      accessKey: this.transport.endpoint.accessKey,
       token: created.socket.token,
       rest: this,
     });
@@ -75,16 +76,8 @@ export class Realtime {
     if (typeof sessionId !== 'string' || sessionId === '') c.add('sessionId', 'is required and must be a non-empty string');
     if (typeof token !== 'string' || token === '') c.add('token', 'is required and must be a non-empty string');
     c.throwIfAny();
-    const live = new RealtimeSocketSession({ ...session, sessionId, token, socketUrl: socketUrl ?? socketUrlFor(baseUrl ?? this.credentials().baseUrl) });
+    const live = new RealtimeSocketSession({ ...session, sessionId, token, socketUrl: socketUrl ?? socketUrlFor(baseUrl ?? this.transport.endpoint.baseUrl) });
     return live.start();
-  }
-
-  /**
-   * The key and base URL the socket needs. The transport keeps its config private (issue 3); reading it
-   * here keeps issue 4 from widening that class. TODO(issue 4): a public accessor on Transport.
-   */
-  private credentials(): { accessKey: string; baseUrl: string } {
-    return (this.transport as unknown as { config: { accessKey: string; baseUrl: string } }).config;
   }
 
   async get(sessionId: string, call?: CallOptions): Promise<RealtimeSession> {

@@ -1,0 +1,219 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { SoundClone, type RealtimeSocketSession } from '@soundclone/core';
+
+/**
+ * `node bench/dist/run.js --only recognizer` (issue 7): the reference server's PocketSphinx
+ * recognizer on real recorded speech (pocketsphinx-testdata: the LibriVox clips and the card
+ * commands, ~35 s), through the real socket, the server in its own process so its CPU time is its own.
+ *
+ *   real-time factor   server CPU per second of audio, one session streamed as fast as it is taken;
+ *                      minus the same with the deterministic recognizer = the recognizer's own share
+ *   sessions per core  N sessions each streaming speech at 1x real time: the server's cores in use,
+ *                      and the acknowledgement lag (audio sent but not yet decoded); a level is
+ *                      sustained when the lag's p99 stays under 1 s
+ */
+const SERVER_CLI = fileURLToPath(new URL('../../packages/server/dist/cli.js', import.meta.url));
+const TESTDATA = '/usr/share/pocketsphinx/test/data';
+const KEY = 'bench-recognizer';
+const RATE = 16_000;
+const SUSTAINED_LAG_MS = 1000;
+
+export interface RecognizerBenchRow {
+  readonly recognizer: string;
+  readonly audioS: number;
+  readonly serverCpuS: number;
+  readonly rtf: number;
+  readonly wallRtf: number;
+}
+
+export interface RecognizerPacedRow {
+  readonly sessions: number;
+  readonly seconds: number;
+  readonly serverCores: number;
+  readonly lagP50Ms: number;
+  readonly lagP99Ms: number;
+  readonly sustained: boolean;
+}
+
+export async function runRecognizerBench(options: { quick: boolean }): Promise<string> {
+  const speech = corpus();
+  const rows: RecognizerBenchRow[] = [];
+  for (const recognizer of ['deterministic', 'pocketsphinx']) {
+    const server = await Server.start(recognizer);
+    try {
+      rows.push(await realTimeFactor(server, recognizer, speech));
+      note(`recognizer ${recognizer}: RTF ${rows[rows.length - 1]!.rtf.toFixed(3)}`);
+    } finally {
+      await server.close();
+    }
+  }
+  const paced: RecognizerPacedRow[] = [];
+  const server = await Server.start('pocketsphinx');
+  try {
+    const seconds = options.quick ? 8 : 20;
+    const decoding = rows[1]!.rtf;
+    // Start near the estimate and step up until the lag says the server fell behind.
+    for (let sessions = Math.max(1, Math.floor(0.6 / decoding)); sessions <= 16; sessions++) {
+      const row = await pacedLevel(server, speech, sessions, seconds);
+      paced.push(row);
+      note(`recognizer pocketsphinx: ${sessions} paced sessions: ${row.serverCores.toFixed(2)} cores, lag p99 ${row.lagP99Ms.toFixed(0)} ms`);
+      if (!row.sustained || row.serverCores > 1.05) break;
+    }
+  } finally {
+    await server.close();
+  }
+  return render(rows, paced);
+}
+
+/** The test recordings joined: 16 kHz mono PCM16 WAVs, read past their 44-byte header. */
+function corpus(): Int16Array {
+  const ids = readFileSync(`${TESTDATA}/librivox/fileids`, 'utf8').trim().split('\n');
+  const files = [...ids.map((id) => `${TESTDATA}/librivox/${id}.wav`), ...['001', '002', '003', '004', '005'].map((id) => `${TESTDATA}/cards/${id}.wav`)];
+  const parts = files.map((file) => {
+    if (!existsSync(file)) throw new Error(`${file} is missing: install pocketsphinx-testdata (npm run setup does)`);
+    const bytes = readFileSync(file).subarray(44);
+    return new Int16Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + (bytes.byteLength & ~1)));
+  });
+  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+async function realTimeFactor(server: Server, recognizer: string, speech: Int16Array): Promise<RecognizerBenchRow> {
+  const session = await server.client.stt.realtime.connect({ maxInFlightSamples: RATE * 4 });
+  const cpuBefore = server.cpuMs();
+  const started = performance.now();
+  for (let at = 0; at < speech.length; at += 320) {
+    session.writePcm16(speech.subarray(at, at + 320));
+    if (at % (RATE / 2) === 0) await sleep(0);
+  }
+  await session.finish({ timeoutMs: 300_000 });
+  const wallS = (performance.now() - started) / 1000;
+  const serverCpuS = (server.cpuMs() - cpuBefore) / 1000;
+  const audioS = speech.length / RATE;
+  return { recognizer, audioS, serverCpuS, rtf: serverCpuS / audioS, wallRtf: wallS / audioS };
+}
+
+async function pacedLevel(server: Server, speech: Int16Array, sessions: number, seconds: number): Promise<RecognizerPacedRow> {
+  const length = Math.min(speech.length, seconds * RATE);
+  const open: RealtimeSocketSession[] = [];
+  for (let i = 0; i < sessions; i++) open.push(await server.client.stt.realtime.connect({}));
+  const lags: number[] = [];
+  const cpuBefore = server.cpuMs();
+  const started = performance.now();
+  const sampler = setInterval(() => {
+    for (const s of open) lags.push((s.stats.unackedSamples * 1000) / RATE);
+  }, 100);
+  let next = 0;
+  try {
+    // Each session starts at a different place in the recordings so decoders are not in lockstep.
+    while (next < length) {
+      const due = Math.min(length, Math.floor((((performance.now() - started) / 1000) * RATE) / 320) * 320);
+      if (due > next) {
+        open.forEach((s, i) => {
+          const offset = (i * 7919 * 320) % (speech.length - length + 1);
+          s.writePcm16(speech.subarray(offset + next, offset + due));
+        });
+        next = due;
+      }
+      await sleep(5);
+    }
+  } finally {
+    clearInterval(sampler);
+  }
+  const wallMs = performance.now() - started;
+  const serverCores = (server.cpuMs() - cpuBefore) / wallMs;
+  await Promise.all(open.map((s) => s.finish({ timeoutMs: 120_000 })));
+  lags.sort((a, b) => a - b);
+  const lagP99Ms = percentile(lags, 99);
+  return { sessions, seconds, serverCores, lagP50Ms: percentile(lags, 50), lagP99Ms, sustained: lagP99Ms < SUSTAINED_LAG_MS };
+}
+
+function render(rows: readonly RecognizerBenchRow[], paced: readonly RecognizerPacedRow[]): string {
+  const deterministic = rows.find((r) => r.recognizer === 'deterministic');
+  const ps = rows.find((r) => r.recognizer === 'pocketsphinx');
+  const lines = [
+    `Recognizer benchmark (issue 7) · Node ${process.version} · ${cpus()[0]?.model ?? 'unknown'} × ${cpus().length} · speech: pocketsphinx-testdata, ${rows[0]?.audioS.toFixed(1)} s`,
+    '',
+    '| recognizer | audio s | server CPU s | RTF (CPU) | RTF (wall) |',
+    '|---|---:|---:|---:|---:|',
+    ...rows.map((r) => `| ${r.recognizer} | ${r.audioS.toFixed(1)} | ${r.serverCpuS.toFixed(2)} | ${r.rtf.toFixed(3)} | ${r.wallRtf.toFixed(3)} |`),
+  ];
+  if (deterministic !== undefined && ps !== undefined) {
+    const own = ps.rtf - deterministic.rtf;
+    lines.push('', `PocketSphinx's own real-time factor: ${own.toFixed(3)} (server CPU minus the deterministic run's); estimate ${(1 / ps.rtf).toFixed(1)} sessions per core.`);
+  }
+  lines.push('', '| paced sessions at 1x | seconds | server cores | sessions per core | ack lag p50 ms | p99 ms | sustained |', '|---:|---:|---:|---:|---:|---:|---|');
+  for (const p of paced) lines.push(`| ${p.sessions} | ${p.seconds} | ${p.serverCores.toFixed(2)} | ${(p.sessions / p.serverCores).toFixed(1)} | ${p.lagP50Ms.toFixed(0)} | ${p.lagP99Ms.toFixed(0)} | ${p.sustained ? 'yes' : 'no'} |`);
+  const best = [...paced].reverse().find((p) => p.sustained && p.serverCores <= 1.05);
+  lines.push('', best !== undefined
+    ? `One core sustains ${best.sessions} concurrent realtime sessions of continuous speech with PocketSphinx (lag p99 under ${SUSTAINED_LAG_MS} ms).`
+    : 'No paced level was sustained (the machine may be loaded).');
+  return lines.join('\n');
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function note(message: string): void {
+  process.stderr.write(`${message}\n`);
+}
+
+/** The reference server CLI in a child process; its CPU time read from /proc. */
+class Server {
+  private constructor(private readonly child: ChildProcess, readonly client: SoundClone) {}
+
+  static async start(recognizer: string): Promise<Server> {
+    if (!existsSync(SERVER_CLI)) throw new Error(`the reference server is not built (${SERVER_CLI}): run pnpm build`);
+    const child = spawn(process.execPath, [SERVER_CLI, '--port', '0', '--access-key', KEY, '--recognizer', recognizer], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => void (stderr += chunk));
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      const timer = setTimeout(() => reject(new Error(`the server did not start in 30 s: ${stderr}`)), 30_000);
+      child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+        out += chunk;
+        if (!out.includes('\n')) return;
+        clearTimeout(timer);
+        resolve(out.split('\n')[0]!.trim());
+      });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`the server exited (${String(code)}): ${stderr}`));
+      });
+    });
+    return new Server(child, new SoundClone({ accessKey: KEY, baseUrl: url }));
+  }
+
+  cpuMs(): number {
+    const stat = readFileSync(`/proc/${this.child.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks();
+  }
+
+  async close(): Promise<void> {
+    if (this.child.exitCode !== null) return;
+    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    this.child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+let ticks: number | undefined;
+function clockTicks(): number {
+  ticks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  return ticks;
+}

@@ -1,0 +1,88 @@
+import type { AudioOutbox } from './audio-outbox.js';
+import type { SessionState } from './session-state.js';
+import type { SocketTransport } from './socket-transport.js';
+
+/** What the pump reads from the session; every call re-reads it (the state may have moved on). */
+export interface PumpHost {
+  /** The current socket once session.ready arrived on it, else undefined. */
+  readySocket(): SocketTransport | undefined;
+  readonly state: SessionState;
+  readonly epoch: number;
+  onFirstFrame(startSample: number, epoch: number): void;
+}
+
+/**
+ * The sending side of the session: frames from the outbox within the in-flight window, then the
+ * pause or finish message once everything is acknowledged (or the drain wait ran out).
+ *
+ * Control messages are remembered per socket (transport id): each goes out once per socket, and a new
+ * socket (whose session.ready resets them) sends what is still owed again.
+ */
+export class FramePump {
+  /** Transport id on which session.finish / session.pause / session.resume was sent. */
+  finishSentOn = -1;
+  pauseSentOn = -1;
+  resumeSentOn = -1;
+  /** pause() and finish() go ahead unacknowledged after this instant. */
+  drainDeadline = 0;
+  #firstFrameSent = false;
+
+  constructor(
+    private readonly outbox: AudioOutbox,
+    private readonly limits: { readonly maxInFlightSamples: number; readonly drainTimeoutMs: number },
+    private readonly now: () => number,
+    private readonly later: (ms: number, run: () => void) => void,
+    private readonly host: PumpHost,
+  ) {}
+
+  /** pause() or finish(): wait for the acknowledgement at most drainTimeoutMs, then go ahead anyway. */
+  startDrain(): void {
+    this.drainDeadline = this.now() + this.limits.drainTimeoutMs;
+    this.later(this.limits.drainTimeoutMs + 1, () => this.pump());
+  }
+
+  /** A new socket said session.ready: nothing owed was sent on it yet. */
+  newSocket(): void {
+    this.finishSentOn = this.pauseSentOn = this.resumeSentOn = -1;
+  }
+
+  /** Sends what the state and the in-flight window allow; then pause/finish messages once drained. */
+  pump(): void {
+    const t = this.host.readySocket();
+    if (t === undefined || !t.open) return;
+    const state = this.host.state;
+    const draining = state === 'pausing' || state === 'finishing';
+    if (state !== 'streaming' && !draining) return;
+    if (draining && this.resumeSentOn === t.id) return; // a rotation must complete first
+    const outbox = this.outbox;
+    const epoch = this.host.epoch;
+    while (outbox.inFlight < this.limits.maxInFlightSamples) {
+      const frame = outbox.nextFrame(epoch, draining);
+      if (frame === null) break;
+      t.send(frame.bytes);
+      if (!this.#firstFrameSent) {
+        this.#firstFrameSent = true;
+        this.host.onFirstFrame(frame.startSample, epoch);
+      }
+    }
+    if (!draining || outbox.unsent > 0) return;
+    // Everything is sent; go ahead once it is acknowledged, or when the drain wait ran out.
+    if (outbox.acked < outbox.produced && this.now() < this.drainDeadline) return;
+    const captured = String(outbox.produced);
+    if (state === 'finishing' && this.finishSentOn !== t.id) {
+      this.finishSentOn = t.id;
+      t.sendJson({ type: 'session.finish', capturedSamples: captured });
+    } else if (state === 'pausing' && this.pauseSentOn !== t.id) {
+      this.pauseSentOn = t.id;
+      t.sendJson({ type: 'session.pause', capturedSamples: captured });
+    }
+  }
+
+  /** session.resume {epoch} once per socket (rotation or resume after pause). */
+  sendResume(epoch: number): void {
+    const t = this.host.readySocket();
+    if (t === undefined || this.resumeSentOn === t.id) return;
+    this.resumeSentOn = t.id;
+    t.sendJson({ type: 'session.resume', epoch });
+  }
+}

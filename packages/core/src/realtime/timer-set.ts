@@ -1,0 +1,29 @@
+/**
+ * The session's timers in one place, so that teardown clears every one of them (issue 4: finish
+ * "removes every listener and timer it added"; the leak test counts them).
+ */
+export class TimerSet {
+  readonly #timers = new Set<ReturnType<typeof setTimeout>>();
+
+  /** Timers not fired or cleared yet (leak checks). */
+  get size(): number {
+    return this.#timers.size;
+  }
+
+  /** Runs `run` after `ms` unless cleared first. Returns the cancel function. */
+  later(ms: number, run: () => void): () => void {
+    const timer = setTimeout(() => {
+      this.#timers.delete(timer);
+      run();
+    }, ms);
+    this.#timers.add(timer);
+    return () => {
+      if (this.#timers.delete(timer)) clearTimeout(timer);
+    };
+  }
+
+  clear(): void {
+    for (const timer of this.#timers) clearTimeout(timer);
+    this.#timers.clear();
+  }
+}
