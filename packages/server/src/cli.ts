@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { SupplementKind } from './domain/realtime-session.js';
+import { isRecognizerError } from './recognition/errors.js';
+import { RECOGNIZER_CHOICES, type RecognizerChoice } from './recognition/select.js';
 import { startServer, type ServerOptions } from './server.js';
 
 /**
@@ -11,6 +13,9 @@ import { startServer, type ServerOptions } from './server.js';
  * --recovery-window-ms N, --heartbeat-interval-ms N, --heartbeat-timeout-ms N, --delay-acks-ms N,
  * --withhold-acks, --withhold-supplements KINDS (comma list of alignment,entities,revision,language, or
  * all), --delay-supplements-ms N, --retain-audio SECONDS (TEST-ONLY debug read of stored audio).
+ *
+ * --recognizer auto|pocketsphinx|deterministic: auto (the default here, unlike startServer's) uses
+ * PocketSphinx when it is installed and says on stderr when it falls back to the deterministic one.
  */
 const SUPPLEMENT_KINDS: readonly SupplementKind[] = ['alignment', 'entities', 'revision', 'language'];
 
@@ -26,6 +31,7 @@ async function main(): Promise<void> {
       'allow-media-host': { type: 'string', multiple: true },
       'withhold-acks': { type: 'boolean', default: false },
       'withhold-supplements': { type: 'string' },
+      recognizer: { type: 'string', default: 'auto' },
       ...Object.fromEntries(NUMERIC.map((name) => [name, { type: 'string' as const }])),
       help: { type: 'boolean', default: false },
     },
@@ -35,7 +41,8 @@ async function main(): Promise<void> {
       'usage: soundclone-server --port 8787 --access-key KEY [--access-key KEY2] [--host 127.0.0.1] [--allow-media-host HOST:PORT (test-only)]\n' +
         '  realtime: [--rotate-every-ms N] [--rotate-every-samples N] [--recovery-window-ms N] [--heartbeat-interval-ms N]\n' +
         '            [--heartbeat-timeout-ms N] [--delay-acks-ms N] [--withhold-acks] [--withhold-supplements KINDS|all]\n' +
-        '            [--delay-supplements-ms N] [--retain-audio SECONDS (test-only)]\n',
+        '            [--delay-supplements-ms N] [--retain-audio SECONDS (test-only)]\n' +
+        '  recognition: [--recognizer auto|pocketsphinx|deterministic] (default auto: PocketSphinx when installed)\n',
     );
     return;
   }
@@ -73,8 +80,15 @@ async function main(): Promise<void> {
     process.exitCode = 2;
     return;
   }
+  const recognizer = values.recognizer as string;
+  if (!(RECOGNIZER_CHOICES as readonly string[]).includes(recognizer)) {
+    process.stderr.write(`error: --recognizer takes ${RECOGNIZER_CHOICES.join(', ')}, got ${recognizer}\n`);
+    process.exitCode = 2;
+    return;
+  }
   const options: ServerOptions = {
     port,
+    recognizer: recognizer as RecognizerChoice,
     host: values.host as string,
     accessKeys: keys,
     allowMediaHosts: allowed,
@@ -89,7 +103,16 @@ async function main(): Promise<void> {
     },
     ...(numbers['retain-audio'] !== undefined ? { retainRealtimeAudioSamples: numbers['retain-audio'] * 16_000 } : {}),
   };
-  const server = await startServer(options);
+  let server;
+  try {
+    server = await startServer(options);
+  } catch (error) {
+    if (!isRecognizerError(error)) throw error;
+    process.stderr.write(`error: ${error.message} [${error.code}]\n`);
+    process.exitCode = 1;
+    return;
+  }
+  if (server.recognizer.notice !== undefined) process.stderr.write(`${server.recognizer.notice}\n`);
   const socketFaults = server.faults.socket;
   if (values['withhold-acks'] === true) socketFaults.inject({ kind: 'withholdAcks' });
   else if (numbers['delay-acks-ms'] !== undefined) socketFaults.inject({ kind: 'delayAcks', ms: numbers['delay-acks-ms'] });

@@ -9,6 +9,9 @@ export type { FaultAction, FaultRule, FaultHandle, Faults } from './http/faults.
 export type { AccountOverrides } from './domain/accounts.js';
 export type { Recognizer, RecognizerStream, RecognitionRequest, RecognitionResult, RecognizedSegment, RecognizedWord, StreamEvent } from './recognition/recognizer.js';
 export { EnergyRecognizer } from './recognition/energy-recognizer.js';
+export { PocketSphinxRecognizer, type PocketSphinxOptions } from './recognition/pocketsphinx/pocketsphinx-recognizer.js';
+export { chooseRecognizer, RECOGNIZER_CHOICES, type RecognizerChoice, type ChosenRecognizer } from './recognition/select.js';
+export { RecognizerError, isRecognizerError, type RecognizerErrorCode } from './recognition/errors.js';
 export { SessionAudio, type FeedOutcome, type SessionEvent, type SupplementKind, type SupplementPolicy, type SupplementDecision, type RotationSchedule } from './domain/realtime-session.js';
 export type { RealtimeTiming } from './domain/realtime-sessions.js';
 export type { SocketConfig, SocketLogEntry } from './realtime/connection.js';

@@ -19,8 +19,9 @@ import { Router } from './http/router.js';
 import type { SocketConfig, SocketLogEntry } from './realtime/connection.js';
 import { SocketServer } from './realtime/socket-server.js';
 import type { GuardOptions } from './media/guarded-fetch.js';
-import { EnergyRecognizer } from './recognition/energy-recognizer.js';
+import type { PocketSphinxOptions } from './recognition/pocketsphinx/pocketsphinx-recognizer.js';
 import type { Recognizer } from './recognition/recognizer.js';
+import { chooseRecognizer, type RecognizerChoice } from './recognition/select.js';
 import { accountRoutes } from './routes/account-routes.js';
 import { sttRoutes } from './routes/stt-routes.js';
 import type { Services } from './services.js';
@@ -41,7 +42,15 @@ export interface ServerOptions {
    * checked as usual. Off by default.
    */
   readonly allowMediaHosts?: readonly string[];
-  readonly recognizer?: Recognizer;
+  /**
+   * The speech recognizer: a Recognizer object, or by name. Default `deterministic` (the
+   * EnergyRecognizer: same audio, same made-up words, which tests assert exactly); `auto` uses
+   * PocketSphinx when installed (the CLI's default); `pocketsphinx` insists, and startServer rejects
+   * with RecognizerError RECOGNIZER_UNAVAILABLE when it cannot run.
+   */
+  readonly recognizer?: Recognizer | RecognizerChoice;
+  /** PocketSphinx settings (model directory, decoder arguments, pool size, partial interval). */
+  readonly pocketsphinx?: PocketSphinxOptions;
   readonly clock?: Clock;
   /** Batch phase durations (ms); hold a task non-terminal with a long processingMs. */
   readonly taskTiming?: Partial<TaskTiming>;
@@ -91,6 +100,8 @@ export interface RunningServer {
   readonly sockets: { readonly size: number; readonly log: readonly SocketLogEntry[] };
   /** The in-memory state (tests inspect ledgers, sessions, webhook deliveries). */
   readonly services: Services;
+  /** The recognizer in use, and why `auto` fell back to the deterministic one (when it did). */
+  readonly recognizer: { readonly id: string; readonly notice?: string };
   close(): Promise<void>;
 }
 
@@ -112,7 +123,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const guard = { allowHosts: new Set(options.allowMediaHosts ?? []), ...(options.resolveHost ? { resolve: options.resolveHost } : {}) };
   const tasks = new Tasks();
   const uploads = new Uploads();
-  const recognizer = options.recognizer ?? new EnergyRecognizer();
+  const chosen = chooseRecognizer(options.recognizer, options.pocketsphinx);
+  const recognizer = chosen.recognizer;
   const webhooks = new WebhookDispatcher(guard, options.webhookRetryDelaysMs ?? WEBHOOK.defaultRetryDelaysMs, clock);
   const runner = new TranscriptionRunner(tasks, recognizer, { ...DEFAULT_TIMING, ...options.taskTiming }, clock, lifetime.signal, (t) => webhooks.notify(t));
   const faults = new Faults();
@@ -209,10 +221,16 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   });
   const sockets = new SocketServer({ accounts, sessions: services.realtime, faults, config: { ...SOCKET_DEFAULTS, ...options.socket } });
   sockets.attachTo(server);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+    });
+  } catch (error) {
+    lifetime.abort();
+    if (chosen.owned) recognizer.close?.();
+    throw error;
+  }
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
@@ -225,6 +243,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     requests,
     services,
     sockets,
+    recognizer: { id: recognizer.id, ...(chosen.notice !== undefined ? { notice: chosen.notice } : {}) },
     close: async () => {
       lifetime.abort();
       await sockets.close();
@@ -234,6 +253,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         server.close(() => resolve());
         for (const socket of connections) socket.destroy();
       });
+      if (chosen.owned) recognizer.close?.();
     },
   };
 }

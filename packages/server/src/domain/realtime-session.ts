@@ -227,6 +227,7 @@ export class SessionAudio {
    */
   close(): void {
     this.state = 'CLOSED';
+    this.stream.close?.();
     this.stream = CLOSED_STREAM;
     this.held = [];
     this.dispose();
@@ -244,6 +245,13 @@ export class SessionAudio {
     this.expired = true;
     this.accepting = false;
     this.disarmRotation();
+    // No audio can come any more: an engine holding real resources (a PocketSphinx decoder, ~100 MB)
+    // commits the open segment now and lets go, rather than waiting for a finish that may never come.
+    if (this.stream.close !== undefined) {
+      this.commit();
+      this.stream.close();
+      this.stream = CLOSED_STREAM;
+    }
   }
 
   /**

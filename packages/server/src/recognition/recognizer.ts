@@ -2,7 +2,7 @@
  * The recognition seam (issue 3 "Recognition"). A Recognizer turns 16 kHz mono PCM into timed words,
  * segments and speakers, per channel. Batch hands it whole channels; realtime opens a stream and pushes
  * PCM16 as it arrives, reading partials and committed segments. The default is the deterministic
- * EnergyRecognizer; a real engine (PocketSphinx, a later issue) implements the same two methods.
+ * EnergyRecognizer; PocketSphinxRecognizer (pocketsphinx/) is real recognition behind the same seam.
  */
 
 export const RECOGNIZER_SAMPLE_RATE = 16_000;
@@ -67,10 +67,14 @@ export interface RecognizerStream {
   flush(): StreamEvent[];
   /** Text of the open segment. */
   readonly partial: string;
+  /** Lets go of the engine's resources (a finished session); pushes after it are ignored. */
+  close?(): void;
 }
 
 export interface Recognizer {
   readonly id: string;
   recognize(request: RecognitionRequest): Promise<RecognitionResult>;
   openStream(options: RecognitionOptions): RecognizerStream;
+  /** Frees what the engine holds; the server calls it on close for recognizers it made. */
+  close?(): void;
 }
