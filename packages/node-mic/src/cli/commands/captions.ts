@@ -1,0 +1,132 @@
+import type { RealtimeFinishResult } from '@soundclone/core';
+import { openMicrophone } from '../../mic/microphone.js';
+import { transcribeLive, type LiveTranscription } from '../../live/live-transcription.js';
+import type { Pace } from '../../live/pump.js';
+import { BUNDLED_SAMPLE } from '../../sample.js';
+import type { AudioSource } from '../../sources/audio-source.js';
+import { rawPcmSource, stdinSource } from '../../sources/raw-pcm.js';
+import { wavFileSource } from '../../sources/wav.js';
+import { oneOf, parse, positiveInt, str } from '../args.js';
+import { CaptionScreen } from '../caption-screen.js';
+import { CliUsageError } from '../cli-error.js';
+import { connect, type Connection } from '../context.js';
+import type { CommandContext } from '../command.js';
+
+export const CAPTIONS_USAGE = `usage: soundclone captions [FILE | - | --mic [DEVICE] | --sample] [options]
+  FILE              a WAV file (any rate and channels), or raw PCM16LE with --raw; - reads stdin
+  --mic [DEVICE]    the microphone: the default one, or an index or name from \`soundclone devices\`
+  --sample          the bundled LibriVox speech sample
+  --pace realtime|fast   files only: as a microphone would (default), or as fast as the session takes
+  --raw --rate N --channels N   headerless PCM16LE input (default 16000 Hz mono)
+  --backend auto|pvrecorder|parec|arecord|sox   microphone backend (default auto)
+  --title TEXT --language CODE
+Ctrl-C finishes the session (everything captured is sent) and prints the usage and charge.`;
+
+export async function captions(ctx: CommandContext): Promise<number> {
+  const { values, positionals } = parse(ctx.args, {
+    mic: { type: 'string' },
+    sample: { type: 'boolean', default: false },
+    pace: { type: 'string' },
+    raw: { type: 'boolean', default: false },
+    rate: { type: 'string' },
+    channels: { type: 'string' },
+    backend: { type: 'string' },
+    title: { type: 'string' },
+    language: { type: 'string' },
+  });
+  if (values.help) return ctx.out.print(CAPTIONS_USAGE), 0;
+  const mic = str(values, 'mic');
+  const file = values['sample'] === true ? BUNDLED_SAMPLE.path : positionals[0];
+  if ((mic !== undefined ? 1 : 0) + (file !== undefined ? 1 : 0) !== 1 || positionals.length > 1) {
+    throw new CliUsageError('captions takes one source: FILE, -, --mic [DEVICE] or --sample');
+  }
+  const pace = oneOf<Pace>(values, 'pace', ['realtime', 'fast']);
+  if (mic !== undefined && (pace !== undefined || values['raw'] === true)) throw new CliUsageError('--pace and --raw apply to files; a microphone runs on its own clock');
+  const backend = oneOf(values, 'backend', ['auto', 'pvrecorder', 'parec', 'arecord', 'sox'] as const);
+  const rate = positiveInt(values, 'rate');
+  const channels = positiveInt(values, 'channels');
+  const pcm = { ...(rate !== undefined ? { sampleRate: rate } : {}), ...(channels !== undefined ? { channels } : {}) };
+
+  // The source opens first: a missing device or file fails before any server or session exists.
+  let source: AudioSource | undefined;
+  let connection: Connection | undefined;
+  try {
+    if (mic !== undefined) {
+      source = await openMicrophone({ ...(mic !== '' ? { device: mic } : {}), ...(backend !== undefined ? { backend } : {}), ...pcm });
+      ctx.out.note(`listening on ${source.label} (${(source as { backend?: string }).backend ?? ''}, ${String(source.format.sampleRate)} Hz, ${String(source.format.channels)} ch); Ctrl-C to finish`);
+    } else if (file === '-') {
+      source = await stdinSource({ type: values['raw'] === true ? 'raw' : 'auto', ...pcm, stream: ctx.stdin });
+    } else {
+      source = values['raw'] === true ? rawPcmSource(file as string, pcm) : await wavFileSource(file as string);
+      ctx.out.note(`captions of ${file as string} (${String(source.format.sampleRate)} Hz, ${String(source.format.channels)} ch)`);
+    }
+    connection = await connect(values, ctx.env, ctx.out);
+    const live = await transcribeLive(connection.client, source, {
+      ...(pace !== undefined ? { pace } : {}),
+      connect: { title: str(values, 'title') ?? `soundclone captions ${mic !== undefined ? 'microphone' : (file as string)}`, ...(str(values, 'language') !== undefined ? { languageHint: str(values, 'language') as string } : {}) },
+    });
+    return await show(ctx, live);
+  } catch (caught) {
+    await source?.stop();
+    throw caught;
+  } finally {
+    await connection?.close();
+  }
+}
+
+async function show(ctx: CommandContext, live: LiveTranscription): Promise<number> {
+  const { out } = ctx;
+  const screen = new CaptionScreen(out);
+  const session = live.session;
+  screen.status(`session ${session.sessionId}: ${session.state}`);
+  session.on('state', (change) => {
+    // Rotations and reconnect attempts get their own, more telling lines below.
+    if (change.to === 'rotating' || change.from === 'rotating' || change.to === 'reconnecting') return;
+    screen.status(`${change.to}${change.reason === '' ? '' : ` (${change.reason})`}`);
+  });
+  session.on('reconnecting', (info) => screen.status(`reconnecting: attempt ${String(info.attempt)} in ${String(info.delayMs)} ms (${info.reason})`));
+  session.on('reconnected', (info) => screen.status(`reconnected: server had ${String(info.receivedSamples)} samples, resending ${String(info.resendSamples)}`));
+  session.on('rotated', (info) => screen.status(`rotated: epoch ${String(info.fromEpoch)} -> ${String(info.toEpoch)} at sample ${String(info.atSample)}`));
+  session.on('gap', (gap) => screen.status(`gap: samples ${String(gap.from)}..${String(gap.to)} were lost while disconnected`));
+  const subscription = live.captions$.subscribe((event) => {
+    if (event.kind === 'partial') screen.partial(event.text);
+    else if (out.json) out.data({ type: 'line', id: event.line.id, text: event.line.text });
+    else screen.line(event.line.text);
+  });
+
+  let interrupts = 0;
+  const onSigint = (): void => {
+    interrupts += 1;
+    if (interrupts === 1) {
+      screen.status('Ctrl-C: finishing the session (Ctrl-C again to quit at once)');
+      void live.stop().catch(() => undefined);
+    } else {
+      process.exit(130);
+    }
+  };
+  process.on('SIGINT', onSigint);
+  let result: RealtimeFinishResult;
+  try {
+    result = await live.done;
+  } finally {
+    process.off('SIGINT', onSigint);
+    subscription.unsubscribe();
+    screen.end();
+  }
+  summary(ctx, live, result);
+  return 0;
+}
+
+function summary(ctx: CommandContext, live: LiveTranscription, result: RealtimeFinishResult): void {
+  const usage = result.session.usage;
+  const seconds = live.frames / live.source.format.sampleRate;
+  if (ctx.out.json) {
+    ctx.out.data({ type: 'finished', sessionId: result.session.sessionId, transcriptionId: result.session.transcriptionId, status: result.session.status, capturedFrames: live.frames, lines: result.lines.length, usage, notices: result.notices });
+    return;
+  }
+  ctx.out.print('');
+  ctx.out.print(`finished: ${result.session.status}, ${String(result.lines.length)} lines, ${seconds.toFixed(2)} s captured (${String(live.frames)} frames at ${String(live.source.format.sampleRate)} Hz)`);
+  ctx.out.print(`usage: ${String(usage.receivedSamples)} samples received, ${String(usage.capturedSamples)} captured, ${String(usage.elapsedMs)} ms`);
+  ctx.out.print(`charge: ${String(usage.billableCharacters)} characters (estimated ${String(usage.estimatedCharacters)})`);
+  for (const notice of result.notices) ctx.out.print(`notice ${notice.code}: ${notice.message}`);
+}

@@ -1,0 +1,64 @@
+import type { Readable, Writable } from 'node:stream';
+import { isSoundCloneError } from '@soundclone/core';
+import type { Command } from './command.js';
+import { captions } from './commands/captions.js';
+import { devices } from './commands/devices.js';
+import { history, user, voices } from './commands/rest.js';
+import { server } from './commands/server.js';
+import { transcribe } from './commands/transcribe.js';
+import type { Env } from './context.js';
+import { Output } from './output.js';
+
+export const USAGE = `usage: soundclone COMMAND [options]
+
+  captions [FILE | - | --mic [DEVICE] | --sample]   live captions in the terminal
+  transcribe FILE|URL [--wait] [--format F] [--out PATH]   a batch transcription
+  voices list | create --name NAME FILE... | rename ID NAME
+  user                                            plan and remaining characters
+  history [--limit N]                             transcriptions, newest first
+  devices                                         microphones
+  server [--port N] [--access-key KEY]            run the reference server
+
+Every command: --base-url URL, --access-key KEY (or SOUNDCLONE_BASE_URL, SOUNDCLONE_ACCESS_KEY;
+with neither, the local reference server runs in-process), --json, --debug, --help.
+A local reference server recognizes speech with --recognizer auto|pocketsphinx|deterministic
+(default auto: PocketSphinx when installed, else made-up words with a notice).`;
+
+const COMMANDS: Readonly<Record<string, Command>> = { captions, transcribe, voices, user, history, devices, server };
+
+export interface Io {
+  readonly stdout: Writable & { isTTY?: boolean; columns?: number };
+  readonly stderr: Writable & { isTTY?: boolean };
+  readonly stdin: Readable;
+  readonly env: Env;
+}
+
+/** Runs one command; resolves with the exit code. Errors are one line (a stack only with --debug). */
+export async function main(argv: readonly string[], io: Io): Promise<number> {
+  const [name, ...args] = argv;
+  const out = new Output(io.stdout, io.stderr, args.includes('--json'));
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    out.print(USAGE);
+    return name === undefined ? 2 : 0;
+  }
+  const command = COMMANDS[name];
+  if (command === undefined) {
+    io.stderr.write(`soundclone: error: unknown command ${JSON.stringify(name)}; run soundclone --help\n`);
+    return 2;
+  }
+  try {
+    return await command({ args, env: io.env, out, stdin: io.stdin });
+  } catch (caught) {
+    io.stderr.write(`soundclone: error: ${describe(caught)}\n`);
+    if (args.includes('--debug') && caught instanceof Error && caught.stack !== undefined) io.stderr.write(`${caught.stack}\n`);
+    return isSoundCloneError(caught) && caught.code === 'CLI_USAGE' ? 2 : 1;
+  }
+}
+
+function describe(caught: unknown): string {
+  if (!(caught instanceof Error)) return String(caught);
+  const code = (caught as { code?: unknown }).code;
+  const message = caught.message.split('\n')[0] ?? '';
+  if (isSoundCloneError(caught) && caught.code === 'CLI_USAGE') return `${message} (see --help)`;
+  return typeof code === 'string' ? `${message} [${code}]` : message;
+}

@@ -1,0 +1,94 @@
+import type { RealtimeSocketSession, SessionState } from '@soundclone/core';
+import { isWireFormat, type AudioBlock, type AudioSource } from '../sources/audio-source.js';
+
+/**
+ * How a source that is not live (a file, a pipe) is paced: `realtime` writes each block when its time
+ * comes, as a microphone would; `fast` writes as fast as the session accepts, i.e. while its
+ * retained buffer is under half full, so nothing is dropped from the ring however slow the network.
+ * Live sources are never paced: they have their own clock.
+ */
+export type Pace = 'realtime' | 'fast';
+
+export interface PumpOptions {
+  readonly pace?: Pace;
+  readonly signal?: AbortSignal;
+}
+
+export interface PumpResult {
+  /** Frames at the source's rate written to the session, the source's deliveredFrames. */
+  readonly frames: number;
+  /** Why it stopped: the source ended (or was stopped), or the session stopped taking audio. */
+  readonly ended: 'source' | 'session';
+}
+
+const TERMINAL: readonly SessionState[] = ['finishing', 'finished', 'failed'];
+
+/**
+ * Writes every block of a source into a session opened at the source's rate and channels: 16 kHz mono
+ * PCM16 with writePcm16 (bit for bit), anything else as Float32 through write(), where the core's one
+ * resampler and downmix run.
+ */
+export async function pumpToSession(source: AudioSource, session: RealtimeSocketSession, options: PumpOptions = {}): Promise<PumpResult> {
+  const wire = isWireFormat(source.format);
+  const pace: Pace | 'none' = source.live ? 'none' : (options.pace ?? 'realtime');
+  const { sampleRate, channels } = source.format;
+  const started = performance.now();
+  let frames = 0;
+  const onAbort = (): void => void source.stop();
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    for await (const block of source) {
+      if (!(await writeBlock(session, wire, block))) {
+        await source.stop();
+        return { frames, ended: 'session' };
+      }
+      frames += block.length / channels;
+      if (pace === 'realtime') await sleep(started + (frames * 1000) / sampleRate - performance.now());
+      else if (pace === 'fast') await roomIn(session);
+    }
+    return { frames, ended: 'source' };
+  } finally {
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/** Writes one block, waiting through a pause; false when the session no longer takes audio. */
+async function writeBlock(session: RealtimeSocketSession, wire: boolean, block: AudioBlock): Promise<boolean> {
+  for (;;) {
+    const taken = wire ? session.writePcm16(block as Int16Array) : session.write(toFloat(block));
+    if (taken > 0) return true;
+    if (TERMINAL.includes(session.state)) return false;
+    await nextEvent(session, 'state', 1000);
+  }
+}
+
+function toFloat(block: AudioBlock): Float32Array {
+  if (block instanceof Float32Array) return block;
+  const out = new Float32Array(block.length);
+  for (let i = 0; i < block.length; i++) out[i] = (block[i] as number) / 32768;
+  return out;
+}
+
+async function roomIn(session: RealtimeSocketSession): Promise<void> {
+  while (!TERMINAL.includes(session.state)) {
+    const stats = session.stats;
+    if (stats.bufferedSamples < stats.capacitySamples / 2) return;
+    await nextEvent(session, 'backpressure', 100);
+  }
+}
+
+function nextEvent(session: RealtimeSocketSession, name: 'state' | 'backpressure', timeoutMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      session.off(name, done);
+      resolve();
+    };
+    const timer = setTimeout(done, timeoutMs);
+    session.once(name, done);
+  });
+}
+
+function sleep(ms: number): Promise<void> {
+  return ms <= 1 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, ms));
+}

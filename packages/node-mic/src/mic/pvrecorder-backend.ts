@@ -1,0 +1,100 @@
+import { createRequire } from 'node:module';
+import { MicrophoneError } from '../errors.js';
+import { selectDevice, type MicrophoneDevice } from './devices.js';
+import { PushSource } from './push-source.js';
+
+/** The part of @picovoice/pvrecorder-node we use (CommonJS, loaded lazily: a platform without a prebuilt library falls back). */
+interface PvRecorderInstance {
+  readonly sampleRate: number;
+  start(): void;
+  stop(): void;
+  read(): Promise<Int16Array>;
+  release(): void;
+  getSelectedDevice(): string;
+}
+interface PvRecorderClass {
+  new (frameLength: number, deviceIndex?: number, bufferedFramesCount?: number): PvRecorderInstance;
+  getAvailableDevices(): string[];
+}
+
+let loaded: PvRecorderClass | Error | undefined;
+
+/** The native class, or the reason it cannot load here (unsupported platform or architecture). */
+export function loadPvRecorder(): PvRecorderClass | Error {
+  if (loaded === undefined) {
+    try {
+      loaded = (createRequire(import.meta.url)('@picovoice/pvrecorder-node') as { PvRecorder: PvRecorderClass }).PvRecorder;
+    } catch (caught) {
+      loaded = caught instanceof Error ? caught : new Error(String(caught));
+    }
+  }
+  return loaded;
+}
+
+function recorderClass(): PvRecorderClass {
+  const pv = loadPvRecorder();
+  if (pv instanceof Error) throw new MicrophoneError('MIC_BACKEND_UNAVAILABLE', `pvrecorder cannot load on ${process.platform}-${process.arch}: ${pv.message}`, { cause: pv, backend: 'pvrecorder' });
+  return pv;
+}
+
+export function listPvRecorderDevices(): MicrophoneDevice[] {
+  let names: string[];
+  try {
+    names = recorderClass().getAvailableDevices();
+  } catch (caught) {
+    throw translate(caught, 'listing devices');
+  }
+  // pvrecorder opens index -1 as the system default; our list marks none, so selection by index is explicit.
+  return names.map((name, index) => ({ index, name, backend: 'pvrecorder' as const, sampleRate: 16_000, channels: 1, isDefault: false }));
+}
+
+/** pvrecorder always delivers 16 kHz mono PCM16: the wire format, so its frames are sent bit for bit. */
+export const PV_FRAME = 320;
+
+export function openPvRecorder(wanted: string | number | undefined): PushSource {
+  const Recorder = recorderClass();
+  const devices = listPvRecorderDevices();
+  if (devices.length === 0) throw MicrophoneError.noDevice('pvrecorder');
+  const device = selectDevice(devices, wanted, 'pvrecorder');
+  let recorder: PvRecorderInstance;
+  try {
+    // 100 buffered frames: 2 s of slack before the native ring drops audio.
+    recorder = new Recorder(PV_FRAME, device?.index ?? -1, 100);
+    recorder.start();
+  } catch (caught) {
+    throw translate(caught, 'opening the device');
+  }
+  let stopRequested = false;
+  const source = new PushSource(recorder.getSelectedDevice(), { sampleRate: recorder.sampleRate, channels: 1, encoding: 'pcm16' }, () => {
+    stopRequested = true;
+  });
+  void (async () => {
+    let failure: unknown;
+    try {
+      while (!stopRequested) source.push(await recorder.read());
+    } catch (caught) {
+      failure = translate(caught, 'reading');
+    }
+    // Stop at a frame boundary: every frame read was handed on, nothing after it was.
+    try {
+      recorder.stop();
+    } finally {
+      recorder.release();
+    }
+    source.end(failure);
+  })();
+  return source;
+}
+
+function translate(caught: unknown, doing: string): MicrophoneError {
+  if (caught instanceof MicrophoneError) return caught;
+  const message = caught instanceof Error ? caught.message : String(caught);
+  const name = caught instanceof Error ? caught.constructor.name : '';
+  if (/permission|denied|not authori[sz]ed/i.test(message)) {
+    return new MicrophoneError('MIC_PERMISSION_DENIED', `microphone access denied while ${doing}: ${message}`, { cause: caught, backend: 'pvrecorder' });
+  }
+  if (doing === 'opening the device' && /Runtime|Backend|InvalidState/.test(name)) {
+    return new MicrophoneError('MIC_NO_DEVICE', `no microphone could be opened (no audio server and no capture card?): ${message}`, { cause: caught, backend: 'pvrecorder' });
+  }
+  return new MicrophoneError('MIC_CAPTURE_FAILED', `microphone failed while ${doing}: ${message}`, { cause: caught, backend: 'pvrecorder' });
+}

@@ -1,0 +1,159 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startServer, type RunningServer } from '@soundclone/server';
+import { BUNDLED_SAMPLE, decodeWav } from '@soundclone/node-mic';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { indexOfSamples, writeWav } from '../../packages/node-mic/test/support/audio.js';
+import { startFakeMic, type FakeMic } from '../../packages/node-mic/test/support/fake-mic.js';
+import { BIN, buildCli, cli } from './support/cli.js';
+import { Terminal } from './support/terminal.js';
+import { normalize, report, wer } from '../recognition/support.js';
+
+const KEY = 'key-cli';
+const SAMPLE = decodeWav(readFileSync(BUNDLED_SAMPLE.path)).samples as Int16Array;
+const SHELL_ENV = { PATH: process.env['PATH'], HOME: process.env['HOME'] };
+const soundclone = `${process.execPath} ${BIN}`;
+
+async function stored(server: RunningServer, sessionId: string): Promise<Int16Array> {
+  const r = await fetch(`${server.url}/sound_clone/api/v1/stt/realtime/sessions/${sessionId}/audio`, { headers: { accessKey: KEY } });
+  const bytes = new Uint8Array(await r.arrayBuffer());
+  return new Int16Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 2).slice();
+}
+
+/** `soundclone captions` in a real terminal (tmux), read off the screen as a person would. */
+describe('soundclone captions in a terminal', () => {
+  let server: RunningServer;
+  let term: Terminal | undefined;
+  beforeAll(async () => {
+    buildCli();
+    server = await startServer({ port: 0, host: '127.0.0.1', accessKeys: [KEY], retainRealtimeAudioSamples: 16_000 * 120 });
+  }, 120_000);
+  afterEach(() => {
+    term?.close();
+    term = undefined;
+  });
+  afterAll(() => server?.close());
+
+  it('the main job: the bundled sample through the in-process local server, partial rewritten in place, exits 0 on its own', async () => {
+    term = Terminal.open(SHELL_ENV);
+    term.run(`${soundclone} captions --sample`);
+    const done = await term.waitFor(/EXIT:(\d+)/, 60_000);
+    const screen = term.screen();
+    expect(done[1]).toBe('0');
+    expect(screen).toMatch(/started the local reference server at http:\/\/127\.0\.0\.1:\d+/);
+    expect(screen).toMatch(/\[session rs_\S+: streaming\]/);
+    expect(screen).toMatch(/finished: COMPLETED, [1-9]\d* lines, 15\.39 s captured \(246240 frames at 16000 Hz\)/);
+    expect(screen).toContain('usage: 246240 samples received, 246240 captured');
+    expect(screen).toMatch(/charge: \d+ characters/);
+    // In place: the partial is redrawn after a carriage return and erase-line many times, in dim type.
+    const raw = term.raw();
+    expect(raw.split('\r\x1b[2K\x1b[2m').length - 1).toBeGreaterThan(5);
+    // Committed lines stay: every line the summary counts is on the screen, once.
+    const count = Number(/finished: COMPLETED, (\d+) lines/.exec(screen)?.[1]);
+    const shown = screen
+      .split('\n')
+      .map((l) => l.trimEnd())
+      .filter((l) => l !== '' && !l.startsWith('[') && !l.startsWith('soundclone:') && !l.includes(BIN) && !/^[\w.-]*[#$]$/.test(l) && !/^(finished|usage|charge|EXIT)/.test(l));
+    expect(shown.length).toBe(count);
+    // Real words: setup installs PocketSphinx, so the local server recognizes the recording (issue 7).
+    expect(screen).toContain('soundclone: speech recognition: pocketsphinx-en-us');
+    const rate = wer([{ reference: normalize(BUNDLED_SAMPLE.text), hypothesis: normalize(shown.join(' ')) }]);
+    report('captions --sample', rate, normalize(shown.join(' ')));
+    expect(rate).toBeLessThan(0.45);
+  }, 90_000);
+
+  it('a file, Ctrl-C in the middle: finishes properly, prints usage and charge, the server kept exactly what was sent', async () => {
+    term = Terminal.open(SHELL_ENV);
+    term.run(`${soundclone} captions ${BUNDLED_SAMPLE.path} --base-url ${server.url} --access-key ${KEY}`);
+    const [, sessionId] = (await term.waitFor(/\[session (rs_\S+): streaming\]/)) as unknown as [string, string];
+    await new Promise((r) => setTimeout(r, 3000));
+    term.ctrlC();
+    const done = await term.waitFor(/EXIT:(\d+)/, 30_000);
+    const screen = term.screen();
+    expect(done[1]).toBe('0');
+    expect(screen).not.toContain('started the local reference server');
+    expect(screen).toContain('[Ctrl-C: finishing the session');
+    expect(screen).toContain('[finishing (finish())]');
+    const m = /finished: COMPLETED, \d+ lines, ([\d.]+) s captured \((\d+) frames at 16000 Hz\)/.exec(screen);
+    expect(m).not.toBeNull();
+    const frames = Number(m?.[2]);
+    expect(Number(m?.[1])).toBeGreaterThan(2);
+    expect(Number(m?.[1])).toBeLessThan(12);
+    expect(screen).toContain(`usage: ${String(frames)} samples received, ${String(frames)} captured`);
+    expect(screen).toMatch(/charge: \d+ characters/);
+    expect(await stored(server, sessionId)).toEqual(SAMPLE.slice(0, frames));
+  }, 60_000);
+
+  it('shows rotations and a dropped connection as they happen; nothing is lost across them', async () => {
+    const rotating = await startServer({ port: 0, host: '127.0.0.1', accessKeys: [KEY], retainRealtimeAudioSamples: 16_000 * 120, realtimeTiming: { rotateEverySamples: 16_000 } });
+    try {
+      term = Terminal.open(SHELL_ENV);
+      term.run(`${soundclone} captions ${BUNDLED_SAMPLE.path} --base-url ${rotating.url} --access-key ${KEY}`);
+      const [, sessionId] = (await term.waitFor(/\[session (rs_\S+): streaming\]/)) as unknown as [string, string];
+      await term.waitFor(/\[rotated: epoch 1 -> 2 at sample \d+\]/, 10_000);
+      expect(rotating.faults.socket.closeSocket(sessionId, 4000, 'test drop')).toBe(true);
+      await term.waitFor(/\[reconnecting: attempt 1 in \d+ ms/, 10_000);
+      await term.waitFor(/\[reconnected: server had \d+ samples, resending \d+\]/, 10_000);
+      await new Promise((r) => setTimeout(r, 1000));
+      term.ctrlC();
+      const done = await term.waitFor(/EXIT:(\d+)/, 30_000);
+      expect(done[1]).toBe('0');
+      const screen = term.screen();
+      expect(screen).toContain('[streaming (reconnected)]');
+      expect(screen).not.toContain('[rotating');
+      const frames = Number(/\((\d+) frames at 16000 Hz\)/.exec(screen)?.[1]);
+      expect(frames).toBeGreaterThan(32_000);
+      expect(await stored(rotating, sessionId)).toEqual(SAMPLE.slice(0, frames));
+    } finally {
+      await rotating.close();
+    }
+  }, 60_000);
+
+  describe('on the fake microphone', () => {
+    let mic: FakeMic;
+    let dir: string;
+    beforeAll(async () => {
+      mic = await startFakeMic({ rate: 16_000 });
+      dir = mkdtempSync(join(tmpdir(), 'cli-mic-'));
+    });
+    afterAll(async () => {
+      await mic?.stop();
+      if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('devices lists the fake microphone', async () => {
+      const run = await cli(['devices', '--json'], { ...mic.env });
+      expect(run.code).toBe(0);
+      expect((JSON.parse(run.stdout) as Array<{ name: string; backend: string }>).map((d) => d.name)).toContain('FakeMic');
+      const parec = await cli(['devices', '--backend', 'parec'], { ...mic.env });
+      expect(parec.stdout).toMatch(/^\d+\s+fakemic\s+parec\s+16000\s+1\s+yes$/m);
+    });
+
+    it('--mic: live captions of what is spoken, Ctrl-C finishes; the server stored the spoken samples bit for bit', async () => {
+      const clip = SAMPLE.slice(113_600, 113_600 + 47_840);
+      const clipPath = writeWav(join(dir, 'clip.wav'), clip, 16_000);
+      term = Terminal.open({ ...SHELL_ENV, ...mic.env, SOUNDCLONE_BASE_URL: server.url, SOUNDCLONE_ACCESS_KEY: KEY });
+      term.run(`${soundclone} captions --mic`);
+      await term.waitFor(/listening on FakeMic \(pvrecorder, 16000 Hz, 1 ch\)/);
+      const [, sessionId] = (await term.waitFor(/\[session (rs_\S+): streaming\]/)) as unknown as [string, string];
+      await new Promise((r) => setTimeout(r, 300));
+      await mic.play(clipPath);
+      await new Promise((r) => setTimeout(r, 1500));
+      const before = term.screen();
+      term.ctrlC();
+      const done = await term.waitFor(/EXIT:(\d+)/, 30_000);
+      const screen = term.screen();
+      expect(done[1]).toBe('0');
+      const lineCount = Number(/finished: COMPLETED, (\d+) lines/.exec(screen)?.[1]);
+      expect(lineCount).toBeGreaterThan(0);
+      // The committed lines were on screen before Ctrl-C: captions are live, not printed at the end.
+      expect(before.split('\n').filter((l) => /^[a-z]/.test(l) && !l.startsWith('soundclone')).length).toBeGreaterThan(0);
+      const frames = Number(/\((\d+) frames at 16000 Hz\)/.exec(screen)?.[1]);
+      expect(screen).toContain(`usage: ${String(frames)} samples received, ${String(frames)} captured`);
+      const audio = await stored(server, sessionId);
+      expect(audio.length).toBe(frames);
+      expect(indexOfSamples(audio, clip)).toBeGreaterThan(0);
+    }, 60_000);
+  });
+});

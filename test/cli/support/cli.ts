@@ -1,0 +1,53 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+export const BIN = fileURLToPath(new URL('../../../packages/node-mic/dist/cli/bin.js', import.meta.url));
+
+/**
+ * The CLI runs as shipped: compiled JavaScript. tsc -b is incremental, so this is quick when nothing
+ * changed. Test files run in parallel workers: a lock directory keeps two builds from writing the
+ * same dist/ files at once (the second then finds everything up to date).
+ */
+export function buildCli(): void {
+  const lock = join(tmpdir(), `soundclone-cli-build-${createHash('sha1').update(ROOT).digest('hex').slice(0, 12)}.lock`);
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      const age = Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if (age > 300_000) rmSync(lock, { recursive: true, force: true }); // left by a killed run
+      if (Date.now() > deadline) throw new Error(`another test run holds ${lock}`);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+    }
+  }
+  try {
+    execFileSync(process.execPath, [fileURLToPath(new URL('../../../node_modules/typescript/bin/tsc', import.meta.url)), '-b', 'packages/node-mic'], { cwd: ROOT, stdio: 'inherit' });
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+export interface CliRun {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs `soundclone ARGS` as a process without a terminal (scripts, pipes) with exactly `env`. */
+export function cli(args: readonly string[], env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<CliRun> {
+  const clean: Record<string, string> = { PATH: process.env['PATH'] ?? '/usr/bin:/bin' };
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) clean[k] = v;
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { env: clean, timeout: timeoutMs, cwd: ROOT }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof (error as { code?: unknown }).code === 'number' ? ((error as { code: number }).code) : -1;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
