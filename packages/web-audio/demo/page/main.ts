@@ -1,0 +1,263 @@
+import { attachSession, startCapture, type Capture, type CaptureResult } from '@soundclone/web-audio';
+import type { RealtimeFinishResult, RealtimeSocketSession } from '@soundclone/core';
+import { CaptionsView } from './captions-view.js';
+
+/**
+ * The live-captions demo page: Start asks the backend (the dev server) for a session and its
+ * short-lived token, attaches to it, and captures the microphone into it. No framework: a few
+ * subscriptions write into the DOM.
+ */
+export interface DemoStartOptions {
+  /** Capture transport; default 'auto' (shared memory when the page is cross-origin isolated). */
+  readonly transport?: 'auto' | 'shared' | 'transfer';
+  /** Create the AudioContext at this rate (default: the device's). */
+  readonly sampleRate?: number;
+  /** Load the worklet from the served file (default) or from a Blob URL of its source. */
+  readonly worklet?: 'url' | 'blob';
+  /** Or from this URL (tests: a missing one). */
+  readonly workletUrl?: string;
+  /** A microphone by id instead of the default one. */
+  readonly deviceId?: string;
+  /** Keep a copy of every block sent to the encoder (tests compare it with what the server stored). */
+  readonly keepInput?: boolean;
+}
+
+export interface DemoSnapshot {
+  readonly sessionId: string | undefined;
+  readonly isolated: boolean;
+  readonly connection: string;
+  readonly captureState: string;
+  readonly epoch: number;
+  readonly reconnects: number;
+  readonly lines: string[];
+  readonly entities: Array<{ text: string; category: string }>;
+  readonly partial: string;
+  readonly level: number;
+  readonly stats: Capture['stats'] | undefined;
+}
+
+export interface DemoStopResult {
+  readonly capture: CaptureResult;
+  readonly finish: { status: string; receivedSamples: string; capturedSamples: string; notices: string[]; lines: string[] };
+  readonly sessionStats: RealtimeSocketSession['stats'];
+  /** keepInput: the encoder's input, Float32 little-endian, base64. */
+  readonly input?: string;
+  /** keepInput: where in `input` each encoder segment ended (mute or pause), in frames. */
+  readonly segments: number[];
+  /** After stop: every track of the captured stream ended; the AudioContext's state. */
+  readonly tracksEnded: boolean;
+  readonly contextState: string;
+}
+
+export interface DemoApi {
+  start(options?: DemoStartOptions): Promise<{ transport: string; sampleRate: number; kernel: string; isolated: boolean }>;
+  stop(): Promise<DemoStopResult>;
+  mute(): void;
+  unmute(): void;
+  pause(): Promise<void>;
+  resume(): Promise<void>;
+  snapshot(): DemoSnapshot;
+}
+
+const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
+const view = new CaptionsView(document);
+const buttons = { start: $<HTMLButtonElement>('start'), mute: $<HTMLButtonElement>('mute'), pause: $<HTMLButtonElement>('pause'), stop: $<HTMLButtonElement>('stop') };
+const connection = $('connection');
+const reconnectsEl = $('reconnects');
+const levelEl = $('level');
+const details = $('details');
+
+let session: RealtimeSocketSession | undefined;
+let capture: Capture | undefined;
+let reconnects = 0;
+let levelDb = Number.NEGATIVE_INFINITY;
+let kept: Float32Array[] = [];
+let keptFrames = 0;
+let segments: number[] = [];
+let levelFrame = 0;
+
+async function start(options: DemoStartOptions = {}): Promise<{ transport: string; sampleRate: number; kernel: string; isolated: boolean }> {
+  if (capture !== undefined) throw new Error('already started');
+  buttons.start.disabled = true;
+  view.clear();
+  reconnects = 0;
+  kept = [];
+  keptFrames = 0;
+  segments = [];
+  try {
+    // The backend creates the session with its key; the page only ever sees the token.
+    const response = await fetch('/api/session', { method: 'POST' });
+    if (!response.ok) throw new Error(`the backend refused a session: HTTP ${response.status}`);
+    const grant = (await response.json()) as { sessionId: string; token: string; socketUrl: string };
+    session = await attachSession(grant);
+    watchSession(session);
+    const context = options.sampleRate === undefined ? undefined : new AudioContext({ sampleRate: options.sampleRate });
+    const workletUrl = options.workletUrl ?? (options.worklet === 'blob' ? await blobWorkletUrl() : '/capture-worklet.js');
+    capture = await startCapture({
+      session, transport: options.transport ?? 'auto', workletUrl,
+      ...(options.deviceId !== undefined ? { deviceId: options.deviceId } : {}),
+      ...(context !== undefined ? { context, releaseStream: true } : {}),
+      ...(options.keepInput === true ? { onSamples: keep } : {}),
+    });
+    watchCapture(capture);
+    setButtons(true);
+    return { transport: capture.transport, sampleRate: capture.sampleRate, kernel: capture.stats.kernel, isolated: crossOriginIsolated };
+  } catch (caught) {
+    session?.close();
+    buttons.start.disabled = false;
+    details.textContent = `Could not start: ${caught instanceof Error ? caught.message : String(caught)}`;
+    throw caught;
+  }
+}
+
+function keep(block: Float32Array): void {
+  kept.push(block.slice());
+  keptFrames += block.length;
+}
+
+async function stop(): Promise<DemoStopResult> {
+  if (capture === undefined || session === undefined) throw new Error('not started');
+  setButtons(false);
+  const { context, stream } = capture;
+  const result = await capture.stop();
+  // startCapture closed the context it made and stopped the tracks it opened; ours we close here.
+  const tracksEnded = stream.getTracks().every((t) => t.readyState === 'ended');
+  const contextState = context.state;
+  if (context.state !== 'closed') await context.close();
+  const finished: RealtimeFinishResult = await session.finish();
+  const input = kept.length > 0 ? base64(concat(kept)) : undefined;
+  const out: DemoStopResult = {
+    capture: result,
+    finish: {
+      status: finished.session.status,
+      receivedSamples: String(finished.session.usage.receivedSamples),
+      capturedSamples: String(finished.session.usage.capturedSamples),
+      notices: finished.notices.map((n) => n.code),
+      lines: finished.lines.map((l) => l.text),
+    },
+    sessionStats: session.stats,
+    ...(input !== undefined ? { input } : {}),
+    segments,
+    tracksEnded,
+    contextState,
+  };
+  details.textContent = `Finished: ${finished.session.status} · ${finished.lines.length} lines · ${(Number(out.finish.receivedSamples) / 16000).toFixed(1)} s of audio`;
+  capture = undefined;
+  buttons.start.disabled = false;
+  return out;
+}
+
+function watchSession(s: RealtimeSocketSession): void {
+  s.state$.subscribe((state) => {
+    connection.textContent = state;
+    connection.dataset['state'] = state;
+  });
+  s.on('reconnected', () => {
+    reconnects += 1;
+    reconnectsEl.textContent = `${reconnects} reconnect${reconnects === 1 ? '' : 's'}`;
+  });
+  s.partials$.subscribe((p) => view.partial(p.text));
+  s.lines$.subscribe((line) => view.line(line));
+  s.lineUpdates$.subscribe((update) => view.line(update.line));
+}
+
+function watchCapture(c: Capture): void {
+  c.level$.subscribe((level) => {
+    levelDb = level.dbfs;
+    // One style write per frame, however often levels arrive.
+    if (levelFrame === 0) levelFrame = requestAnimationFrame(drawLevel);
+  });
+  c.state$.subscribe((state) => {
+    levelEl.parentElement?.classList.toggle('muted', state === 'muted' || state === 'paused');
+    buttons.mute.setAttribute('aria-pressed', String(state === 'muted'));
+    buttons.mute.textContent = state === 'muted' ? 'Unmute' : 'Mute';
+    buttons.pause.textContent = state === 'paused' ? 'Resume' : 'Pause';
+  });
+  const tick = setInterval(() => {
+    if (capture !== c) return clearInterval(tick);
+    const st = c.stats;
+    details.textContent = `${st.transport === 'shared' ? 'SharedArrayBuffer ring' : 'transferred batches'} · ${st.sampleRate} Hz → 16 kHz (${st.kernel}) · ${(st.sentSamples / 16000).toFixed(1)} s sent`;
+  }, 250);
+}
+
+function drawLevel(): void {
+  levelFrame = 0;
+  const pct = Number.isFinite(levelDb) ? Math.min(100, Math.max(0, ((levelDb + 60) / 60) * 100)) : 0;
+  levelEl.style.width = `${pct.toFixed(1)}%`;
+}
+
+function setButtons(running: boolean): void {
+  buttons.start.disabled = running;
+  buttons.mute.disabled = !running;
+  buttons.pause.disabled = !running;
+  buttons.stop.disabled = !running;
+}
+
+async function blobWorkletUrl(): Promise<string> {
+  // The package's `worklet-source` artifact, served here as a module: its text becomes a Blob URL.
+  const { default: source } = (await import('/capture-worklet-source.js' as string)) as { default: string };
+  return URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
+}
+
+function concat(blocks: Float32Array[]): Float32Array {
+  const out = new Float32Array(blocks.reduce((n, b) => n + b.length, 0));
+  let at = 0;
+  for (const b of blocks) {
+    out.set(b, at);
+    at += b.length;
+  }
+  return out;
+}
+
+function base64(samples: Float32Array): string {
+  const bytes = new Uint8Array(samples.buffer, samples.byteOffset, samples.byteLength);
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
+}
+
+buttons.start.addEventListener('click', () => void start().catch(() => undefined));
+buttons.stop.addEventListener('click', () => void stop().catch(() => undefined));
+// An encoder segment ends at mute and pause (the resampler tail is flushed): tests replay that.
+function mute(): void {
+  if (capture === undefined || capture.muted) return;
+  segments.push(keptFrames);
+  capture.mute();
+}
+function unmute(): void {
+  capture?.unmute();
+}
+async function pause(): Promise<void> {
+  if (capture === undefined || capture.paused) return;
+  segments.push(keptFrames);
+  await capture.pause();
+}
+async function resume(): Promise<void> {
+  await capture?.resume();
+}
+
+buttons.mute.addEventListener('click', () => (capture?.muted ? unmute() : mute()));
+buttons.pause.addEventListener('click', () => void (capture?.paused ? resume() : pause()).catch(() => undefined));
+
+const api: DemoApi = {
+  start,
+  stop,
+  mute,
+  unmute,
+  pause,
+  resume,
+  snapshot: () => ({
+    sessionId: session?.sessionId,
+    isolated: crossOriginIsolated,
+    connection: connection.textContent ?? '',
+    captureState: capture?.state ?? 'stopped',
+    epoch: session?.epoch ?? 0,
+    reconnects,
+    lines: Array.from(document.querySelectorAll('#lines .line')).map((p) => Array.from(p.childNodes).filter((n) => !(n instanceof HTMLElement && n.classList.contains('time'))).map((n) => n.textContent).join('')),
+    entities: Array.from(document.querySelectorAll<HTMLElement>('#lines mark.entity')).map((m) => ({ text: m.textContent ?? '', category: m.dataset['category'] ?? '' })),
+    partial: $('partial').textContent ?? '',
+    level: Number.isFinite(levelDb) ? levelDb : -Infinity,
+    stats: capture?.stats,
+  }),
+};
+(window as unknown as { demo: DemoApi }).demo = api;

@@ -1,0 +1,279 @@
+import { BehaviorSubject, Subject, type Observable } from 'rxjs';
+import { WebAudioError } from '../errors.js';
+import type { CaptureMode } from '../worklet/protocol.js';
+import { LevelMeter, SILENT_LEVEL, type AudioLevel } from './level-meter.js';
+import type { FeedTotals, SampleFeed } from './sample-feed.js';
+import { SessionEncoder } from './session-encoder.js';
+import type { CaptureSession } from './session.js';
+
+export type CaptureState = 'capturing' | 'muted' | 'paused' | 'stopping' | 'stopped';
+
+/**
+ * Where every captured frame went. The books always balance:
+ *   capturedFrames = encodedFrames + mutedFrames + pausedFrames (+ frames delivered after stop began while paused/muted)
+ *   worklet frames = capturedFrames + droppedFrames (final after stop(): `exact` says the worklet confirmed it)
+ * and the session's capturedSamples (what pause/finish report to the server) is `sentSamples`.
+ */
+export interface CaptureStats {
+  readonly transport: CaptureMode;
+  /** The AudioContext's rate: what the worklet captures at. */
+  readonly sampleRate: number;
+  /** Resampler kernel in use: 'wasm', or 'js' under a CSP without 'wasm-unsafe-eval'. */
+  readonly kernel: 'js' | 'wasm';
+  /** Frames (context rate) the page received from the worklet. */
+  readonly capturedFrames: number;
+  /** Frames the worklet could not deliver (page stalled longer than the ring or pool holds); known after stop(), 0 before. */
+  readonly droppedFrames: number;
+  /** Frames that went to the encoder. */
+  readonly encodedFrames: number;
+  /** Frames received while muted: measured by the level meter, never sent. */
+  readonly mutedFrames: number;
+  /** Frames received while paused: never sent. */
+  readonly pausedFrames: number;
+  /** 16 kHz samples the session accepted: its capturedSamples, if this capture is its only writer. */
+  readonly sentSamples: number;
+  /** 16 kHz samples the session refused because it was not taking audio (finishing, ended). */
+  readonly refusedSamples: number;
+}
+
+/** After stop(): the stats plus the worklet's own totals. */
+export interface CaptureResult extends CaptureStats {
+  readonly worklet: FeedTotals;
+}
+
+/** The resources a capture holds, released by stop(); built by startCapture(). */
+export interface CaptureResources {
+  readonly context: AudioContext;
+  readonly ownsContext: boolean;
+  readonly stream: MediaStream;
+  readonly releaseStream: boolean;
+  readonly source: MediaStreamAudioSourceNode;
+  readonly node: AudioWorkletNode;
+  readonly feed: SampleFeed;
+  readonly encoder: SessionEncoder;
+  readonly session: CaptureSession;
+  readonly levelWindowMs: number;
+  readonly stopTimeoutMs: number;
+  readonly onSamples: ((block: Float32Array) => void) | undefined;
+  readonly signal: AbortSignal | undefined;
+}
+
+/**
+ * A running capture: microphone (or any MediaStream) → AudioWorklet → page → core encode path →
+ * realtime session. Returned by startCapture().
+ *
+ * mute() vs pause():
+ *   - mute(): the session stays live (streaming, connected, same segment rules) and nothing is sent:
+ *     muted audio is dropped on the page, not replaced by silence. The session's timeline is the
+ *     audio actually sent, and its capturedSamples count only that, so usage and "nothing lost"
+ *     checks stay honest (the server is never told about audio it was not sent). The time muted is
+ *     in stats.mutedFrames. The level meter keeps running ("you are muted" UIs).
+ *   - pause(): the session pauses (server commits the open segment and stops accepting); resume()
+ *     starts its next epoch. Audio while paused is dropped too (stats.pausedFrames).
+ * Both end the encoder's segment first (the resampler tail goes out), so the audio before the cut is
+ * complete.
+ */
+export class Capture {
+  readonly context: AudioContext;
+  readonly stream: MediaStream;
+  readonly transport: CaptureMode;
+  readonly sampleRate: number;
+  readonly session: CaptureSession;
+
+  /** Level of the input, about 20 times a second, muted or not. */
+  readonly level$: Observable<AudioLevel>;
+  readonly state$: Observable<CaptureState>;
+  /** The session's streams, passed through so a caption UI needs only the capture. */
+  readonly partials$: CaptureSession['partials$'];
+  readonly lines$: CaptureSession['lines$'];
+  readonly lineUpdates$: CaptureSession['lineUpdates$'];
+  readonly entities$: CaptureSession['entities$'];
+  /** The session's connection state (connecting, streaming, reconnecting, ...). */
+  readonly connection$: CaptureSession['state$'];
+
+  readonly #r: CaptureResources;
+  readonly #meter: LevelMeter;
+  readonly #level = new BehaviorSubject<AudioLevel>(SILENT_LEVEL);
+  readonly #state = new BehaviorSubject<CaptureState>('capturing');
+  readonly #cleanups: Array<() => void> = [];
+  #muted = false;
+  #paused = false;
+  #captured = 0;
+  #mutedFrames = 0;
+  #pausedFrames = 0;
+  #stopping: Promise<CaptureResult> | undefined;
+
+  constructor(resources: CaptureResources) {
+    this.#r = resources;
+    this.context = resources.context;
+    this.stream = resources.stream;
+    this.transport = resources.feed.mode;
+    this.sampleRate = resources.context.sampleRate;
+    this.session = resources.session;
+    this.level$ = this.#level.asObservable();
+    this.state$ = this.#state.asObservable();
+    this.partials$ = resources.session.partials$;
+    this.lines$ = resources.session.lines$;
+    this.lineUpdates$ = resources.session.lineUpdates$;
+    this.entities$ = resources.session.entities$;
+    this.connection$ = resources.session.state$;
+    this.#meter = new LevelMeter(this.sampleRate, resources.levelWindowMs, (level) => this.#level.next(level));
+
+    // A track that ends (device unplugged, tab sharing stopped) ends the capture cleanly.
+    const onEnded = (): void => void this.stop();
+    for (const track of resources.stream.getAudioTracks()) {
+      track.addEventListener('ended', onEnded);
+      this.#cleanups.push(() => track.removeEventListener('ended', onEnded));
+    }
+    const signal = resources.signal;
+    if (signal !== undefined) {
+      signal.addEventListener('abort', onEnded, { once: true });
+      this.#cleanups.push(() => signal.removeEventListener('abort', onEnded));
+    }
+  }
+
+  get state(): CaptureState {
+    return this.#state.value;
+  }
+
+  get level(): AudioLevel {
+    return this.#level.value;
+  }
+
+  get muted(): boolean {
+    return this.#muted;
+  }
+
+  get paused(): boolean {
+    return this.#paused;
+  }
+
+  get stats(): CaptureStats {
+    const encoder = this.#r.encoder;
+    return {
+      transport: this.transport,
+      sampleRate: this.sampleRate,
+      kernel: encoder.kernel,
+      capturedFrames: this.#captured,
+      droppedFrames: 0,
+      encodedFrames: encoder.framesIn,
+      mutedFrames: this.#mutedFrames,
+      pausedFrames: this.#pausedFrames,
+      sentSamples: encoder.acceptedSamples,
+      refusedSamples: encoder.refusedSamples,
+    };
+  }
+
+  /** Keeps the session and sends nothing until unmute(). Synchronous: the very next block is dropped. */
+  mute(): void {
+    this.#assertRunning('mute');
+    if (this.#muted) return;
+    this.#muted = true;
+    this.#r.encoder.endSegment();
+    this.#publishState();
+  }
+
+  unmute(): void {
+    this.#assertRunning('unmute');
+    if (!this.#muted) return;
+    this.#muted = false;
+    this.#publishState();
+  }
+
+  /**
+   * Stops sending, ends the encoder segment, and pauses the session (the server commits the open
+   * segment). Resolves when the server confirmed. Audio captured meanwhile is dropped and counted.
+   */
+  async pause(options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<void> {
+    this.#assertRunning('pause');
+    if (this.#paused) return;
+    this.#paused = true;
+    this.#r.encoder.endSegment();
+    this.#publishState();
+    await this.#r.session.pause(options);
+  }
+
+  /** Resumes the session (its next epoch), then sends audio again. */
+  async resume(options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<void> {
+    this.#assertRunning('resume');
+    if (!this.#paused) return;
+    await this.#r.session.resume(options);
+    if (this.#stopping !== undefined) return;
+    this.#paused = false;
+    this.#publishState();
+  }
+
+  /**
+   * Stops capturing: the worklet stops between two quanta and everything it captured before that is
+   * encoded and handed to the session (exactly: see CaptureResult.worklet); then the nodes are
+   * disconnected, listeners removed, tracks stopped (those startCapture opened, or all with
+   * releaseStream), and an AudioContext startCapture created is closed. The session is left open:
+   * call session.finish() to end it. Repeated calls return the same promise.
+   */
+  stop(): Promise<CaptureResult> {
+    this.#stopping ??= this.#stop();
+    return this.#stopping;
+  }
+
+  /** The worklet feed's callback: one block at the context rate, valid only during the call. */
+  onBlock(block: Float32Array): void {
+    this.#captured += block.length;
+    this.#meter.add(block);
+    if (this.#paused) {
+      this.#pausedFrames += block.length;
+      return;
+    }
+    if (this.#muted) {
+      this.#mutedFrames += block.length;
+      return;
+    }
+    this.#r.onSamples?.(block);
+    this.#r.encoder.push(block);
+  }
+
+  async #stop(): Promise<CaptureResult> {
+    const r = this.#r;
+    this.#state.next('stopping');
+    let worklet: FeedTotals;
+    try {
+      worklet = await r.feed.stop(r.stopTimeoutMs);
+      r.encoder.endSegment();
+    } finally {
+      this.#release();
+    }
+    if (r.ownsContext && r.context.state !== 'closed') await r.context.close().catch(() => undefined);
+    const result: CaptureResult = { ...this.stats, droppedFrames: worklet.dropped, worklet };
+    this.#state.next('stopped');
+    this.#state.complete();
+    this.#level.complete();
+    return result;
+  }
+
+  /** Everything but the context close, synchronous so that a failure half-way still releases the rest. */
+  #release(): void {
+    const r = this.#r;
+    r.feed.dispose();
+    for (const cleanup of this.#cleanups.splice(0)) cleanup();
+    try {
+      r.source.disconnect();
+    } catch {
+      // Already disconnected.
+    }
+    try {
+      r.node.disconnect();
+    } catch {
+      // Already disconnected.
+    }
+    r.node.port.close();
+    if (r.releaseStream) for (const track of r.stream.getTracks()) track.stop();
+  }
+
+  #publishState(): void {
+    if (this.#stopping !== undefined) return;
+    this.#state.next(this.#paused ? 'paused' : this.#muted ? 'muted' : 'capturing');
+  }
+
+  #assertRunning(call: string): void {
+    if (this.#stopping !== undefined) throw new WebAudioError('WEB_AUDIO_STOPPED', `${call}() after stop(): start a new capture`);
+  }
+}

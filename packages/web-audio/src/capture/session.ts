@@ -1,0 +1,11 @@
+import type { RealtimeSocketSession } from '@soundclone/core';
+
+/**
+ * What a capture needs from a realtime session: a RealtimeSocketSession fits (from attachSession(),
+ * or client.stt.realtime.connect()/attach() where a key is at hand). The capture must be the session's
+ * only audio writer: it sends PCM16 through writePcm16(), so the session's own sampleRate is not used.
+ */
+export type CaptureSession = Pick<
+  RealtimeSocketSession,
+  'writePcm16' | 'pause' | 'resume' | 'partials$' | 'lines$' | 'lineUpdates$' | 'entities$' | 'state$'
+>;

@@ -1,0 +1,56 @@
+import type { SampleRingHandle } from '@soundclone/core';
+
+/**
+ * What the page and the capture worklet say to each other. Kept tiny and allocation-aware: in the
+ * transfer mode the worklet posts the batch Float32Array itself (no wrapper object), and the page
+ * transfers it back for reuse, so the audio thread's pool never runs dry in steady state.
+ *
+ *   page                                   worklet (audio thread)
+ *    |-- new AudioWorkletNode(options) ----->|  shared: attach the SampleRing; transfer: fill the pool
+ *    |<-- Float32Array batch (transferred) --|  transfer: every batchFrames frames
+ *    |--- the same Float32Array back ------->|  back into the pool
+ *    |<-- { type: 'wake' } ------------------|  shared: the ring passed half full (a throttled page)
+ *    |--- { type: 'stop' } ----------------->|  between two render quanta
+ *    |<-- { type: 'stopped', frames, ... } --|  after every batch: the exact totals
+ */
+export const PROCESSOR_NAME = 'soundclone-capture';
+
+export type CaptureMode = 'shared' | 'transfer';
+
+/** processorOptions of the AudioWorkletNode. */
+export interface CaptureProcessorOptions {
+  readonly mode: CaptureMode;
+  /** shared: the float32 SampleRing (over a SharedArrayBuffer) the worklet writes. */
+  readonly ring?: SampleRingHandle<'float32'>;
+  /** transfer: frames per posted batch. */
+  readonly batchFrames?: number;
+  /** transfer: batches allocated up front; when all are with the page, frames are dropped and counted. */
+  readonly poolSize?: number;
+}
+
+export interface StopMessage {
+  readonly type: 'stop';
+}
+
+/** The page drained the ring after a wake; the worklet may wake it again. */
+export interface WokenMessage {
+  readonly type: 'woken';
+}
+
+export interface WakeMessage {
+  readonly type: 'wake';
+}
+
+export interface StoppedMessage {
+  readonly type: 'stopped';
+  /** Frames the worklet saw since it started (delivered + dropped). */
+  readonly frames: number;
+  /** Frames that could not be delivered: ring full (shared) or no free batch (transfer). */
+  readonly dropped: number;
+  /** transfer: the last, partly filled batch (transferred) and how many frames of it are audio. */
+  readonly tail?: Float32Array;
+  readonly tailFrames?: number;
+}
+
+export type WorkletToPage = Float32Array | WakeMessage | StoppedMessage;
+export type PageToWorklet = Float32Array | StopMessage | WokenMessage;

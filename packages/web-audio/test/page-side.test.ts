@@ -1,0 +1,128 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EncodePipeline, SoundClone, type RealtimeSocketSession } from '@soundclone/core';
+import { startServer, type RunningServer } from '@soundclone/server';
+import { attachSession, isWebAudioError, startCapture, WebAudioError } from '@soundclone/web-audio';
+import { LevelMeter, type AudioLevel } from '../src/capture/level-meter.ts';
+import { SessionEncoder } from '../src/capture/session-encoder.ts';
+
+/**
+ * The page-side parts that run in Node as they are: token attach, the encoder into a real session on
+ * the reference server (segments flushed exactly), the level meter, and startCapture's typed errors.
+ * The browser-only parts are tested in real Chromium (test/browser).
+ */
+const KEY = 'key-web-audio';
+let server: RunningServer;
+let client: SoundClone;
+
+beforeAll(async () => {
+  server = await startServer({ port: 0, host: '127.0.0.1', accessKeys: [KEY], retainRealtimeAudioSamples: 16_000 * 60 });
+  client = new SoundClone({ accessKey: KEY, baseUrl: server.url });
+});
+afterAll(async () => server?.close());
+
+async function grant(): Promise<{ sessionId: string; token: string; socketUrl: string }> {
+  const created = await client.stt.realtime.create({ title: 'web-audio test' });
+  return { sessionId: created.sessionId, token: created.socket.token, socketUrl: created.socket.url };
+}
+
+function tone(rate: number, seconds: number, hz: number, amplitude: number): Float32Array {
+  return Float32Array.from({ length: Math.round(rate * seconds) }, (_, i) => amplitude * Math.sin((2 * Math.PI * hz * i) / rate));
+}
+
+function encode(input: Float32Array, rate: number): Int16Array {
+  const p = new EncodePipeline({ inputRate: rate, outputRate: 16_000, channels: 1, bufferMs: 600_000 });
+  p.push(input);
+  p.flush();
+  const out = new Int16Array(p.ring.availableToRead());
+  p.ring.read(out);
+  return out;
+}
+
+describe('attachSession (token only, as a page)', () => {
+  it('attaches with the grant alone (no key anywhere in the call) and reaches streaming', async () => {
+    const g = await grant();
+    const session = await attachSession(g);
+    try {
+      expect(session.state).toBe('streaming');
+      expect(session.sessionId).toBe(g.sessionId);
+      expect(server.sockets.log.some((e) => e.sessionId === g.sessionId && e.kind === 'connected')).toBe(true);
+    } finally {
+      session.close();
+    }
+  });
+
+  it('refuses a grant without a token, or with an http URL, with one typed error listing both', async () => {
+    const bad = { sessionId: 'rs_1', token: '', socketUrl: 'http://127.0.0.1:1/x' };
+    const caught = await attachSession(bad).catch((e: unknown) => e);
+    expect(isWebAudioError(caught)).toBe(true);
+    expect(caught).toMatchObject({ code: 'WEB_AUDIO_INVALID_OPTION' });
+    expect((caught as Error).message).toContain('token is required');
+  });
+
+  it('a forged token is refused by the server (the socket never opens)', async () => {
+    const g = await grant();
+    const caught = await attachSession({ ...g, token: `${g.token}x` }, { connectTimeoutMs: 2000 }).catch((e: unknown) => e);
+    expect(caught).toBeInstanceOf(Error);
+    expect((caught as { code?: string }).code).toMatch(/^REALTIME_/);
+  });
+});
+
+describe('SessionEncoder (core EncodePipeline into a real session)', () => {
+  it('sends each segment resampled on its own, tail flushed at the cut; the server stores exactly that', async () => {
+    const session: RealtimeSocketSession = await attachSession(await grant());
+    const rate = 48_000;
+    const encoder = new SessionEncoder(rate, session);
+    const a = tone(rate, 0.73, 440, 0.4);
+    const b = tone(rate, 0.51, 300, 0.3);
+    for (let at = 0; at < a.length; at += 1024) encoder.push(a.subarray(at, at + 1024));
+    encoder.endSegment(); // mute or pause
+    encoder.endSegment(); // twice is once
+    for (let at = 0; at < b.length; at += 1000) encoder.push(b.subarray(at, at + 1000));
+    encoder.endSegment();
+    const expected = new Int16Array([...encode(a, rate), ...encode(b, rate)]);
+    expect(encoder.framesIn).toBe(a.length + b.length);
+    expect(encoder.acceptedSamples).toBe(expected.length);
+    expect(encoder.refusedSamples).toBe(0);
+    const finished = await session.finish();
+    expect(String(finished.session.usage.receivedSamples)).toBe(String(expected.length));
+    const r = await fetch(`${server.url}/sound_clone/api/v1/stt/realtime/sessions/${session.sessionId}/audio`, { headers: { accessKey: KEY } });
+    const stored = new Int16Array(await r.arrayBuffer());
+    expect(Buffer.from(stored.buffer).equals(Buffer.from(expected.buffer))).toBe(true);
+    // After the session ended it takes nothing: refused, counted, not lost silently.
+    encoder.push(a.subarray(0, 4800));
+    encoder.endSegment();
+    expect(encoder.refusedSamples).toBe(1600);
+  });
+});
+
+describe('LevelMeter', () => {
+  it('reports rms, peak and dBFS once per window', () => {
+    const levels: AudioLevel[] = [];
+    const meter = new LevelMeter(48_000, 50, (l) => levels.push(l));
+    const x = tone(48_000, 0.2, 1000, 0.5);
+    meter.add(x.subarray(0, 1000));
+    meter.add(x.subarray(1000));
+    meter.add(new Float32Array(2400));
+    expect(levels).toHaveLength(5);
+    for (const l of levels.slice(0, 4)) {
+      expect(l.rms).toBeCloseTo(0.5 / Math.SQRT2, 3);
+      expect(l.peak).toBeCloseTo(0.5, 3);
+      expect(l.dbfs).toBeCloseTo(-9.03, 1);
+    }
+    expect(levels[4]).toEqual({ rms: 0, peak: 0, dbfs: Number.NEGATIVE_INFINITY });
+  });
+});
+
+describe('startCapture outside a browser', () => {
+  it('refuses bad options with one typed error listing every problem', async () => {
+    const caught = await startCapture({ stream: {} as MediaStream, deviceId: 'x', ringMs: 5 } as never).catch((e: unknown) => e);
+    expect(caught).toBeInstanceOf(WebAudioError);
+    expect(caught).toMatchObject({ code: 'WEB_AUDIO_INVALID_OPTION' });
+    for (const part of ['session is required', 'not both', 'ringMs']) expect((caught as Error).message).toContain(part);
+  });
+
+  it('says AudioWorklet is missing where there is none', async () => {
+    const session = { writePcm16: () => 0 } as never;
+    await expect(startCapture({ session })).rejects.toMatchObject({ name: 'WebAudioError', code: 'WEB_AUDIO_UNSUPPORTED' });
+  });
+});
