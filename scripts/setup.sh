@@ -15,10 +15,29 @@ declare -A wanted=(
   [ip]=iproute2
   [tar]=tar              # the packed-artifact smoke test unpacks tarballs
   [mkvmerge]=mkvtoolnix  # makes the multi-track Matroska files the upload tests read
+  [chromium]=chromium    # web-audio tests: real Chromium (playwright-core drives /usr/bin/chromium)
+  [pulseaudio]=pulseaudio       # node-mic tests: a private daemon is the fake system microphone
+  [pactl]=pulseaudio-utils      # ... parec (capture fallback), paplay (speaks into the fake mic)
+  [parec]=pulseaudio-utils
+  [paplay]=pulseaudio-utils
+  [tmux]=tmux                   # test/cli runs the CLI in a real terminal
+  [pocketsphinx_continuous]=pocketsphinx  # real speech recognition in the reference server
+  [cc]=gcc                      # ... its Node-API binding is compiled at setup (no node-gyp)
+  [pkg-config]=pkg-config       # ... which finds libpocketsphinx's flags
+  [sox]=sox                     # test/recognition resamples recorded speech to 44.1 and 48 kHz
+)
+# file -> Debian package, for packages that bring no command (a model, headers, recordings).
+declare -A wanted_files=(
+  [/usr/share/pocketsphinx/model/en-us/en-us.lm.bin]=pocketsphinx-en-us
+  [/usr/include/pocketsphinx/pocketsphinx.h]=libpocketsphinx-dev
+  [/usr/share/pocketsphinx/test/data/librivox/transcription]=pocketsphinx-testdata  # speech with known words
 )
 missing=()
 for cmd in "${!wanted[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || missing+=("${wanted[$cmd]}")
+done
+for file in "${!wanted_files[@]}"; do
+  [ -e "$file" ] || missing+=("${wanted_files[$file]}")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
@@ -31,3 +50,6 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 pnpm install --frozen-lockfile
+# The reference server's PocketSphinx binding (packages/server/README.md); skipped with a notice when
+# PocketSphinx is not installed (the server then uses its deterministic recognizer).
+node packages/server/scripts/build-pocketsphinx.mjs --if-available

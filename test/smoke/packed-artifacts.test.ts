@@ -73,11 +73,13 @@ describe('packed artifacts', () => {
       for (const name of ['@soundclone/node-mic', '@soundclone/web-audio', '@soundclone/server']) await import(name);
       let blocked = false;
       try { await import('@soundclone/core/dist/dsp/resampler.js'); } catch { blocked = true; }
-      console.log(JSON.stringify({ counted: n === r.outputFrames && n === Math.floor((4800 - 1 - r.latencyFrames) / 3) + 1, frame: frame && frame.sampleCount, typed, blocked, ring: typeof core.SampleRing }));
+      const { default: worklet } = await import('@soundclone/web-audio/worklet-source');
+      const workletSelfContained = worklet.includes('registerProcessor(') && !worklet.split('\\n').some((l) => l.trimStart().startsWith('import '));
+      console.log(JSON.stringify({ counted: n === r.outputFrames && n === Math.floor((4800 - 1 - r.latencyFrames) / 3) + 1, frame: frame && frame.sampleCount, typed, blocked, ring: typeof core.SampleRing, workletSelfContained }));
     `;
     writeFileSync(join(dir, 'check.mjs'), script);
     const result = JSON.parse(execFileSync(process.execPath, ['check.mjs'], { cwd: dir, encoding: 'utf8' })) as Record<string, unknown>;
-    expect(result).toEqual({ counted: true, frame: 320, typed: true, blocked: true, ring: 'function' });
+    expect(result).toEqual({ counted: true, frame: 320, typed: true, blocked: true, ring: 'function', workletSelfContained: true });
   });
 
   it('type-check from a TypeScript consumer with NodeNext resolution', () => {
