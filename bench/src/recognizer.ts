@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { SoundClone, type RealtimeSocketSession } from '@soundclone/core';
 
 /**
- * `node bench/dist/run.js --only recognizer` (issue 7): the reference server's PocketSphinx
+ * The `recognizer` section, `node --expose-gc bench/dist/run.js --only recognizer` alone (issue 7): the reference server's PocketSphinx
  * recognizer on real recorded speech (pocketsphinx-testdata: the LibriVox clips and the card
  * commands, ~35 s), through the real socket, the server in its own process so its CPU time is its own.
  *
@@ -38,7 +38,7 @@ export interface RecognizerPacedRow {
   readonly sustained: boolean;
 }
 
-export async function runRecognizerBench(options: { quick: boolean }): Promise<string> {
+export async function runRecognizerBench(options: { quick: boolean }): Promise<{ rows: RecognizerBenchRow[]; paced: RecognizerPacedRow[] }> {
   const speech = corpus();
   const rows: RecognizerBenchRow[] = [];
   for (const recognizer of ['deterministic', 'pocketsphinx']) {
@@ -65,7 +65,7 @@ export async function runRecognizerBench(options: { quick: boolean }): Promise<s
   } finally {
     await server.close();
   }
-  return render(rows, paced);
+  return { rows, paced };
 }
 
 /** The test recordings joined: 16 kHz mono PCM16 WAVs, read past their 44-byte header. */
@@ -136,7 +136,7 @@ async function pacedLevel(server: Server, speech: Int16Array, sessions: number, 
   return { sessions, seconds, serverCores, lagP50Ms: percentile(lags, 50), lagP99Ms, sustained: lagP99Ms < SUSTAINED_LAG_MS };
 }
 
-function render(rows: readonly RecognizerBenchRow[], paced: readonly RecognizerPacedRow[]): string {
+export function recognizerText({ rows, paced }: { rows: readonly RecognizerBenchRow[]; paced: readonly RecognizerPacedRow[] }): string {
   const deterministic = rows.find((r) => r.recognizer === 'deterministic');
   const ps = rows.find((r) => r.recognizer === 'pocketsphinx');
   const lines = [

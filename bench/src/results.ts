@@ -4,6 +4,7 @@ import type { PairedRatio } from './measure/paired-ratio.js';
 import type { QualityFigures } from './quality/figures.js';
 import type { CapacityRow, PacedRow } from './realtime/capacity.js';
 import type { LatencyRow } from './realtime/latency.js';
+import type { RecognizerBenchRow, RecognizerPacedRow } from './recognizer.js';
 
 /** Streaming figures over ten minutes of 128-sample blocks. */
 export interface StreamFigures {
@@ -77,4 +78,6 @@ export interface BenchReport {
   readonly targets: TargetResult[];
   /** Issue 4: realtime sessions per server core, and the client's write() → socket latency. */
   readonly realtime?: { capacity: CapacityRow[]; paced: PacedRow[]; latency: LatencyRow[] };
+  /** Issue 7: the PocketSphinx recognizer's real-time factor, and paced sessions per core with it. */
+  readonly recognizer?: { rows: RecognizerBenchRow[]; paced: RecognizerPacedRow[] };
 }

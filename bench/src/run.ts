@@ -1,6 +1,6 @@
 import { cpus } from 'node:os';
 import { allContenders } from './contenders/index.js';
-import { SECTIONS, USAGE, UsageError, parseArgs } from './cli.js';
+import { ENCODE_SECTIONS, SECTIONS, USAGE, UsageError, parseArgs } from './cli.js';
 import { collectPaths } from './collect/paths.js';
 import { GC_WINDOW_CAP_MS } from './collect/stream-figures.js';
 import { progress } from './collect/progress.js';
@@ -12,21 +12,14 @@ import { evaluateTargets, targetsTable } from './report/targets.js';
 import { writeResults } from './report/write.js';
 import { collectRealtime } from './realtime/collect.js';
 import { realtimeText } from './realtime/tables.js';
-import { runRecognizerBench } from './recognizer.js';
+import { recognizerText, runRecognizerBench } from './recognizer.js';
 
 /**
  * `pnpm bench`: every suite in one process, so the ratios the targets are stated in compare runs
  * made minutes apart on the same machine state. See bench/README.md for what each column means.
  */
 async function main(): Promise<void> {
-  // `--only recognizer [--quick]` (issue 7): the PocketSphinx recognizer's real-time factor and sessions
-  // per core, on its own (it starts server processes and needs no GC windows).
-  const argv = process.argv.slice(2);
-  if (argv[argv.indexOf('--only') + 1] === 'recognizer' && argv.indexOf('--only') >= 0) {
-    process.stdout.write(`\n${await runRecognizerBench({ quick: argv.includes('--quick') })}\n`);
-    return;
-  }
-  const options = parseArgs(argv);
+  const options = parseArgs(process.argv.slice(2));
   const exposeGc = collectGarbage();
   if (!exposeGc) progress('warning: run with node --expose-gc; GC counts may include earlier garbage and bytes per call are not measured');
   watchGc();
@@ -39,6 +32,7 @@ async function main(): Promise<void> {
   const targets = evaluateTargets(resamplers, paths);
   stopWatchingGc();
   const realtime = await collectRealtime(options);
+  const recognizer = options.sections.has('recognizer') ? await runRecognizerBench({ quick: options.quick }) : undefined;
 
   const report: BenchReport = {
     meta: {
@@ -55,6 +49,7 @@ async function main(): Promise<void> {
     paths,
     targets,
     ...(realtime !== undefined ? { realtime } : {}),
+    ...(recognizer !== undefined ? { recognizer } : {}),
   };
   const text = render(report, options.minutes);
   process.stdout.write(`\n${text}\n`);
@@ -66,9 +61,9 @@ async function main(): Promise<void> {
 
 function render(report: BenchReport, minutes: number): string {
   const { meta } = report;
-  const encode = meta.suites.some((s) => !s.startsWith('realtime-'));
+  const encode = meta.suites.some((s) => (ENCODE_SECTIONS as readonly string[]).includes(s));
   const parts = [
-    `${encode ? 'Encode path' : 'Realtime'} benchmark · ${meta.date} · Node ${meta.node} (V8 ${meta.v8}) · ${meta.cpu} × ${meta.cores} · ${meta.durationS.toFixed(0)} s`,
+    `${encode ? 'Encode path' : meta.suites.join(', ')} benchmark · ${meta.date} · Node ${meta.node} (V8 ${meta.v8}) · ${meta.cpu} × ${meta.cores} · ${meta.durationS.toFixed(0)} s`,
     ...(encode ? [`Streaming 128-sample mono blocks to 16 kHz; GCs over ${minutes} min of audio; quality on the float output. Shared VM: compare ratios within one run.`] : []),
   ];
   if (report.resamplers.length > 0) {
@@ -80,6 +75,7 @@ function render(report: BenchReport, minutes: number): string {
   // Issue 2's targets are about the encode path: left out when only the realtime suites ran.
   if (encode) parts.push('', 'Targets (issue 2):', targetsTable(report.targets));
   if (report.realtime !== undefined) parts.push('', realtimeText(report.realtime));
+  if (report.recognizer !== undefined) parts.push('', recognizerText(report.recognizer));
   return parts.join('\n');
 }
 
