@@ -68,6 +68,23 @@ static cmn_t *cmn_of(decoder_t *d) {
   return feat == NULL ? NULL : feat->cmn_struct;
 }
 
+/* The (handle, Int16Array) arguments of primeCmn and process; NULL with a JS exception pending. */
+static decoder_t *decoder_and_samples(napi_env env, napi_callback_info info, const char *message, const int16 **samples, size_t *length) {
+  size_t argc = 2;
+  napi_value argv[2];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  decoder_t *d = argc < 2 ? NULL : unwrap(env, argv[0]);
+  if (d == NULL) return NULL;
+  napi_typedarray_type type;
+  void *data = NULL;
+  if (napi_get_typedarray_info(env, argv[1], &type, length, &data, NULL, NULL) != napi_ok || type != napi_int16_array) {
+    napi_throw_type_error(env, "POCKETSPHINX_SAMPLES", message);
+    return NULL;
+  }
+  *samples = (const int16 *)data;
+  return d;
+}
+
 /* create(args: string[]): handle. args are pocketsphinx command-line pairs (-hmm DIR -lm FILE ...). */
 static napi_value create(napi_env env, napi_callback_info info) {
   size_t argc = 1;
@@ -153,25 +170,17 @@ static napi_value reset(napi_env env, napi_callback_info info) {
  * seconds of speech to adapt, which short recordings never give it. False when there was no speech.
  */
 static napi_value prime_cmn(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value argv[2];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  decoder_t *d = argc < 2 ? NULL : unwrap(env, argv[0]);
-  if (d == NULL) return NULL;
-  napi_typedarray_type type;
+  const int16 *data = NULL;
   size_t length = 0;
-  void *data = NULL;
-  if (napi_get_typedarray_info(env, argv[1], &type, &length, &data, NULL, NULL) != napi_ok || type != napi_int16_array) {
-    napi_throw_type_error(env, "POCKETSPHINX_SAMPLES", "primeCmn takes an Int16Array of 16 kHz samples");
-    return NULL;
-  }
+  decoder_t *d = decoder_and_samples(env, info, "primeCmn takes an Int16Array of 16 kHz samples", &data, &length);
+  if (d == NULL) return NULL;
   fe_t *fe = fe_init_auto_r(ps_get_config(d->ps));
   int primed = 0;
   if (fe != NULL && d->veclen > 0 && fe_get_output_size(fe) == d->veclen) {
     mfcc_t **cep = (mfcc_t **)ckd_calloc_2d(PRIME_FRAMES, d->veclen, sizeof(mfcc_t));
     double sum[MAX_CEP] = {0};
     long frames = 0;
-    const int16 *at = (const int16 *)data;
+    const int16 *at = data;
     size_t left = length;
     fe_start_utt(fe);
     while (left > 0) {
@@ -207,23 +216,15 @@ static napi_value prime_cmn(napi_env env, napi_callback_info info) {
 
 /* process(handle, Int16Array): boolean, whether the detector says speech is going on now. */
 static napi_value process(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value argv[2];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  decoder_t *d = argc < 2 ? NULL : unwrap(env, argv[0]);
-  if (d == NULL) return NULL;
-  napi_typedarray_type type;
+  const int16 *data = NULL;
   size_t length = 0;
-  void *data = NULL;
-  if (napi_get_typedarray_info(env, argv[1], &type, &length, &data, NULL, NULL) != napi_ok || type != napi_int16_array) {
-    napi_throw_type_error(env, "POCKETSPHINX_SAMPLES", "process takes an Int16Array of 16 kHz samples");
-    return NULL;
-  }
+  decoder_t *d = decoder_and_samples(env, info, "process takes an Int16Array of 16 kHz samples", &data, &length);
+  if (d == NULL) return NULL;
   if (!d->in_utt) {
     ps_start_utt(d->ps);
     d->in_utt = 1;
   }
-  if (length > 0 && ps_process_raw(d->ps, (const int16 *)data, length, FALSE, FALSE) < 0) {
+  if (length > 0 && ps_process_raw(d->ps, data, length, FALSE, FALSE) < 0) {
     napi_throw_error(env, "POCKETSPHINX_DECODE", "pocketsphinx failed to process audio");
     return NULL;
   }
