@@ -20,6 +20,7 @@ declare -A wanted=(
   [pactl]=pulseaudio-utils      # ... parec (capture fallback), paplay (speaks into the fake mic)
   [parec]=pulseaudio-utils
   [paplay]=pulseaudio-utils
+  [arecord]=alsa-utils          # ... the arecord capture fallback (through ALSA's pulse plugin)
   [tmux]=tmux                   # test/cli runs the CLI in a real terminal
   [pocketsphinx_continuous]=pocketsphinx  # real speech recognition in the reference server
   [cc]=gcc                      # ... its Node-API binding is compiled at setup (no node-gyp)
@@ -31,6 +32,7 @@ declare -A wanted_files=(
   [/usr/share/pocketsphinx/model/en-us/en-us.lm.bin]=pocketsphinx-en-us
   [/usr/include/pocketsphinx/pocketsphinx.h]=libpocketsphinx-dev
   [/usr/share/pocketsphinx/test/data/librivox/transcription]=pocketsphinx-testdata  # speech with known words
+  [/usr/lib/$(uname -m)-linux-gnu/sox/libsox_fmt_pulseaudio.so]=libsox-fmt-pulse  # sox capture fallback's PulseAudio driver
 )
 missing=()
 for cmd in "${!wanted[@]}"; do

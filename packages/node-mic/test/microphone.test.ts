@@ -5,7 +5,7 @@ import type { RunningServer } from '@soundclone/server';
 import { listMicrophones, openMicrophone, transcribeLive, type AudioBlock, type AudioSource, type Microphone, type MicrophoneError } from '@soundclone/node-mic';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientFor, encodeOffline, indexOfSamples, sampleSamples, startRetainingServer, storedAudio, writeWav } from './support/audio.js';
-import { startFakeMic, usePulse, type FakeMic } from './support/fake-mic.js';
+import { recordingClients, requireTools, soxDrivers, startFakeMic, usePulse, type FakeMic } from './support/fake-mic.js';
 
 /**
  * The system microphone, for real: a private PulseAudio daemon is the machine's audio server, and
@@ -35,8 +35,9 @@ describe('microphone capture from a fake PulseAudio microphone', () => {
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
 
-  async function captureInto(open: () => Promise<Microphone>): Promise<{ stored: Int16Array; frames: number; received: bigint; captured: bigint; source: Microphone; lines: number }> {
+  async function captureInto(open: () => Promise<Microphone>): Promise<{ stored: Int16Array; frames: number; received: bigint; captured: bigint; source: Microphone; lines: number; clients: string[] }> {
     const source = await open();
+    const clients = recordingClients(mic);
     const live = await transcribeLive(clientFor(server), source);
     let lines = 0;
     live.lines$.subscribe(() => (lines += 1));
@@ -44,7 +45,7 @@ describe('microphone capture from a fake PulseAudio microphone', () => {
     await mic.play(clipPath);
     await new Promise((r) => setTimeout(r, 300));
     const result = await live.stop();
-    return { stored: await storedAudio(server, live.session.sessionId), frames: live.frames, received: result.session.usage.receivedSamples, captured: result.session.usage.capturedSamples, source, lines };
+    return { stored: await storedAudio(server, live.session.sessionId), frames: live.frames, received: result.session.usage.receivedSamples, captured: result.session.usage.capturedSamples, source, lines, clients };
   }
 
   it('lists the fake microphone with both backends, PulseAudio reporting its native format', async () => {
@@ -53,6 +54,10 @@ describe('microphone capture from a fake PulseAudio microphone', () => {
     const pulse = await listMicrophones({ backend: 'parec' });
     const fake = pulse.find((d) => d.name === 'fakemic');
     expect(fake).toMatchObject({ sampleRate: 16_000, channels: 1, isDefault: true });
+    requireTools('arecord');
+    const alsa = await listMicrophones({ backend: 'arecord' });
+    expect(alsa.filter((d) => d.isDefault).map((d) => d.name)).toEqual(['default']);
+    expect(alsa.map((d) => d.name)).toContain('pulse');
   });
 
   it('pvrecorder (the native library): the server stores exactly what was captured, and it holds the played file bit for bit', async () => {
@@ -75,6 +80,42 @@ describe('microphone capture from a fake PulseAudio microphone', () => {
     expect(run.stored.length).toBe(run.frames);
     expect(run.received).toBe(BigInt(run.frames));
     expect(indexOfSamples(run.stored, clip)).toBeGreaterThan(0);
+  });
+
+  it('arecord fallback through ALSA\'s default device (the pulse plugin) at 16 kHz: bit for bit, exact counts', async () => {
+    requireTools('arecord');
+    const run = await captureInto(() => openMicrophone({ backend: 'arecord', sampleRate: 16_000 }));
+    expect(run.source.label).toBe('default');
+    expect(run.source.format).toEqual({ sampleRate: 16_000, channels: 1, encoding: 'pcm16' });
+    expect(run.clients).toContain('ALSA plug-in [aplay]'); // arecord is aplay: it really went ALSA -> pulse
+    expect(run.frames).toBeGreaterThan(clip.length);
+    expect(run.stored.length).toBe(run.frames);
+    expect(run.received).toBe(BigInt(run.frames));
+    expect(run.captured).toBe(BigInt(run.frames));
+    expect(indexOfSamples(run.stored, clip)).toBeGreaterThan(0);
+  });
+
+  it('sox fallback with its PulseAudio driver (libsox-fmt-pulse) at 16 kHz: bit for bit, exact counts', async () => {
+    if (!soxDrivers().includes('pulseaudio')) throw new Error('this test needs sox\'s pulseaudio driver (Debian: libsox-fmt-pulse); run npm run setup');
+    const run = await captureInto(() => openMicrophone({ backend: 'sox', sampleRate: 16_000 }));
+    expect(run.source.format).toEqual({ sampleRate: 16_000, channels: 1, encoding: 'pcm16' });
+    expect(run.clients).toContain('SoX');
+    expect(run.stored.length).toBe(run.frames);
+    expect(run.received).toBe(BigInt(run.frames));
+    expect(indexOfSamples(run.stored, clip)).toBeGreaterThan(0);
+  });
+
+  it('sox fallback with its ALSA driver (what sox uses without libsox-fmt-pulse): bit for bit, exact counts', async () => {
+    const restore = usePulse({ ...mic.env, AUDIODRIVER: 'alsa' });
+    try {
+      const run = await captureInto(() => openMicrophone({ backend: 'sox', sampleRate: 16_000 }));
+      expect(run.clients).toContain('ALSA plug-in [sox]');
+      expect(run.stored.length).toBe(run.frames);
+      expect(run.received).toBe(BigInt(run.frames));
+      expect(indexOfSamples(run.stored, clip)).toBeGreaterThan(0);
+    } finally {
+      restore();
+    }
   });
 
   it('typed errors: an unknown device, and no audio server at all', async () => {

@@ -47,7 +47,7 @@ export async function openMicrophone(options: MicrophoneOptions = {}): Promise<M
   const backend = await resolveBackend(options.backend);
   const source =
     backend === 'pvrecorder'
-      ? openPvRecorder(options.device)
+      ? await openPvRecorder(options.device)
       : await openProcessCapture(backend, {
           ...(options.device !== undefined ? { device: options.device } : {}),
           ...(options.sampleRate !== undefined ? { sampleRate: options.sampleRate } : {}),

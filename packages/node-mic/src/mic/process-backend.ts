@@ -123,8 +123,14 @@ function commandFor(backend: ProcessBackendName, device: string, rate: number, c
       return ['parec', [`--device=${device}`, '--raw', '--format=s16le', `--rate=${r}`, `--channels=${c}`, '--latency-msec=20'], {}];
     case 'arecord':
       return ['arecord', ['-q', '-D', device, '-f', 'S16_LE', '-r', r, '-c', c, '-t', 'raw', '--period-time=20000'], {}];
-    case 'sox':
-      return ['sox', ['-q', '-d', '-t', 'raw', '-e', 'signed-integer', '-b', '16', '-L', '-c', c, '-r', r, '-'], device === 'default' ? {} : { AUDIODEV: device }];
+    case 'sox': {
+      // The format goes before -d too: without it sox opens the device at its own default (48 kHz stereo
+      // from PulseAudio) and converts with its own resampler, downmix and dither. --buffer is 20 ms of
+      // sox's 32-bit samples: its default 8192 bytes hold back up to 256 ms at 16 kHz, which stop() loses.
+      const format = ['-e', 'signed-integer', '-b', '16', '-c', c, '-r', r];
+      const buffer = String(Math.max(256, Math.round((rate * channels * 4) / 50)));
+      return ['sox', ['-q', '--buffer', buffer, ...format, '-d', '-t', 'raw', ...format, '-L', '-'], device === 'default' ? {} : { AUDIODEV: device }];
+    }
   }
 }
 
@@ -135,10 +141,16 @@ function spawnFailure(caught: unknown, backend: string): MicrophoneError {
   return exitFailure(backend, typeof error.code === 'number' ? error.code : null, error.stderr ?? error.message);
 }
 
+const DENIED = /permission denied|access denied|not permitted/i;
+
 function exitFailure(backend: string, code: number | null, stderr: string): MicrophoneError {
-  const detail = stderr.trim().split('\n').slice(-2).join(' ').slice(0, 300);
-  if (/permission denied|access denied|not permitted/i.test(stderr)) {
-    return new MicrophoneError('MIC_PERMISSION_DENIED', `${backend}: microphone access denied: ${detail}`, { backend });
+  const lines = stderr.split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  const detail = lines.slice(-2).join(' ').slice(0, 300);
+  if (DENIED.test(stderr)) {
+    // The refusal is often not the last line: arecord and sox report it through ALSA's pulse plugin,
+    // then add their own "Connection refused" or "no default audio device".
+    const refusal = lines.find((l) => DENIED.test(l)) ?? detail;
+    return new MicrophoneError('MIC_PERMISSION_DENIED', `${backend}: the audio system refused access to the microphone: ${refusal.slice(0, 300)}`, { backend });
   }
   if (/connection refused|no such (file|device)|no soundcards|unknown pcm|cannot find card|no such entity|connection failure/i.test(stderr)) {
     return MicrophoneError.noDevice(backend, detail);

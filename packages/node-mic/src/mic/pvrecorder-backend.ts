@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { MicrophoneError } from '../errors.js';
 import { selectDevice, type MicrophoneDevice } from './devices.js';
+import { pulseRefusal } from './pulse-refusal.js';
 import { PushSource } from './push-source.js';
 
 /** The part of @picovoice/pvrecorder-node we use (CommonJS, loaded lazily: a platform without a prebuilt library falls back). */
@@ -51,7 +52,23 @@ export function listPvRecorderDevices(): MicrophoneDevice[] {
 /** pvrecorder always delivers 16 kHz mono PCM16: the wire format, so its frames are sent bit for bit. */
 export const PV_FRAME = 320;
 
-export function openPvRecorder(wanted: string | number | undefined): PushSource {
+/**
+ * Starts pvrecorder on the device. When it fails in a way pvrecorder cannot name (no device, no match,
+ * failed to initialize), PulseAudio is asked whether it refused us: a refusal also hides the server's
+ * devices, leaving only ALSA's, so it looks like either of the others.
+ */
+export async function openPvRecorder(wanted: string | number | undefined): Promise<PushSource> {
+  try {
+    return startPvRecorder(wanted);
+  } catch (caught) {
+    if (!(caught instanceof MicrophoneError) || caught.code === 'MIC_BACKEND_UNAVAILABLE' || caught.code === 'MIC_PERMISSION_DENIED') throw caught;
+    const refusal = await pulseRefusal();
+    if (refusal === undefined) throw caught;
+    throw new MicrophoneError('MIC_PERMISSION_DENIED', `microphone access denied: the PulseAudio server refused the connection (pactl: ${refusal}); pvrecorder said: ${caught.message}`, { cause: caught, backend: 'pvrecorder' });
+  }
+}
+
+function startPvRecorder(wanted: string | number | undefined): PushSource {
   const Recorder = recorderClass();
   const devices = listPvRecorderDevices();
   if (devices.length === 0) throw MicrophoneError.noDevice('pvrecorder');

@@ -1,5 +1,7 @@
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -78,9 +80,62 @@ export async function startFakeMic({ rate = 16_000, channels = 1 } = {}): Promis
   };
 }
 
+/**
+ * A second way into the fake mic's daemon, one that demands its cookie: a native-protocol TCP listener
+ * on 127.0.0.1 with anonymous access off. The unix socket cannot be made to refuse us: PulseAudio lets
+ * in any client whose uid (SCM_CREDENTIALS) is the daemon's, whatever its cookie. Returns client
+ * environments holding the right cookie and a wrong one.
+ */
+export async function cookieDoor(mic: FakeMic): Promise<{ right: Record<string, string>; wrong: Record<string, string> }> {
+  const right = join(mic.dir, 'right.cookie');
+  const wrong = join(mic.dir, 'wrong.cookie');
+  writeFileSync(right, randomBytes(256));
+  writeFileSync(wrong, randomBytes(256));
+  let lastError: unknown;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const port = await freePort();
+    const args = [`port=${String(port)}`, 'listen=127.0.0.1', 'auth-anonymous=0', 'auth-cookie-enabled=1', `cookie=${right}`];
+    try {
+      execFileSync('pactl', ['load-module', 'module-native-protocol-tcp', ...args], { env: { ...process.env, ...mic.env }, stdio: 'pipe' });
+    } catch (caught) {
+      lastError = caught; // the port was taken between freePort() and the load: try another
+      continue;
+    }
+    const server = { XDG_RUNTIME_DIR: mic.dir, PULSE_SERVER: `tcp:127.0.0.1:${String(port)}` };
+    return { right: { ...server, PULSE_COOKIE: right }, wrong: { ...server, PULSE_COOKIE: wrong } };
+  }
+  throw new Error(`could not add a TCP listener to the fake mic: ${String(lastError)}`);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** application.name of every client recording from the fake mic's daemon (libpulse sets it; ALSA's plugin says "ALSA plug-in [prog]"). */
+export function recordingClients(mic: FakeMic): string[] {
+  const out = execFileSync('pactl', ['list', 'source-outputs'], { env: { ...process.env, ...mic.env }, encoding: 'utf8' });
+  return [...out.matchAll(/application\.name = "([^"]*)"/g)].map((m) => m[1] as string);
+}
+
+/** The audio drivers this sox can record from (`sox -h` lists them); the pulseaudio one comes with libsox-fmt-pulse. */
+export function soxDrivers(): string[] {
+  const help = spawnSync('sox', ['-h'], { encoding: 'utf8' }).stdout ?? '';
+  return /AUDIO DEVICE DRIVERS:\s*(.*)/.exec(help)?.[1]?.trim().split(/\s+/) ?? [];
+}
+
+const PULSE_VARS = ['XDG_RUNTIME_DIR', 'PULSE_SERVER', 'PULSE_COOKIE'];
+
 /** Points this process's PulseAudio clients (pvrecorder loads libpulse) at the fake mic; returns an undo. */
 export function usePulse(env: Record<string, string>): () => void {
-  const saved = { XDG_RUNTIME_DIR: process.env['XDG_RUNTIME_DIR'], PULSE_SERVER: process.env['PULSE_SERVER'] };
+  const saved = Object.fromEntries([...new Set([...PULSE_VARS, ...Object.keys(env)])].map((k) => [k, process.env[k]]));
+  for (const k of PULSE_VARS) delete process.env[k];
   Object.assign(process.env, env);
   return () => {
     for (const [k, v] of Object.entries(saved)) {
