@@ -242,8 +242,94 @@ describe('web-audio capture in Chromium', () => {
     }
   });
 
-  it('refuses with typed errors: shared memory without isolation, an unknown microphone, a worklet URL that does not load or that the CSP forbids', async () => {
+  for (const [transport, path, options, stalls] of [
+    // The transfer pool's default: 2 s. A 1 s long task costs nothing; a 2.6 s one loses ~0.6 s.
+    ['transfer', '/?coi=0', {}, [[1.2, 1000, 0], [2.6, 2600, 1]]],
+    // The shared ring, made shorter (1 s) so that a 1.8 s stall loses ~0.8 s.
+    ['shared', '/', { ringMs: 1000 }, [[1.5, 1800, 1]]],
+  ] as const) {
+    it(`${transport}: a page stalled longer than it may loses only the excess, reported live (drops$, stats) and spliced exactly on the server`, async () => {
+      const page = await browser.newPage();
+      try {
+        const seen: DemoSnapshot[] = [];
+        let step = 0;
+        // Each stall blocks the page's main thread (a long task) while the audio thread goes on.
+        const act: Act = async (seconds, p) => {
+          const next = stalls[step];
+          if (next === undefined) return false;
+          if (seconds < next[0]) return true;
+          await p.evaluate((ms) => {
+            const end = performance.now() + ms;
+            while (performance.now() < end);
+          }, next[1]);
+          await new Promise((r) => setTimeout(r, 300)); // the page catches up; frames flow again
+          seen.push(await snapshot(p));
+          step++;
+          return step < stalls.length;
+        };
+        const { started, result } = await run(page, path, { transport, ...options }, '', act);
+        expect(step).toBe(stalls.length);
+        expect(started).toMatchObject({ transport });
+        const rate = started.sampleRate;
+        // After each stall, live (before stop): the losses so far, as drops$ reported them and in stats.
+        stalls.forEach(([, , drops], k) => {
+          const s = seen[k] as DemoSnapshot;
+          expect(s.drops, `after stall ${k + 1}`).toHaveLength(drops);
+          expect(s.stats?.droppedFrames).toBe(s.drops.reduce((n, d) => n + d.to - d.from, 0));
+        });
+        const c = result.capture;
+        const drops = (seen.at(-1) as DemoSnapshot).drops;
+        const lost = drops.reduce((n, d) => n + d.to - d.from, 0);
+        if (process.env.SHOW_MATCH) process.stdout.write(`${transport} at ${rate} Hz: drops ${JSON.stringify(drops)} (${((lost / rate) * 1000).toFixed(0)} ms)\n`);
+        const longest = stalls.at(-1)![1] / 1000;
+        const allowance = transport === 'shared' ? 1 : 2;
+        // Lost: about the stall past the allowance (the page may run behind a little before and after it).
+        expect(lost / rate).toBeGreaterThan((longest - allowance) * 0.5);
+        expect(lost / rate).toBeLessThan(longest - allowance + 0.5);
+        expect(drops.every((d) => d.cause === (transport === 'shared' ? 'ring' : 'pool'))).toBe(true);
+        // The books: the worklet's own totals agree with what the page reported.
+        expect(c.worklet).toMatchObject({ exact: true, dropped: lost });
+        expect(c.droppedFrames).toBe(lost);
+        expect(c.worklet.frames).toBe(c.capturedFrames + lost);
+        expect(c.encodedFrames).toBe(c.capturedFrames);
+        // The server got the audio on each side of a loss, each resampled on its own (the encoder
+        // segment ends at the cut), nothing in between: no zeros, no smear. sessionSample is the cut.
+        const input = decodeFloat32(result.input as string);
+        expect(input.length).toBe(c.encodedFrames);
+        expect(result.segments).toHaveLength(drops.length);
+        const bounds = [0, ...result.segments, input.length];
+        const parts = bounds.slice(1).map((end, i) => encodeLikeThePage(input.subarray(bounds[i], end), rate, started.kernel as 'wasm'));
+        const expected = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
+        parts.reduce((at, p) => (expected.set(p, at), at + p.length), 0);
+        drops.forEach((d, k) => expect(d.sessionSample).toBe(parts.slice(0, k + 1).reduce((n, p) => n + p.length, 0)));
+        const stored = await storedAudio(demo.sessions.at(-1) as string);
+        expect(stored.length).toBe(expected.length);
+        expect(Buffer.from(stored.buffer).equals(Buffer.from(expected.buffer))).toBe(true);
+        expect(Number(result.finish.capturedSamples)).toBe(expected.length);
+        expect(result.finish.notices).not.toContain('TRANSPORT_GAP'); // the session itself lost nothing
+        expect(await page.locator('#drops').textContent()).toMatch(/^\d+ ms of audio lost/);
+      } finally {
+        await page.close();
+      }
+    });
+  }
+
+  it('refuses with typed errors: shared memory without isolation, an unknown microphone, a worklet URL that does not load or that the CSP forbids, an app context at 192 kHz; makes its own context at 48 kHz when the device runs at 192 kHz', async () => {
     const page = await browser.newPage();
+    // A device whose native rate the encoder does not take: every AudioContext made without a rate
+    // runs at 192 kHz (Chromium makes one at any rate asked for). Each one made is kept, to check it is closed.
+    await page.addInitScript(() => {
+      const Native = window.AudioContext;
+      const made: AudioContext[] = [];
+      (window as unknown as { contexts: AudioContext[] }).contexts = made;
+      window.AudioContext = class extends Native {
+        constructor(options: AudioContextOptions = {}) {
+          super(options.sampleRate === undefined ? { ...options, sampleRate: 192_000 } : options);
+          made.push(this);
+        }
+      };
+    });
+    const contexts = () => page.evaluate(() => (window as unknown as { contexts: AudioContext[] }).contexts.map((c) => ({ rate: c.sampleRate, state: c.state })));
     try {
       const tryStart = (o: DemoStartOptions) =>
         page.evaluate((opts) => (window as unknown as { demo: DemoApi }).demo.start(opts).then(() => null, (e: Error & { code?: string }) => ({ name: e.name, code: e.code })), o);
@@ -254,6 +340,25 @@ describe('web-audio capture in Chromium', () => {
       expect(await tryStart({ deviceId: 'no-such-microphone' })).toEqual({ name: 'WebAudioError', code: 'WEB_AUDIO_DEVICE_NOT_FOUND' });
       // Under the page's CSP a Blob URL is refused unless the policy allows blob: (only ?worklet=blob does).
       expect(await tryStart({ worklet: 'blob' })).toEqual({ name: 'WebAudioError', code: 'WEB_AUDIO_WORKLET_LOAD_FAILED' });
+      // Each failed start closed every context it made: the 192 kHz one at once, the 48 kHz one on failure.
+      const pair = [{ rate: 192_000, state: 'closed' }, { rate: 48_000, state: 'closed' }];
+      expect(await contexts()).toEqual([...pair, ...pair, ...pair]);
+      // The app's own context at 192 kHz is refused; the demo closes the context it made when start fails.
+      expect(await tryStart({ sampleRate: 192_000 })).toEqual({ name: 'WebAudioError', code: 'WEB_AUDIO_UNSUPPORTED_RATE' });
+      expect(await tryStart({ sampleRate: 48_000, workletUrl: '/no-such-worklet.js' })).toEqual({ name: 'WebAudioError', code: 'WEB_AUDIO_WORKLET_LOAD_FAILED' });
+      expect((await contexts()).slice(-2)).toEqual([{ rate: 192_000, state: 'closed' }, { rate: 48_000, state: 'closed' }]);
+      // startCapture's own context: the 192 kHz one is replaced by one at 48 kHz, and audio flows through it.
+      const before = (await contexts()).length;
+      const started = await page.evaluate(() => (window as unknown as { demo: DemoApi }).demo.start({}));
+      expect(started).toMatchObject({ sampleRate: 48_000, transport: 'shared' });
+      expect((await contexts()).slice(before)).toEqual([{ rate: 192_000, state: 'closed' }, { rate: 48_000, state: 'running' }]);
+      const until = Date.now() + 10_000;
+      while (((await snapshot(page)).stats?.capturedFrames ?? 0) < 24_000 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+      const result = await page.evaluate(() => (window as unknown as { demo: DemoApi }).demo.stop());
+      expect(result.capture.capturedFrames).toBeGreaterThanOrEqual(24_000);
+      expect(result.capture).toMatchObject({ sampleRate: 48_000, worklet: { exact: true, dropped: 0 } });
+      expect(result.capture.sentSamples).toBe(Number(result.finish.capturedSamples));
+      expect(result.contextState).toBe('closed');
     } finally {
       await page.close();
     }

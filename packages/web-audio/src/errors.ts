@@ -11,9 +11,10 @@ export type WebAudioErrorCode =
   | 'WEB_AUDIO_NO_AUDIO_TRACK'
   | 'WEB_AUDIO_CONTEXT_CLOSED'
   | 'WEB_AUDIO_WORKLET_LOAD_FAILED'
-  | 'WEB_AUDIO_STOPPED';
+  | 'WEB_AUDIO_STOPPED'
+  | 'WEB_AUDIO_CAPTURE_FAILED';
 
-/** Browser capture could not start, or a call came after stop(). Match on `code`. */
+/** Browser capture could not start, failed while running, or a call came after stop(). Match on `code`. */
 export class WebAudioError extends SoundCloneError {
   override name = 'WebAudioError' as const;
   declare readonly code: WebAudioErrorCode;

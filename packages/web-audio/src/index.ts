@@ -1,5 +1,5 @@
 export { startCapture, type StartCaptureOptions } from './capture/start-capture.js';
-export { Capture, type CaptureState, type CaptureStats, type CaptureResult } from './capture/capture.js';
+export { Capture, type CaptureDrop, type CaptureState, type CaptureStats, type CaptureResult } from './capture/capture.js';
 export type { CaptureSession } from './capture/session.js';
 export type { AudioLevel } from './capture/level-meter.js';
 export type { FeedTotals } from './capture/sample-feed.js';

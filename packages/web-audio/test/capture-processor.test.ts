@@ -3,7 +3,8 @@ import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { SampleRing } from '@soundclone/core';
 import { defineCaptureProcessor, type MessagePortLike } from '../src/worklet/capture-processor.ts';
-import type { CaptureProcessorOptions, StoppedMessage } from '../src/worklet/protocol.ts';
+import { DropTable } from '../src/worklet/drop-table.ts';
+import type { CaptureProcessorOptions, DroppedMessage, StoppedMessage } from '../src/worklet/protocol.ts';
 
 /**
  * The worklet's processor class, run directly in Node on a stub base (AudioWorkletProcessor exists only
@@ -17,7 +18,8 @@ class StubPort implements MessagePortLike {
   returnBatches = true;
   readonly #event = { data: null as unknown };
   postMessage(message: unknown): void {
-    if (this.record) this.posted.push(message instanceof Float32Array ? message.slice() : message);
+    // A copy, as a real port's structured clone makes (the worklet reuses its message objects).
+    if (this.record) this.posted.push(message instanceof Float32Array ? message.slice() : structuredClone(message));
     if (this.returnBatches && message instanceof Float32Array) {
       this.#event.data = message;
       this.onmessage?.(this.#event as MessageEvent);
@@ -102,6 +104,71 @@ describe('capture processor (the worklet class, run directly)', () => {
     expect(stopped).toMatchObject({ frames: 1024, dropped: 512 });
   });
 
+  it('transfer: a page stall longer than the pool drops one run, reported once between the batches around it', () => {
+    const p = processor({ mode: 'transfer', batchFrames: 256, poolSize: 3 });
+    p.port.returnBatches = false; // the page is stalled: it keeps every batch
+    const input = quanta(14);
+    for (const q of input.slice(0, 10)) p.process([[q]]);
+    // 3 batches = 768 frames went out, quanta 6..9 (512 frames from frame 768) had nowhere to go.
+    const held = p.port.posted.filter((m): m is Float32Array => m instanceof Float32Array);
+    expect(held).toHaveLength(3);
+    expect(p.dropped).toBe(512);
+    expect(p.port.posted.some((m) => !(m instanceof Float32Array))).toBe(false); // nothing until frames flow again
+    p.port.send(new Float32Array(256)); // the page wakes and returns one batch
+    for (const q of input.slice(10, 12)) p.process([[q]]);
+    const dropped = p.port.posted.filter((m) => !(m instanceof Float32Array));
+    expect(dropped).toEqual([{ type: 'dropped', from: 768, frames: 512 } satisfies DroppedMessage]);
+    // The batch after the drop holds quanta 10 and 11: the stream goes on from the first frame that fit.
+    const after = p.port.posted.at(-1) as Float32Array;
+    expect(after.subarray(0, 128)).toEqual(input[10]);
+    expect(after.subarray(128)).toEqual(input[11]);
+    expect(p.port.posted.indexOf(dropped[0])).toBe(3); // after the 3 batches before it, before the one after
+    // Dropping again, then stop while the run is still open: the run comes in the stopped message.
+    for (const q of input.slice(12)) p.process([[q]]);
+    p.port.send({ type: 'stop' });
+    expect(p.port.posted.at(-1)).toEqual({ type: 'stopped', frames: 14 * 128, dropped: 768, drop: { from: 1536, frames: 256 } });
+  });
+
+  it('shared: a full ring drops one run, recorded in the DropTable before the first frame after it is published', () => {
+    const ring = new SampleRing({ kind: 'float32', capacity: 512, shared: true });
+    const table = DropTable.create(2);
+    const p = processor({ mode: 'shared', ring: ring.handle, drops: table.buffer });
+    const input = quanta(12);
+    const got = new Float32Array(128 * 12);
+    let read = 0;
+    for (const q of input.slice(0, 6)) p.process([[q]]); // 4 fit, quanta 4 and 5 are lost from frame 512
+    expect(ring.overflowSamples).toBe(256);
+    expect(table.nextAt()).toBe(-1); // still open: nothing recorded yet
+    read += ring.read(got, read, 128); // the page frees one quantum
+    expect(table.nextAt()).toBe(-1);
+    p.process([[input[6] as Float32Array]]);
+    expect([table.nextAt(), table.nextFrom(), table.nextFrames()]).toEqual([512, 512, 256]);
+    expect(ring.writeCursor).toBe(640); // quantum 6 follows quantum 3 in the ring
+    read += ring.read(got, read, 512);
+    expect(got.subarray(384, 512)).toEqual(input[3]);
+    expect(got.subarray(512, 640)).toEqual(input[6]);
+    // With every table slot unread by the page, a run cannot end: it goes on even when the ring has room.
+    for (const q of input.slice(7, 11)) p.process([[q]]); // quanta 7..10 fill the ring
+    p.process([[input[11] as Float32Array]]); // lost: run 2 from frame 11·128
+    read += ring.read(got, read, 128);
+    p.process([[input[0] as Float32Array]]); // ends run 2: table has 2 slots, 2 records now
+    expect(ring.overflowSamples).toBe(384);
+    p.process([[input[0] as Float32Array]]); // ring full again: run 3
+    read += ring.read(got, read, 512);
+    p.process([[input[0] as Float32Array]]); // ring has room, but no free slot: run 3 goes on
+    expect(ring.overflowSamples).toBe(640);
+    expect(ring.availableToRead()).toBe(0);
+    table.consume();
+    p.process([[input[0] as Float32Array]]); // a slot is free: run 3 is recorded, this quantum written
+    expect(ring.availableToRead()).toBe(128);
+    expect([table.nextAt(), table.nextFrom(), table.nextFrames()]).toEqual([1152, 11 * 128, 128]);
+    table.consume();
+    expect([table.nextAt(), table.nextFrom(), table.nextFrames()]).toEqual([1280, 13 * 128, 256]);
+    p.port.send({ type: 'stop' });
+    expect(p.port.posted.at(-1)).toMatchObject({ type: 'stopped', frames: 16 * 128, dropped: 640 });
+    expect(p.port.posted.at(-1)).not.toHaveProperty('drop');
+  });
+
   it('shared: writes a core SampleRing the page reads back bit for bit; wakes the page at half full', () => {
     const ring = new SampleRing({ kind: 'float32', capacity: 1024, shared: true });
     const p = processor({ mode: 'shared', ring: ring.handle });
@@ -129,8 +196,10 @@ describe('capture processor (the worklet class, run directly)', () => {
     const shared = new SampleRing({ kind: 'float32', capacity: 128 * QUANTA * 2, shared: true });
     const sharedProcessor = processor({ mode: 'shared', ring: shared.handle });
     const transferProcessor = processor({ mode: 'transfer', batchFrames: 1024, poolSize: 4 });
-    transferProcessor.port.record = false;
-    sharedProcessor.port.record = false;
+    // A page that keeps every batch: after 4 batches each quantum is dropped (the stall path).
+    const droppingProcessor = processor({ mode: 'transfer', batchFrames: 1024, poolSize: 4 });
+    droppingProcessor.port.returnBatches = false;
+    for (const p of [transferProcessor, sharedProcessor, droppingProcessor]) p.port.record = false;
     const drain = new Float32Array(shared.capacity);
     const run = (p: ProcessorInstance) => () => {
       for (let i = 0; i < QUANTA; i++) p.process(inputs[i & 63] as Float32Array[][]);
@@ -146,6 +215,8 @@ describe('capture processor (the worklet class, run directly)', () => {
     });
     shared.read(drain);
     const transferBytes = allocatedBy(run(transferProcessor));
+    run(droppingProcessor)(); // runs the pool dry
+    const droppingBytes = allocatedBy(run(droppingProcessor));
     // The control: a process() that makes one 128-frame view per quantum (subarray), as a naive worklet would.
     const control = allocatedBy(() => {
       for (let i = 0; i < QUANTA; i++) (inputs[i & 63]![0]![0] as Float32Array).subarray(0, 128);
@@ -157,8 +228,10 @@ describe('capture processor (the worklet class, run directly)', () => {
     // growing with the number of quanta. Under one byte per quantum tells the two cases apart.
     expect(Math.abs(sharedBytes)).toBeLessThan(QUANTA);
     expect(Math.abs(transferBytes)).toBeLessThan(QUANTA);
+    expect(Math.abs(droppingBytes)).toBeLessThan(QUANTA);
+    expect(droppingProcessor.dropped).toBe(QUANTA * 128 * 6 - 4096); // 1 + 5 runs, less the 4 batches
     expect(sharedProcessor.frames).toBe(QUANTA * 128 * 10); // 5 warm-up runs + 5 measured trials
-    if (process.env.SHOW_ALLOC) process.stdout.write(`alloc per ${QUANTA} quanta: shared ${sharedBytes} B, transfer ${transferBytes} B, control ${control} B\n`);
+    if (process.env.SHOW_ALLOC) process.stdout.write(`alloc per ${QUANTA} quanta: shared ${sharedBytes} B, transfer ${transferBytes} B, dropping ${droppingBytes} B, control ${control} B\n`);
     expect(transferProcessor.dropped).toBe(0);
   });
 });

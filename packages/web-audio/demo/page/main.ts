@@ -1,4 +1,4 @@
-import { attachSession, startCapture, type Capture, type CaptureResult } from '@soundclone/web-audio';
+import { attachSession, startCapture, type Capture, type CaptureDrop, type CaptureResult } from '@soundclone/web-audio';
 import type { RealtimeFinishResult, RealtimeSocketSession } from '@soundclone/core';
 import { CaptionsView } from './captions-view.js';
 
@@ -20,6 +20,9 @@ export interface DemoStartOptions {
   readonly deviceId?: string;
   /** Keep a copy of every block sent to the encoder (tests compare it with what the server stored). */
   readonly keepInput?: boolean;
+  /** How long the page may stall before audio is lost: shared ring / transfer pool, ms (default 2000). */
+  readonly ringMs?: number;
+  readonly poolMs?: number;
 }
 
 export interface DemoSnapshot {
@@ -34,6 +37,8 @@ export interface DemoSnapshot {
   readonly partial: string;
   readonly level: number;
   readonly stats: Capture['stats'] | undefined;
+  /** Audio the capture lost before the page (a stalled page), as drops$ reported it. */
+  readonly drops: CaptureDrop[];
 }
 
 export interface DemoStopResult {
@@ -42,7 +47,7 @@ export interface DemoStopResult {
   readonly sessionStats: RealtimeSocketSession['stats'];
   /** keepInput: the encoder's input, Float32 little-endian, base64. */
   readonly input?: string;
-  /** keepInput: where in `input` each encoder segment ended (mute or pause), in frames. */
+  /** keepInput: where in `input` each encoder segment ended (mute, pause or a drop), in frames. */
   readonly segments: number[];
   /** After stop: every track of the captured stream ended; the AudioContext's state. */
   readonly tracksEnded: boolean;
@@ -74,6 +79,7 @@ let levelDb = Number.NEGATIVE_INFINITY;
 let kept: Float32Array[] = [];
 let keptFrames = 0;
 let segments: number[] = [];
+let drops: CaptureDrop[] = [];
 let levelFrame = 0;
 
 async function start(options: DemoStartOptions = {}): Promise<{ transport: string; sampleRate: number; kernel: string; isolated: boolean }> {
@@ -84,6 +90,8 @@ async function start(options: DemoStartOptions = {}): Promise<{ transport: strin
   kept = [];
   keptFrames = 0;
   segments = [];
+  drops = [];
+  let context: AudioContext | undefined;
   try {
     // The backend creates the session with its key; the page only ever sees the token.
     const response = await fetch('/api/session', { method: 'POST' });
@@ -91,18 +99,22 @@ async function start(options: DemoStartOptions = {}): Promise<{ transport: strin
     const grant = (await response.json()) as { sessionId: string; token: string; socketUrl: string };
     session = await attachSession(grant);
     watchSession(session);
-    const context = options.sampleRate === undefined ? undefined : new AudioContext({ sampleRate: options.sampleRate });
+    if (options.sampleRate !== undefined) context = new AudioContext({ sampleRate: options.sampleRate });
     const workletUrl = options.workletUrl ?? (options.worklet === 'blob' ? await blobWorkletUrl() : '/capture-worklet.js');
     capture = await startCapture({
       session, transport: options.transport ?? 'auto', workletUrl,
       ...(options.deviceId !== undefined ? { deviceId: options.deviceId } : {}),
       ...(context !== undefined ? { context, releaseStream: true } : {}),
       ...(options.keepInput === true ? { onSamples: keep } : {}),
+      ...(options.ringMs !== undefined ? { ringMs: options.ringMs } : {}),
+      ...(options.poolMs !== undefined ? { poolMs: options.poolMs } : {}),
     });
     watchCapture(capture);
     setButtons(true);
     return { transport: capture.transport, sampleRate: capture.sampleRate, kernel: capture.stats.kernel, isolated: crossOriginIsolated };
   } catch (caught) {
+    // startCapture released what it made; the context is ours (it never closes an app's context).
+    if (context !== undefined && context.state !== 'closed') await context.close().catch(() => undefined);
     session?.close();
     buttons.start.disabled = false;
     details.textContent = `Could not start: ${caught instanceof Error ? caught.message : String(caught)}`;
@@ -166,6 +178,13 @@ function watchCapture(c: Capture): void {
     levelDb = level.dbfs;
     // One style write per frame, however often levels arrive.
     if (levelFrame === 0) levelFrame = requestAnimationFrame(drawLevel);
+  });
+  c.drops$.subscribe((drop) => {
+    // The encoder segment ends at a drop too: the audio on each side is resampled on its own.
+    segments.push(keptFrames);
+    drops.push(drop);
+    const total = drops.reduce((n, d) => n + d.to - d.from, 0);
+    $('drops').textContent = `${((total / c.sampleRate) * 1000).toFixed(0)} ms of audio lost (the page stalled)`;
   });
   c.state$.subscribe((state) => {
     levelEl.parentElement?.classList.toggle('muted', state === 'muted' || state === 'paused');
@@ -258,6 +277,7 @@ const api: DemoApi = {
     partial: $('partial').textContent ?? '',
     level: Number.isFinite(levelDb) ? levelDb : -Infinity,
     stats: capture?.stats,
+    drops: drops.slice(),
   }),
 };
 (window as unknown as { demo: DemoApi }).demo = api;

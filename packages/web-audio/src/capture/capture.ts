@@ -22,7 +22,11 @@ export interface CaptureStats {
   readonly kernel: 'js' | 'wasm';
   /** Frames (context rate) the page received from the worklet. */
   readonly capturedFrames: number;
-  /** Frames the worklet could not deliver (page stalled longer than the ring or pool holds); known after stop(), 0 before. */
+  /**
+   * Frames the worklet could not deliver (the page stalled longer than the ring or pool holds: 2 s by
+   * default). Live: each loss counts as soon as the page learns of it (when frames flow again, see
+   * drops$); after stop(), the worklet's own total.
+   */
   readonly droppedFrames: number;
   /** Frames that went to the encoder. */
   readonly encodedFrames: number;
@@ -34,6 +38,27 @@ export interface CaptureStats {
   readonly sentSamples: number;
   /** 16 kHz samples the session refused because it was not taking audio (finishing, ended). */
   readonly refusedSamples: number;
+}
+
+/**
+ * Audio lost before it reached the page: the worklet had nowhere to put it because the page's thread
+ * was stalled longer than the ring (shared) or the batch pool (transfer) holds. Nothing is put in its
+ * place: the audio after it follows the audio before it in the session, as with mute. The session
+ * itself lost nothing (its capturedSamples counts what it was given), so this is not a session `gap`.
+ */
+export interface CaptureDrop {
+  /** First lost frame, in frames at the context rate since the capture started (the worklet's count). */
+  readonly from: number;
+  /** End of the lost frames (exclusive). */
+  readonly to: number;
+  /**
+   * Where the cut sits in the session's stream, in 16 kHz samples: stats.sentSamples at the cut (the
+   * session's capturedSamples when this capture is its only writer). The encoder segment ends at the
+   * cut, as at mute, so the audio before it is complete and the audio after starts afresh.
+   */
+  readonly sessionSample: number;
+  /** 'pool': every transfer batch was with the page; 'ring': the shared ring was full. */
+  readonly cause: 'pool' | 'ring';
 }
 
 /** After stop(): the stats plus the worklet's own totals. */
@@ -90,17 +115,22 @@ export class Capture {
   readonly entities$: CaptureSession['entities$'];
   /** The session's connection state (connecting, streaming, reconnecting, ...). */
   readonly connection$: CaptureSession['state$'];
+  /** Each stretch of audio lost before the page (a stalled page), once, in stream order. Rare: none in a healthy page. */
+  readonly drops$: Observable<CaptureDrop>;
 
   readonly #r: CaptureResources;
   readonly #meter: LevelMeter;
   readonly #level = new BehaviorSubject<AudioLevel>(SILENT_LEVEL);
   readonly #state = new BehaviorSubject<CaptureState>('capturing');
+  readonly #drops = new Subject<CaptureDrop>();
   readonly #cleanups: Array<() => void> = [];
   #muted = false;
   #paused = false;
   #captured = 0;
   #mutedFrames = 0;
   #pausedFrames = 0;
+  #droppedFrames = 0;
+  #failure: WebAudioError | undefined;
   #stopping: Promise<CaptureResult> | undefined;
 
   constructor(resources: CaptureResources) {
@@ -117,6 +147,7 @@ export class Capture {
     this.lineUpdates$ = resources.session.lineUpdates$;
     this.entities$ = resources.session.entities$;
     this.connection$ = resources.session.state$;
+    this.drops$ = this.#drops.asObservable();
     this.#meter = new LevelMeter(this.sampleRate, resources.levelWindowMs, (level) => this.#level.next(level));
 
     // A track that ends (device unplugged, tab sharing stopped) ends the capture cleanly.
@@ -148,6 +179,11 @@ export class Capture {
     return this.#paused;
   }
 
+  /** Why the capture stopped by itself, if it did (see stop()). */
+  get failure(): WebAudioError | undefined {
+    return this.#failure;
+  }
+
   get stats(): CaptureStats {
     const encoder = this.#r.encoder;
     return {
@@ -155,7 +191,7 @@ export class Capture {
       sampleRate: this.sampleRate,
       kernel: encoder.kernel,
       capturedFrames: this.#captured,
-      droppedFrames: 0,
+      droppedFrames: this.#droppedFrames,
       encodedFrames: encoder.framesIn,
       mutedFrames: this.#mutedFrames,
       pausedFrames: this.#pausedFrames,
@@ -168,8 +204,8 @@ export class Capture {
   mute(): void {
     this.#assertRunning('mute');
     if (this.#muted) return;
+    this.#endSegment();
     this.#muted = true;
-    this.#r.encoder.endSegment();
     this.#publishState();
   }
 
@@ -187,8 +223,8 @@ export class Capture {
   async pause(options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<void> {
     this.#assertRunning('pause');
     if (this.#paused) return;
+    this.#endSegment();
     this.#paused = true;
-    this.#r.encoder.endSegment();
     this.#publishState();
     await this.#r.session.pause(options);
   }
@@ -209,13 +245,20 @@ export class Capture {
    * disconnected, listeners removed, tracks stopped (those startCapture opened, or all with
    * releaseStream), and an AudioContext startCapture created is closed. The session is left open:
    * call session.finish() to end it. Repeated calls return the same promise.
+   *
+   * A capture whose audio cannot be handed on (the session's writePcm16 threw: a session that is also
+   * written with write(), or a custom CaptureSession failing) stops by itself, releasing everything as
+   * above: state$ goes to 'stopped', the error (WEB_AUDIO_CAPTURE_FAILED, the cause attached) is
+   * reported with reportError() (the page's error event, as a listener's exception) and is `failure`,
+   * and stop() rejects with it. Audio from the failure on went nowhere (not delivered, not encoded).
    */
   stop(): Promise<CaptureResult> {
-    this.#stopping ??= this.#stop();
+    // Set before #stop() runs: a state$ subscriber that calls stop() on 'stopping' gets this same promise.
+    this.#stopping ??= Promise.resolve().then(() => this.#stop());
     return this.#stopping;
   }
 
-  /** The worklet feed's callback: one block at the context rate, valid only during the call. */
+  /** FeedSink: one block at the context rate, valid only during the call. */
   onBlock(block: Float32Array): void {
     this.#captured += block.length;
     this.#meter.add(block);
@@ -227,8 +270,32 @@ export class Capture {
       this.#mutedFrames += block.length;
       return;
     }
-    this.#r.onSamples?.(block);
+    const onSamples = this.#r.onSamples;
+    if (onSamples !== undefined) {
+      // The app's observer: its bug must not cost audio. Reported as a listener's exception is.
+      try {
+        onSamples(block);
+      } catch (caught) {
+        reportLater(caught);
+      }
+    }
     this.#r.encoder.push(block);
+  }
+
+  /** FeedSink: worklet frames [from, from + frames) were lost here in the stream. */
+  onDropped(from: number, frames: number): void {
+    this.#droppedFrames += frames;
+    this.#r.encoder.endSegment();
+    this.#drops.next({ from, to: from + frames, sessionSample: this.#r.encoder.acceptedSamples, cause: this.transport === 'shared' ? 'ring' : 'pool' });
+  }
+
+  /** FeedSink: handing a block on threw; the feed delivers nothing more, so the capture stops. */
+  onFailed(error: unknown): void {
+    if (this.#failure !== undefined) return;
+    this.#setFailure(error);
+    // Reported whether or not the app ever calls stop(); the stop() promise carries it too.
+    reportLater(this.#failure);
+    void this.stop().catch(() => undefined);
   }
 
   async #stop(): Promise<CaptureResult> {
@@ -237,7 +304,13 @@ export class Capture {
     let worklet: FeedTotals;
     try {
       worklet = await r.feed.stop(r.stopTimeoutMs);
-      r.encoder.endSegment();
+      if (this.#failure === undefined) {
+        try {
+          r.encoder.endSegment();
+        } catch (caught) {
+          this.#setFailure(caught);
+        }
+      }
     } finally {
       this.#release();
     }
@@ -246,7 +319,25 @@ export class Capture {
     this.#state.next('stopped');
     this.#state.complete();
     this.#level.complete();
+    this.#drops.complete();
+    if (this.#failure !== undefined) throw this.#failure;
     return result;
+  }
+
+  /** mute() and pause(): a session that cannot take the tail fails the capture, as in onBlock(). */
+  #endSegment(): void {
+    try {
+      this.#r.encoder.endSegment();
+    } catch (caught) {
+      this.onFailed(caught);
+      throw this.#failure;
+    }
+  }
+
+  #setFailure(error: unknown): void {
+    if (this.#failure !== undefined) return;
+    const detail = error instanceof Error ? error.message : String(error);
+    this.#failure = new WebAudioError('WEB_AUDIO_CAPTURE_FAILED', `captured audio could not be handed to the session (${detail}); the capture stopped`, { cause: error });
   }
 
   /** Everything but the context close, synchronous so that a failure half-way still releases the rest. */
@@ -276,4 +367,13 @@ export class Capture {
   #assertRunning(call: string): void {
     if (this.#stopping !== undefined) throw new WebAudioError('WEB_AUDIO_STOPPED', `${call}() after stop(): start a new capture`);
   }
+}
+
+/** An error no caller waits for (the app's callback threw, the capture failed): reported as the browser reports a listener's exception. */
+function reportLater(error: unknown): void {
+  const report = (globalThis as { reportError?: (error: unknown) => void }).reportError;
+  if (typeof report === 'function') report(error);
+  else setTimeout(() => {
+    throw error;
+  });
 }

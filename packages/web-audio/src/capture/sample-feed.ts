@@ -1,4 +1,5 @@
 import { SampleRing } from '@soundclone/core';
+import { DropTable } from '../worklet/drop-table.js';
 import type { CaptureMode, CaptureProcessorOptions, PageToWorklet, StoppedMessage, WorkletToPage } from '../worklet/protocol.js';
 
 /** What the worklet reported at stop, and whether everything it delivered reached the page. */
@@ -7,15 +8,19 @@ export interface FeedTotals {
   readonly frames: number;
   /** Frames it could not deliver (ring full or no free batch). */
   readonly dropped: number;
-  /** Frames the page received. */
+  /** Frames the page handed on (to the encoder, or counted as muted or paused). */
   readonly delivered: number;
-  /** delivered + dropped === frames: the worklet answered the stop and nothing went missing. */
+  /**
+   * delivered + dropped === frames: the worklet answered the stop and nothing went missing (false
+   * after a delivery failure, whose block and everything after it were not handed on).
+   */
   readonly exact: boolean;
 }
 
 /**
  * The page side of one capture transport: receives the worklet's audio and hands it on, in order, as
- * Float32 blocks at the context's rate. A block is only valid during the call (it is reused).
+ * Float32 blocks at the context's rate, with each loss where it happened. A block is only valid during
+ * the call (it is reused).
  */
 export interface SampleFeed {
   readonly mode: CaptureMode;
@@ -27,31 +32,114 @@ export interface SampleFeed {
   dispose(): void;
 }
 
-type Deliver = (block: Float32Array) => void;
+/** Where a feed hands the audio on, in stream order. */
+export interface FeedSink {
+  /** One block at the context rate; valid only during the call. */
+  block(block: Float32Array): void;
+  /**
+   * Worklet frames [from, from + frames) were lost (the page stalled longer than the ring or pool
+   * holds), right here in the stream: after the block before, before the block after.
+   */
+  dropped(from: number, frames: number): void;
+  /**
+   * block() or dropped() threw. The feed hands on nothing more (the failing block is not counted as
+   * delivered, so the totals show it): the caller must stop. Called once.
+   */
+  failed(error: unknown): void;
+}
+
+/** Frames the page may fall behind the worklet before audio is lost, by default (ring or pool). */
+export const DEFAULT_BUFFER_MS = 2000;
+
+/** transfer: batches for `bufferMs` of audio at `sampleRate` (at least 2). */
+export function poolSizeFor(sampleRate: number, batchFrames: number, bufferMs: number): number {
+  return Math.max(2, Math.ceil((sampleRate * bufferMs) / 1000 / batchFrames));
+}
+
+/**
+ * Delivery to the sink, common to both transports. A sink that throws must not make audio vanish
+ * while the books still balance: the failure is terminal, reported once through sink.failed(), and
+ * the failed block is not counted as delivered, so `exact` is false at stop. (Redelivering it
+ * instead could duplicate audio: the sink may have encoded part of it before it threw.)
+ */
+abstract class FeedBase {
+  readonly #sink: FeedSink;
+  #delivered = 0;
+  #failed = false;
+
+  constructor(sink: FeedSink) {
+    this.#sink = sink;
+  }
+
+  protected get delivered(): number {
+    return this.#delivered;
+  }
+
+  protected get failed(): boolean {
+    return this.#failed;
+  }
+
+  protected emit(block: Float32Array): void {
+    if (this.#failed) return;
+    try {
+      this.#sink.block(block);
+      this.#delivered += block.length;
+    } catch (caught) {
+      this.#fail(caught);
+    }
+  }
+
+  protected emitDropped(from: number, frames: number): void {
+    if (this.#failed) return;
+    try {
+      this.#sink.dropped(from, frames);
+    } catch (caught) {
+      this.#fail(caught);
+    }
+  }
+
+  protected totals(message: StoppedMessage | undefined, fallbackDropped: number): FeedTotals {
+    const frames = message?.frames ?? this.#delivered + fallbackDropped;
+    const dropped = message?.dropped ?? fallbackDropped;
+    return { frames, dropped, delivered: this.#delivered, exact: message !== undefined && !this.#failed && this.#delivered + dropped === frames };
+  }
+
+  /** Stops delivering for good (timers etc.); the subclass's part. */
+  protected abstract halt(): void;
+
+  #fail(error: unknown): void {
+    this.#failed = true;
+    this.halt();
+    this.#sink.failed(error);
+  }
+}
 
 /**
  * Cross-origin isolated pages: the worklet writes a core SampleRing over a SharedArrayBuffer and the
  * page reads it every `drainMs` on its own timer (plus a wake message from the worklet when the ring is
- * half full, for a throttled background tab). The audio thread never posts per block.
+ * half full, for a throttled background tab). The audio thread never posts per block. Losses (the
+ * ring was full) come from the DropTable, which says exactly where in the ring each one sits.
  */
-export class SharedRingFeed implements SampleFeed {
+export class SharedRingFeed extends FeedBase implements SampleFeed {
   readonly mode = 'shared' as const;
   readonly processorOptions: CaptureProcessorOptions;
   readonly #ring: SampleRing<'float32'>;
+  readonly #table: DropTable;
   readonly #scratch: Float32Array;
-  readonly #deliver: Deliver;
   readonly #drainMs: number;
   #port: MessagePort | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
-  #delivered = 0;
+  /** The ring's read cursor. */
+  #position = 0;
   #stopped: ((message: StoppedMessage) => void) | undefined;
 
-  constructor(capacityFrames: number, drainMs: number, deliver: Deliver) {
+  constructor(capacityFrames: number, drainMs: number, sink: FeedSink) {
+    super(sink);
     this.#ring = new SampleRing({ kind: 'float32', capacity: capacityFrames, shared: true });
+    this.#table = DropTable.create();
     this.#scratch = new Float32Array(Math.min(capacityFrames, 8192));
-    this.#deliver = deliver;
     this.#drainMs = drainMs;
-    this.processorOptions = { mode: 'shared', ring: this.#ring.handle };
+    this.processorOptions = { mode: 'shared', ring: this.#ring.handle, drops: this.#table.buffer };
   }
 
   attach(port: MessagePort): void {
@@ -74,27 +162,45 @@ export class SharedRingFeed implements SampleFeed {
     const message = port === undefined ? undefined : await untilStopped(port, timeoutMs, (resolve) => (this.#stopped = resolve));
     // The worklet published every write before it answered: what is in the ring now is all there is.
     this.#drain();
+    if (message?.drop !== undefined) this.emitDropped(message.drop.from, message.drop.frames);
     this.dispose();
-    const frames = message?.frames ?? this.#delivered + this.#ring.overflowSamples;
-    const dropped = message?.dropped ?? this.#ring.overflowSamples;
-    return { frames, dropped, delivered: this.#delivered, exact: message !== undefined && this.#delivered + dropped === frames };
+    return this.totals(message, this.#ring.overflowSamples);
   }
 
   dispose(): void {
-    if (this.#timer !== undefined) clearInterval(this.#timer);
-    this.#timer = undefined;
+    this.halt();
     if (this.#port !== undefined) this.#port.onmessage = null;
     this.#stopped = undefined;
   }
 
+  protected halt(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
   #drain(): void {
     const ring = this.#ring;
+    const table = this.#table;
     const scratch = this.#scratch;
-    for (;;) {
-      const n = ring.read(scratch, 0, scratch.length);
+    while (!this.failed) {
+      // The write cursor first: every loss before it is in the table by now (published before it).
+      const available = ring.availableToRead();
+      let n = available < scratch.length ? available : scratch.length;
+      const at = table.nextAt();
+      if (at >= 0) {
+        if (at <= this.#position) {
+          const from = table.nextFrom();
+          const frames = table.nextFrames();
+          table.consume();
+          this.emitDropped(from, frames);
+          continue;
+        }
+        if (at - this.#position < n) n = at - this.#position; // deliver up to the loss, not past it
+      }
       if (n === 0) return;
-      this.#delivered += n;
-      this.#deliver(n === scratch.length ? scratch : scratch.subarray(0, n));
+      ring.read(scratch, 0, n);
+      this.#position += n;
+      this.emit(n === scratch.length ? scratch : scratch.subarray(0, n));
     }
   }
 }
@@ -102,18 +208,17 @@ export class SharedRingFeed implements SampleFeed {
 /**
  * Pages without cross-origin isolation (no SharedArrayBuffer): the worklet posts batches of
  * `batchFrames` as transferables; each goes back to the worklet's pool once delivered, so neither side
- * allocates audio buffers in steady state.
+ * allocates audio buffers in steady state. The pool holds `poolSize` batches (startCapture: 2 s of
+ * audio); a page stalled longer loses audio, which the worklet reports in order with the batches.
  */
-export class TransferFeed implements SampleFeed {
+export class TransferFeed extends FeedBase implements SampleFeed {
   readonly mode = 'transfer' as const;
   readonly processorOptions: CaptureProcessorOptions;
-  readonly #deliver: Deliver;
   #port: MessagePort | undefined;
-  #delivered = 0;
   #stopped: ((message: StoppedMessage) => void) | undefined;
 
-  constructor(batchFrames: number, poolSize: number, deliver: Deliver) {
-    this.#deliver = deliver;
+  constructor(batchFrames: number, poolSize: number, sink: FeedSink) {
+    super(sink);
     this.processorOptions = { mode: 'transfer', batchFrames, poolSize };
   }
 
@@ -122,17 +227,13 @@ export class TransferFeed implements SampleFeed {
     port.onmessage = (event: MessageEvent<WorkletToPage>) => {
       const message = event.data;
       if (message instanceof Float32Array) {
-        this.#delivered += message.length;
-        try {
-          this.#deliver(message);
-        } finally {
-          post(port, message, [message.buffer as ArrayBuffer]);
-        }
+        this.emit(message);
+        post(port, message, [message.buffer as ArrayBuffer]); // back to the pool, delivered or not
+      } else if (message.type === 'dropped') {
+        this.emitDropped(message.from, message.frames);
       } else if (message.type === 'stopped') {
-        if (message.tail !== undefined && message.tailFrames !== undefined && message.tailFrames > 0) {
-          this.#delivered += message.tailFrames;
-          this.#deliver(message.tail.subarray(0, message.tailFrames));
-        }
+        if (message.tail !== undefined && message.tailFrames !== undefined && message.tailFrames > 0) this.emit(message.tail.subarray(0, message.tailFrames));
+        if (message.drop !== undefined) this.emitDropped(message.drop.from, message.drop.frames);
         this.#stopped?.(message);
       }
     };
@@ -143,14 +244,16 @@ export class TransferFeed implements SampleFeed {
     // Batches posted before the answer arrive before it (one port, in order): the answer is the end.
     const message = port === undefined ? undefined : await untilStopped(port, timeoutMs, (resolve) => (this.#stopped = resolve));
     this.dispose();
-    const frames = message?.frames ?? this.#delivered;
-    const dropped = message?.dropped ?? 0;
-    return { frames, dropped, delivered: this.#delivered, exact: message !== undefined && this.#delivered + dropped === frames };
+    return this.totals(message, 0);
   }
 
   dispose(): void {
     if (this.#port !== undefined) this.#port.onmessage = null;
     this.#stopped = undefined;
+  }
+
+  protected halt(): void {
+    // Nothing runs on its own: messages keep returning batches to the pool until stop().
   }
 }
 

@@ -2,7 +2,7 @@ import { isSupportedRate, SUPPORTED_RATES, type ResamplerKernel } from '@soundcl
 import { WebAudioError } from '../errors.js';
 import { PROCESSOR_NAME } from '../worklet/protocol.js';
 import { Capture } from './capture.js';
-import { SharedRingFeed, TransferFeed, type SampleFeed } from './sample-feed.js';
+import { DEFAULT_BUFFER_MS, poolSizeFor, SharedRingFeed, TransferFeed, type FeedSink, type SampleFeed } from './sample-feed.js';
 import { SessionEncoder } from './session-encoder.js';
 import type { CaptureSession } from './session.js';
 
@@ -20,8 +20,10 @@ export interface StartCaptureOptions {
    */
   readonly audio?: MediaTrackConstraints;
   /**
-   * The app's own AudioContext, at whatever rate it runs (44.1 kHz, 48 kHz, ...): never closed by
-   * stop(). Default: a new one at the device's native rate, closed by stop().
+   * The app's own AudioContext, at whatever rate it runs (44.1 kHz, 48 kHz, ...; one the encoder does
+   * not take is refused with WEB_AUDIO_UNSUPPORTED_RATE): never closed by stop(). Default: a new one
+   * at the device's native rate, or at 48 kHz when the encoder does not take that rate (a 192 kHz
+   * interface), closed by stop().
    */
   readonly context?: AudioContext;
   /**
@@ -36,12 +38,18 @@ export interface StartCaptureOptions {
    * shared when the page is isolated.
    */
   readonly transport?: 'auto' | 'shared' | 'transfer';
-  /** shared: ring length in ms of audio (default 2000). */
+  /**
+   * shared: ring length in ms of audio (default 2000): how long the page's thread may stall before
+   * audio is lost (reported in drops$ and stats.droppedFrames, never filled in).
+   */
   readonly ringMs?: number;
   /** shared: how often the page drains the ring, ms (default 20). */
   readonly drainMs?: number;
-  /** transfer: frames per posted batch (default 1024, about 21 ms at 48 kHz) and batches in the pool (default 16). */
+  /** transfer: frames per posted batch (default 1024, about 21 ms at 48 kHz). */
   readonly batchFrames?: number;
+  /** transfer: the batch pool's length in ms of audio (default 2000), the same stall allowance as ringMs. */
+  readonly poolMs?: number;
+  /** transfer: or the pool's size in batches, overriding poolMs. */
   readonly poolSize?: number;
   /** Level meter window in ms (default 50). */
   readonly levelWindowMs?: number;
@@ -59,6 +67,9 @@ export interface StartCaptureOptions {
   /** Platform object; default navigator.mediaDevices. */
   readonly mediaDevices?: Pick<MediaDevices, 'getUserMedia'>;
 }
+
+/** Where startCapture makes its own context when the device's native rate is not one the encoder takes. */
+const FALLBACK_RATE = 48_000;
 
 /** Module URLs already added to each context: a second addModule() of another URL would re-register. */
 const loaded = new WeakMap<BaseAudioContext, Promise<void>>();
@@ -92,6 +103,21 @@ export async function startCapture(options: StartCaptureOptions): Promise<Captur
     context = options.context ?? new AudioContext({ latencyHint: 'interactive' });
   } catch (caught) {
     throw new WebAudioError('WEB_AUDIO_UNSUPPORTED', `cannot create an AudioContext: ${message(caught)}`, { cause: caught });
+  }
+  let nativeRate: number | undefined;
+  if (ownsContext && !isSupportedRate(context.sampleRate)) {
+    // Our own context at a native rate the encoder does not take (a 192 kHz interface): make it at
+    // 48 kHz instead; the browser converts the stream. An app's context is the app's choice: refused below.
+    // The new one is made before any await, while the user gesture that called us still counts.
+    const native = context;
+    nativeRate = native.sampleRate;
+    try {
+      context = new AudioContext({ latencyHint: 'interactive', sampleRate: FALLBACK_RATE });
+    } catch (caught) {
+      await native.close().catch(() => undefined);
+      throw new WebAudioError('WEB_AUDIO_UNSUPPORTED_RATE', `the device runs at ${nativeRate} Hz, which the encoder does not take, and an AudioContext at ${FALLBACK_RATE} Hz cannot be made: ${message(caught)}`, { cause: caught });
+    }
+    await native.close().catch(() => undefined);
   }
   if (ownsContext) cleanups.push(() => context.close());
   if (context.state === 'closed') return fail(new WebAudioError('WEB_AUDIO_CONTEXT_CLOSED', 'the AudioContext is closed'));
@@ -127,10 +153,14 @@ export async function startCapture(options: StartCaptureOptions): Promise<Captur
   }
 
   let capture: Capture | undefined;
-  const deliver = (block: Float32Array): void => capture?.onBlock(block);
+  const sink: FeedSink = {
+    block: (block) => capture?.onBlock(block),
+    dropped: (from, frames) => capture?.onDropped(from, frames),
+    failed: (error) => capture?.onFailed(error),
+  };
   let feed: SampleFeed;
   try {
-    feed = pickFeed(options, context.sampleRate, deliver);
+    feed = pickFeed(options, context.sampleRate, sink);
   } catch (caught) {
     return fail(caught);
   }
@@ -149,7 +179,10 @@ export async function startCapture(options: StartCaptureOptions): Promise<Captur
     source = context.createMediaStreamSource(stream);
     cleanups.push(() => source.disconnect());
   } catch (caught) {
-    return fail(caught instanceof WebAudioError ? caught : new WebAudioError('WEB_AUDIO_UNSUPPORTED', `cannot build the capture graph: ${message(caught)}`, { cause: caught }));
+    if (caught instanceof WebAudioError) return fail(caught);
+    // A browser that connects a stream only to a context at the device's rate (older Firefox) refuses our 48 kHz one.
+    if (nativeRate !== undefined) return fail(new WebAudioError('WEB_AUDIO_UNSUPPORTED_RATE', `the device runs at ${nativeRate} Hz, which the encoder does not take, and this browser cannot connect it to a ${FALLBACK_RATE} Hz AudioContext: ${message(caught)}`, { cause: caught }));
+    return fail(new WebAudioError('WEB_AUDIO_UNSUPPORTED', `cannot build the capture graph: ${message(caught)}`, { cause: caught }));
   }
   capture = new Capture({
     context, ownsContext, stream, releaseStream: options.releaseStream ?? opened, source, node, feed, encoder,
@@ -163,17 +196,19 @@ export async function startCapture(options: StartCaptureOptions): Promise<Captur
   return capture;
 }
 
-function pickFeed(options: StartCaptureOptions, sampleRate: number, deliver: (block: Float32Array) => void): SampleFeed {
+/** The transport startCapture uses, sized by time (exported for the Node tests, not from the package). */
+export function pickFeed(options: StartCaptureOptions, sampleRate: number, sink: FeedSink): SampleFeed {
   const wanted = options.transport ?? 'auto';
   const sharedOk = typeof SharedArrayBuffer === 'function' && (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true;
   if (wanted === 'shared' && !sharedOk) {
     throw new WebAudioError('WEB_AUDIO_SHARED_MEMORY_UNAVAILABLE', "transport 'shared' needs a cross-origin isolated page (Cross-Origin-Opener-Policy: same-origin, Cross-Origin-Embedder-Policy: require-corp)");
   }
   if (wanted === 'shared' || (wanted === 'auto' && sharedOk)) {
-    const capacity = Math.ceil((sampleRate * (options.ringMs ?? 2000)) / 1000);
-    return new SharedRingFeed(capacity, options.drainMs ?? 20, deliver);
+    const capacity = Math.ceil((sampleRate * (options.ringMs ?? DEFAULT_BUFFER_MS)) / 1000);
+    return new SharedRingFeed(capacity, options.drainMs ?? 20, sink);
   }
-  return new TransferFeed(options.batchFrames ?? 1024, options.poolSize ?? 16, deliver);
+  const batchFrames = options.batchFrames ?? 1024;
+  return new TransferFeed(batchFrames, options.poolSize ?? poolSizeFor(sampleRate, batchFrames, options.poolMs ?? DEFAULT_BUFFER_MS), sink);
 }
 
 function loadModule(context: BaseAudioContext, url: string): Promise<void> {
@@ -191,10 +226,11 @@ function checkOptions(options: StartCaptureOptions): void {
   if (typeof options !== 'object' || options === null) throw new WebAudioError('WEB_AUDIO_INVALID_OPTION', 'startCapture() needs an options object');
   if (typeof options.session?.writePcm16 !== 'function') problems.push('session is required (a RealtimeSocketSession)');
   if (options.stream !== undefined && options.deviceId !== undefined) problems.push('pass stream or deviceId, not both');
+  if (options.poolMs !== undefined && options.poolSize !== undefined) problems.push('pass poolMs or poolSize, not both');
   if (options.deviceId !== undefined && (typeof options.deviceId !== 'string' || options.deviceId === '')) problems.push('deviceId must be a non-empty string');
   if (options.transport !== undefined && !['auto', 'shared', 'transfer'].includes(options.transport)) problems.push("transport must be 'auto', 'shared' or 'transfer'");
   const ranges: Array<[string, number | undefined, number, number]> = [
-    ['ringMs', options.ringMs, 100, 60_000], ['drainMs', options.drainMs, 1, 1000], ['batchFrames', options.batchFrames, 128, 65_536],
+    ['ringMs', options.ringMs, 100, 60_000], ['poolMs', options.poolMs, 100, 60_000], ['drainMs', options.drainMs, 1, 1000], ['batchFrames', options.batchFrames, 128, 65_536],
     ['poolSize', options.poolSize, 2, 1024], ['levelWindowMs', options.levelWindowMs, 5, 10_000],
   ];
   for (const [name, value, min, max] of ranges) {

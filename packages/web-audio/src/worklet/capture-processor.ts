@@ -1,5 +1,6 @@
 import { SampleRing } from '@soundclone/core';
-import type { CaptureProcessorOptions, PageToWorklet, StoppedMessage, WakeMessage } from './protocol.js';
+import { DropTable } from './drop-table.js';
+import type { CaptureProcessorOptions, DropRun, PageToWorklet, StoppedMessage, WakeMessage } from './protocol.js';
 
 /** The part of AudioWorkletProcessor the capture uses: its port. */
 export interface ProcessorBase {
@@ -16,7 +17,8 @@ export interface MessagePortLike {
 export type ProcessorBaseConstructor = abstract new (...args: any[]) => ProcessorBase;
 
 const DEFAULT_BATCH_FRAMES = 1024;
-const DEFAULT_POOL_SIZE = 16;
+/** Without a poolSize from the page: 2 s of 48 kHz audio (the page always sizes it by its own rate). */
+const DEFAULT_POOL_FRAMES = 96_000;
 
 /**
  * The capture processor class, built on the given base: AudioWorkletProcessor in the worklet, a stub
@@ -27,15 +29,23 @@ const DEFAULT_POOL_SIZE = 16;
  *   - shared: writes it into a core SampleRing over a SharedArrayBuffer (the page reads it on a timer), or
  *   - transfer: copies it into a preallocated batch and posts full batches as transferables.
  *
+ * Loss: when the page stalls longer than the pool or the ring holds, frames are dropped, never
+ * replaced. Consecutive dropped frames make one run; when frames flow again the run is reported once,
+ * before the frames after it: a DroppedMessage on the port (transfer, in order with the batches) or a
+ * DropTable record (shared, published before the ring's write cursor moves past it). A run still open
+ * at stop goes in the stopped message.
+ *
  * Garbage: the constructor allocates the pool (transfer) or attaches the ring (shared). process()
  * allocates nothing, ever: no views (copies are index loops), no arrays (the transfer list is one
- * reused array), no closures. A post of a full batch (every batchFrames frames, 8 quanta by default)
- * costs the engine's structured-clone bookkeeping, never a JS object of ours. Messages (stop, a
- * returned batch) arrive between quanta, outside process().
+ * reused array), no closures; a dropped quantum is two additions. A post of a full batch (every
+ * batchFrames frames, 8 quanta by default) or of the end of a loss (one reused message object) costs
+ * the engine's structured-clone bookkeeping, never a JS object of ours. Messages (stop, a returned
+ * batch) arrive between quanta, outside process().
  */
 export function defineCaptureProcessor<B extends ProcessorBaseConstructor>(Base: B) {
   abstract class CaptureProcessorBase extends Base {
     #ring: SampleRing<'float32'> | null = null;
+    #table: DropTable | null = null;
     #wakeAt = 0;
     #wakePending = false;
     readonly #wake: WakeMessage = { type: 'wake' };
@@ -47,6 +57,10 @@ export function defineCaptureProcessor<B extends ProcessorBaseConstructor>(Base:
     readonly #transfer: Transferable[] = [];
     #frames = 0;
     #dropped = 0;
+    /** The open run of dropped frames: first worklet frame and length (0: none open). */
+    #runFrom = 0;
+    #runFrames = 0;
+    readonly #droppedMessage = { type: 'dropped' as const, from: 0, frames: 0 };
     #stopped = false;
 
     constructor(...args: any[]) {
@@ -55,10 +69,11 @@ export function defineCaptureProcessor<B extends ProcessorBaseConstructor>(Base:
       this.#batchFrames = options.batchFrames ?? DEFAULT_BATCH_FRAMES;
       if (options.mode === 'shared' && options.ring !== undefined) {
         this.#ring = SampleRing.attach(options.ring);
+        this.#table = options.drops === undefined ? null : new DropTable(options.drops);
         this.#wakeAt = this.#ring.capacity >> 1;
         this.#pool = [];
       } else {
-        const size = Math.max(2, options.poolSize ?? DEFAULT_POOL_SIZE);
+        const size = Math.max(2, options.poolSize ?? Math.ceil(DEFAULT_POOL_FRAMES / this.#batchFrames));
         this.#pool = new Array<Float32Array | null>(size).fill(null);
         for (let i = 0; i < size; i++) this.#pool[i] = new Float32Array(this.#batchFrames);
         this.#poolCount = size;
@@ -85,7 +100,22 @@ export function defineCaptureProcessor<B extends ProcessorBaseConstructor>(Base:
       this.#frames += n;
       const ring = this.#ring;
       if (ring !== null) {
-        ring.write(channel, 0, n); // what does not fit is counted in overflowSamples
+        // A loss is recorded before the first frame after it is published; while it cannot be (ring
+        // still full, or every table slot still unread by the page), the run goes on.
+        if (this.#runFrames > 0 && ring.availableToWrite() > 0) {
+          const table = this.#table;
+          if (table === null || table.publish(ring.writeCursor, this.#runFrom, this.#runFrames)) this.#runFrames = 0;
+        }
+        if (this.#runFrames > 0) {
+          ring.commitWrite(0, n); // counted in overflowSamples, like a write that did not fit
+          this.#runFrames += n;
+        } else {
+          const written = ring.write(channel, 0, n); // what does not fit is counted in overflowSamples
+          if (written < n) {
+            this.#runFrom = this.#frames - n + written;
+            this.#runFrames = n - written;
+          }
+        }
         // A page whose timers are throttled (background tab) is woken before the ring overflows.
         if (!this.#wakePending && ring.availableToRead() >= this.#wakeAt) {
           this.#wakePending = true;
@@ -99,9 +129,13 @@ export function defineCaptureProcessor<B extends ProcessorBaseConstructor>(Base:
         if (batch === null) {
           batch = this.#take();
           if (batch === null) {
-            this.#dropped += n - at; // every batch is with the page: drop and count, never allocate
+            // Every batch is with the page: drop and count, never allocate.
+            if (this.#runFrames === 0) this.#runFrom = this.#frames - n + at;
+            this.#runFrames += n - at;
+            this.#dropped += n - at;
             return true;
           }
+          if (this.#runFrames > 0) this.#postDropped();
           this.#batch = batch;
           this.#fill = 0;
         }
@@ -124,6 +158,15 @@ export function defineCaptureProcessor<B extends ProcessorBaseConstructor>(Base:
       return batch;
     }
 
+    /** transfer: the open run, before any frame after it (same port, so in order with the batches). */
+    #postDropped(): void {
+      const message = this.#droppedMessage;
+      message.from = this.#runFrom;
+      message.frames = this.#runFrames;
+      this.#runFrames = 0;
+      this.port.postMessage(message);
+    }
+
     #post(batch: Float32Array): void {
       this.#transfer[0] = batch.buffer as ArrayBuffer;
       this.port.postMessage(batch, this.#transfer);
@@ -143,13 +186,16 @@ export function defineCaptureProcessor<B extends ProcessorBaseConstructor>(Base:
     #stop(): void {
       this.#stopped = true;
       const ring = this.#ring;
+      const drop: DropRun | undefined = this.#runFrames > 0 ? { from: this.#runFrom, frames: this.#runFrames } : undefined;
+      this.#runFrames = 0;
       if (ring !== null) {
-        const stopped: StoppedMessage = { type: 'stopped', frames: this.#frames, dropped: ring.overflowSamples };
+        const stopped: StoppedMessage = { type: 'stopped', frames: this.#frames, dropped: ring.overflowSamples, ...(drop !== undefined ? { drop } : {}) };
         this.port.postMessage(stopped);
       } else {
+        // An open run means no batch in hand, so there is a tail or a run, never both.
         const tail = this.#batch;
         const stopped: StoppedMessage = tail === null
-          ? { type: 'stopped', frames: this.#frames, dropped: this.#dropped }
+          ? { type: 'stopped', frames: this.#frames, dropped: this.#dropped, ...(drop !== undefined ? { drop } : {}) }
           : { type: 'stopped', frames: this.#frames, dropped: this.#dropped, tail, tailFrames: this.#fill };
         this.#batch = null;
         this.port.postMessage(stopped, tail === null ? [] : [tail.buffer as ArrayBuffer]);

@@ -9,6 +9,9 @@ import type { SampleRingHandle } from '@soundclone/core';
  *    |-- new AudioWorkletNode(options) ----->|  shared: attach the SampleRing; transfer: fill the pool
  *    |<-- Float32Array batch (transferred) --|  transfer: every batchFrames frames
  *    |--- the same Float32Array back ------->|  back into the pool
+ *    |<-- { type: 'dropped', from, frames } -|  transfer: the pool had run dry (a stalled page); posted
+ *    |                                       |  when a batch is free again, so between the batches it sits
+ *    |                                       |  between (shared: the same facts go in the DropTable)
  *    |<-- { type: 'wake' } ------------------|  shared: the ring passed half full (a throttled page)
  *    |--- { type: 'stop' } ----------------->|  between two render quanta
  *    |<-- { type: 'stopped', frames, ... } --|  after every batch: the exact totals
@@ -22,10 +25,29 @@ export interface CaptureProcessorOptions {
   readonly mode: CaptureMode;
   /** shared: the float32 SampleRing (over a SharedArrayBuffer) the worklet writes. */
   readonly ring?: SampleRingHandle<'float32'>;
+  /** shared: the DropTable's buffer, where the worklet records each stretch the full ring lost. */
+  readonly drops?: SharedArrayBuffer;
   /** transfer: frames per posted batch. */
   readonly batchFrames?: number;
-  /** transfer: batches allocated up front; when all are with the page, frames are dropped and counted. */
+  /**
+   * transfer: batches allocated up front (the page sizes it by time: 2 s of audio by default); when all
+   * are with the page, frames are dropped, counted and reported in a DroppedMessage.
+   */
   readonly poolSize?: number;
+}
+
+/**
+ * One stretch of audio the worklet could not deliver: worklet frames [from, from + frames). Never
+ * replaced by anything: the audio after it follows the audio before it.
+ */
+export interface DropRun {
+  readonly from: number;
+  readonly frames: number;
+}
+
+/** transfer: a DropRun, posted in stream order (after the batches before it, before the ones after). */
+export interface DroppedMessage extends DropRun {
+  readonly type: 'dropped';
 }
 
 export interface StopMessage {
@@ -50,7 +72,9 @@ export interface StoppedMessage {
   /** transfer: the last, partly filled batch (transferred) and how many frames of it are audio. */
   readonly tail?: Float32Array;
   readonly tailFrames?: number;
+  /** Frames were still being dropped when the stop came: the run at the very end of the stream. */
+  readonly drop?: DropRun;
 }
 
-export type WorkletToPage = Float32Array | WakeMessage | StoppedMessage;
+export type WorkletToPage = Float32Array | WakeMessage | DroppedMessage | StoppedMessage;
 export type PageToWorklet = Float32Array | StopMessage | WokenMessage;

@@ -1,0 +1,263 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EncodePipeline, SoundClone, type RealtimeSocketSession } from '@soundclone/core';
+import { startServer, type RunningServer } from '@soundclone/server';
+import { attachSession, type CaptureDrop, type CaptureResult, type CaptureState } from '@soundclone/web-audio';
+import { Capture } from '../src/capture/capture.ts';
+import type { FeedSink } from '../src/capture/sample-feed.ts';
+import { SessionEncoder } from '../src/capture/session-encoder.ts';
+import { pickFeed, type StartCaptureOptions } from '../src/capture/start-capture.ts';
+import { defineCaptureProcessor } from '../src/worklet/capture-processor.ts';
+import type { CaptureProcessorOptions } from '../src/worklet/protocol.ts';
+
+/**
+ * A page that stalls (its main thread blocked: a long task, a GC pause, a frozen tab) while the audio
+ * thread goes on. Node plays both threads: the worklet's processor class (the code the worklet runs)
+ * on one end of a real MessageChannel, the page side (the feed startCapture picks, with its default
+ * sizes; Capture; core's encoder) on the other, into a real session on the reference server. A
+ * "stall" is render quanta processed without yielding, so no message and no timer reaches the page.
+ * Only the browser's objects around them (context, stream, nodes) are stand-ins.
+ */
+const KEY = 'key-web-audio-loss';
+let server: RunningServer;
+let client: SoundClone;
+
+beforeAll(async () => {
+  server = await startServer({ port: 0, host: '127.0.0.1', accessKeys: [KEY], retainRealtimeAudioSamples: 16_000 * 60 });
+  client = new SoundClone({ accessKey: KEY, baseUrl: server.url });
+});
+afterAll(async () => server?.close());
+
+async function session(): Promise<RealtimeSocketSession> {
+  const created = await client.stt.realtime.create({ title: 'web-audio loss test' });
+  return attachSession({ sessionId: created.sessionId, token: created.socket.token, socketUrl: created.socket.url });
+}
+
+/** Worklet frame i of the test signal: a tone plus seeded noise, so every splice shows in the samples. */
+function signal(i: number, rate: number): number {
+  const noise = ((Math.imul(i + 1, 2654435761) >>> 0) / 2 ** 32 - 0.5) * 0.05;
+  return 0.4 * Math.sin((2 * Math.PI * 330 * i) / rate) + noise;
+}
+
+function encode(input: Float32Array, rate: number): Int16Array {
+  const p = new EncodePipeline({ inputRate: rate, outputRate: 16_000, channels: 1, bufferMs: 600_000 });
+  p.push(input);
+  p.flush();
+  const out = new Int16Array(p.ring.availableToRead());
+  p.ring.read(out);
+  return out;
+}
+
+const turn = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 1));
+
+/** The worklet end and the page end of one capture, wired as startCapture wires them. */
+function rig(s: RealtimeSocketSession, rate: number, options: Partial<StartCaptureOptions>, onSamples?: (block: Float32Array) => void) {
+  const channel = new MessageChannel();
+  let capture: Capture | undefined;
+  const sink: FeedSink = {
+    block: (block) => capture?.onBlock(block),
+    dropped: (from, frames) => capture?.onDropped(from, frames),
+    failed: (error) => capture?.onFailed(error),
+  };
+  const feed = pickFeed({ session: s, ...options }, rate, sink);
+  class WorkletBase {
+    readonly port: MessagePort;
+    constructor(init: { port: MessagePort; processorOptions: CaptureProcessorOptions }) {
+      this.port = init.port;
+    }
+  }
+  const Processor = defineCaptureProcessor(WorkletBase);
+  const processor = new (class extends Processor {})({ port: channel.port1, processorOptions: feed.processorOptions });
+  feed.attach(channel.port2);
+  const idle = { disconnect() {} };
+  capture = new Capture({
+    context: { sampleRate: rate, state: 'running', close: async () => undefined } as unknown as AudioContext,
+    ownsContext: false,
+    stream: { getAudioTracks: () => [], getTracks: () => [] } as unknown as MediaStream,
+    releaseStream: false,
+    source: idle as unknown as MediaStreamAudioSourceNode,
+    node: { ...idle, port: channel.port2 } as unknown as AudioWorkletNode,
+    feed,
+    encoder: new SessionEncoder(rate, s),
+    session: s,
+    levelWindowMs: 50,
+    stopTimeoutMs: 2000,
+    onSamples,
+    signal: undefined,
+  });
+  const quantum = new Float32Array(128);
+  const inputs = [[quantum]];
+  /**
+   * The audio thread: `quanta` render quanta of the test signal, the page getting a turn every 8
+   * (alive; then it catches up before this returns) or never (stalled).
+   */
+  const playQuanta = async (quanta: number, page: 'alive' | 'stalled'): Promise<void> => {
+    if (page === 'alive') {
+      // The page wakes first (after a stall, it has a backlog to take and batches to give back).
+      for (let still = 0, seen = -1; still < 3; ) {
+        await turn();
+        still = capture!.stats.capturedFrames === seen ? still + 1 : 0;
+        seen = capture!.stats.capturedFrames;
+      }
+    }
+    for (let q = 0; q < quanta; q++) {
+      const at = processor.frames;
+      for (let i = 0; i < 128; i++) quantum[i] = signal(at + i, rate);
+      processor.process(inputs);
+      if (page === 'alive' && q % 8 === 7) await turn();
+    }
+    if (page === 'stalled') return;
+    // Caught up: everything is with the page (transfer: but the batch being filled), and back.
+    const behind = feed.mode === 'shared' ? 1 : 1024;
+    for (let i = 0; i < 500 && processor.frames - capture!.stats.capturedFrames - capture!.stats.droppedFrames >= behind; i++) await turn();
+    for (let i = 0; i < 3; i++) await turn();
+  };
+  const play = (seconds: number, page: 'alive' | 'stalled'): Promise<void> => playQuanta(Math.round((seconds * rate) / 128), page);
+  return { capture, processor, feed, play, playQuanta };
+}
+
+/** What the server stored, and what it must be: the signal with the lost ranges left out, each part resampled on its own. */
+async function checkStored(s: RealtimeSocketSession, result: CaptureResult, drops: CaptureDrop[], rate: number): Promise<void> {
+  const total = result.worklet.frames;
+  const parts: Int16Array[] = [];
+  let at = 0;
+  for (const d of [...drops, { from: total, to: total }]) {
+    const part = encode(Float32Array.from({ length: d.from - at }, (_, i) => signal(at + i, rate)), rate);
+    parts.push(part);
+    at = d.to;
+  }
+  const expected = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
+  parts.reduce((offset, p) => (expected.set(p, offset), offset + p.length), 0);
+  // Each drop's sessionSample is where the audio after it starts in the session's stream.
+  drops.forEach((d, k) => expect(d.sessionSample).toBe(parts.slice(0, k + 1).reduce((n, p) => n + p.length, 0)));
+  expect(result.sentSamples).toBe(expected.length);
+  const finished = await s.finish();
+  expect(Number(finished.session.usage.capturedSamples)).toBe(expected.length);
+  expect(Number(finished.session.usage.receivedSamples)).toBe(expected.length);
+  expect(finished.notices.map((n) => n.code)).not.toContain('TRANSPORT_GAP'); // the session itself lost nothing
+  const r = await fetch(`${server.url}/sound_clone/api/v1/stt/realtime/sessions/${s.sessionId}/audio`, { headers: { accessKey: KEY } });
+  const stored = new Int16Array(await r.arrayBuffer());
+  expect(stored.length).toBe(expected.length);
+  expect(Buffer.from(stored.buffer).equals(Buffer.from(expected.buffer))).toBe(true); // no zeros, no smear across a cut
+}
+
+describe('a stalled page (worklet class + page side over a real MessageChannel, into a real session)', () => {
+  it('transfer: the default pool holds 2 s; a longer stall loses only the excess, reported live with its frames and session position', async () => {
+    const rate = 48_000;
+    const s = await session();
+    const { capture, processor, feed, play, playQuanta } = rig(s, rate, { transport: 'transfer' });
+    const pool = feed.processorOptions.poolSize! * feed.processorOptions.batchFrames!;
+    expect(pool / rate).toBeGreaterThanOrEqual(2); // sized by time, not 16 batches (341 ms at 48 kHz)
+    const drops: CaptureDrop[] = [];
+    capture.drops$.subscribe((d) => drops.push(d));
+    await play(1, 'alive');
+    await play(1.5, 'stalled'); // a long task: survived
+    await play(0.5, 'alive');
+    expect(capture.stats.droppedFrames).toBe(0);
+    expect(drops).toEqual([]);
+    await playQuanta(((1024 - (processor.frames % 1024)) % 1024) / 128, 'alive'); // land on a batch boundary
+    const stallAt = processor.frames;
+    expect(stallAt % 1024).toBe(0);
+    await play(2.5, 'stalled'); // 938 quanta: the pool takes 94 batches, the rest is lost
+    expect(capture.stats.droppedFrames).toBe(0); // the page has not run yet: it cannot know
+    await play(0.5, 'alive');
+    const lost = 938 * 128 - pool;
+    // Live, before stop(): the page learnt of the loss when frames flowed again.
+    expect(capture.stats.droppedFrames).toBe(lost);
+    expect(drops).toEqual([{ from: stallAt + pool, to: stallAt + 938 * 128, sessionSample: expect.any(Number), cause: 'pool' }]);
+    const result = await capture.stop();
+    expect(result.worklet).toMatchObject({ exact: true, dropped: lost, frames: processor.frames });
+    expect(result.droppedFrames).toBe(lost);
+    expect(result.capturedFrames + result.droppedFrames).toBe(processor.frames);
+    expect(result.encodedFrames).toBe(result.capturedFrames);
+    await checkStored(s, result, drops, rate);
+  });
+
+  it('shared: a full ring loses the excess mid-quantum; the page splices exactly there, including a run still open at stop', async () => {
+    const rate = 44_100;
+    const s = await session();
+    (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated = true; // Node has SharedArrayBuffer
+    try {
+      const { capture, processor, play } = rig(s, rate, { transport: 'shared', drainMs: 2 });
+      const drops: CaptureDrop[] = [];
+      capture.drops$.subscribe((d) => drops.push(d));
+      await play(1, 'alive');
+      await play(1.5, 'stalled');
+      await play(0.5, 'alive');
+      expect(drops).toEqual([]);
+      const stallAt = processor.frames;
+      const stallQuanta = Math.round((2.5 * rate) / 128);
+      await play(2.5, 'stalled'); // the ring holds 88,200 frames: 689 quanta and 8 frames of the 690th
+      await play(0.5, 'alive');
+      const lost = stallQuanta * 128 - 88_200;
+      expect(capture.stats.droppedFrames).toBe(lost);
+      expect(drops).toEqual([{ from: stallAt + 88_200, to: stallAt + stallQuanta * 128, sessionSample: expect.any(Number), cause: 'ring' }]);
+      const endAt = processor.frames;
+      await play(2.5, 'stalled'); // and stop while this second loss is still open
+      const result = await capture.stop();
+      expect(drops).toHaveLength(2);
+      expect(drops[1]).toMatchObject({ from: endAt + 88_200, to: processor.frames });
+      expect(result.worklet).toMatchObject({ exact: true, frames: processor.frames, dropped: lost + processor.frames - endAt - 88_200 });
+      expect(result.capturedFrames + result.droppedFrames).toBe(processor.frames);
+      await checkStored(s, result, drops, rate);
+    } finally {
+      delete (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated;
+    }
+  });
+});
+
+describe('a delivery that throws', () => {
+  for (const transport of ['transfer', 'shared'] as const) {
+    it(`${transport}: the session refusing the audio stops the capture with WEB_AUDIO_CAPTURE_FAILED; the totals say audio went missing`, async () => {
+      const rate = 48_000;
+      const s = await session();
+      // A session already written with write() throws REALTIME_INVALID_STATE on writePcm16().
+      s.write(new Float32Array(0));
+      (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated = transport === 'shared';
+      try {
+        const { capture, play } = rig(s, rate, { transport, drainMs: 2 });
+      const reported: unknown[] = [];
+      (globalThis as { reportError?: (e: unknown) => void }).reportError = (e) => reported.push(e); // a browser has one
+        let stopping: Promise<CaptureResult> | undefined;
+        const states: CaptureState[] = [];
+        capture.state$.subscribe((state) => {
+          states.push(state);
+          if (state === 'stopping') stopping = capture.stop(); // the app's own stop(), as the failure is in flight
+        });
+        await play(0.2, 'alive');
+        for (let i = 0; i < 50 && stopping === undefined; i++) await turn();
+        const caught = await stopping!.catch((e: unknown) => e);
+        expect(caught).toMatchObject({ name: 'WebAudioError', code: 'WEB_AUDIO_CAPTURE_FAILED', cause: { code: 'REALTIME_INVALID_STATE' } });
+        expect(capture.failure).toBe(caught);
+        expect(reported).toEqual([caught]); // reported even to an app that never calls stop()
+        expect(states).toEqual(['capturing', 'stopping', 'stopped']);
+        expect(capture.stats.sentSamples).toBe(0);
+        expect(() => capture.mute()).toThrow(expect.objectContaining({ code: 'WEB_AUDIO_STOPPED' }));
+      } finally {
+        delete (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated;
+        delete (globalThis as { reportError?: unknown }).reportError;
+        s.close();
+      }
+    });
+  }
+
+  it("the app's onSamples throwing costs no audio: the error is reported (reportError) and the block still goes out", async () => {
+    const rate = 48_000;
+    const s = await session();
+    const reported: unknown[] = [];
+    (globalThis as { reportError?: (e: unknown) => void }).reportError = (e) => reported.push(e); // a browser has one
+    try {
+      let calls = 0;
+      const { capture, processor, play } = rig(s, rate, { transport: 'transfer' }, () => {
+        if (++calls === 2) throw new Error('app bug');
+      });
+      await play(0.5, 'alive');
+      const result = await capture.stop();
+      expect(reported).toEqual([new Error('app bug')]);
+      expect(result.worklet.exact).toBe(true);
+      expect(result.encodedFrames).toBe(processor.frames);
+      await checkStored(s, result, [], rate);
+    } finally {
+      delete (globalThis as { reportError?: unknown }).reportError;
+    }
+  });
+});
