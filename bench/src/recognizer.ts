@@ -20,6 +20,7 @@ const TESTDATA = '/usr/share/pocketsphinx/test/data';
 const KEY = 'bench-recognizer';
 const RATE = 16_000;
 const SUSTAINED_LAG_MS = 1000;
+const MAX_PACED = 16;
 
 export interface RecognizerBenchRow {
   readonly recognizer: string;
@@ -56,7 +57,7 @@ export async function runRecognizerBench(options: { quick: boolean }): Promise<{
     const seconds = options.quick ? 8 : 20;
     const decoding = rows[1]!.rtf;
     // Start near the estimate and step up until the lag says the server fell behind.
-    for (let sessions = Math.max(1, Math.floor(0.6 / decoding)); sessions <= 16; sessions++) {
+    for (let sessions = Math.max(1, Math.floor(0.6 / decoding)); sessions <= MAX_PACED; sessions++) {
       const row = await pacedLevel(server, speech, sessions, seconds);
       paced.push(row);
       note(`recognizer pocketsphinx: ${sessions} paced sessions: ${row.serverCores.toFixed(2)} cores, lag p99 ${row.lagP99Ms.toFixed(0)} ms`);
@@ -178,7 +179,8 @@ class Server {
 
   static async start(recognizer: string): Promise<Server> {
     if (!existsSync(SERVER_CLI)) throw new Error(`the reference server is not built (${SERVER_CLI}): run pnpm build`);
-    const child = spawn(process.execPath, [SERVER_CLI, '--port', '0', '--access-key', KEY, '--recognizer', recognizer], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // The paced levels step up to MAX_PACED sessions: past the default cap of 4 decoders they would get 503.
+    const child = spawn(process.execPath, [SERVER_CLI, '--port', '0', '--access-key', KEY, '--recognizer', recognizer, '--max-decoders', String(MAX_PACED)], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => void (stderr += chunk));
     const url = await new Promise<string>((resolve, reject) => {

@@ -49,7 +49,8 @@ export async function collectCapacity(options: { quick: boolean; recognizers: re
   const rows: CapacityRow[] = [];
   const paced: PacedRow[] = [];
   for (const recognizer of options.recognizers) {
-    const server = await ServerProcess.start(['--recognizer', recognizer]);
+    // PocketSphinx caps its decoders (default 4, ~90 MB each); the 40-session level needs 40.
+    const server = await ServerProcess.start(['--recognizer', recognizer, ...(recognizer === 'deterministic' ? [] : ['--max-decoders', '48'])]);
     try {
       const client = new SoundClone({ accessKey: BENCH_KEY, baseUrl: server.url });
       const overhead = await sessionOverhead(client, server, options.quick ? 10 : 40);

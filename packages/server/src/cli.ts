@@ -16,10 +16,12 @@ import { startServer, type ServerOptions } from './server.js';
  *
  * --recognizer auto|pocketsphinx|deterministic: auto (the default here, unlike startServer's) uses
  * PocketSphinx when it is installed and says on stderr when it falls back to the deterministic one.
+ * --max-decoders N: PocketSphinx streams at once (default 4, ~90 MB each); past it realtime sessions are
+ * refused with 503 RECOGNIZER_BUSY (load tests with many sessions raise it).
  */
 const SUPPLEMENT_KINDS: readonly SupplementKind[] = ['alignment', 'entities', 'revision', 'language'];
 
-const NUMERIC = ['rotate-every-ms', 'rotate-every-samples', 'recovery-window-ms', 'heartbeat-interval-ms', 'heartbeat-timeout-ms', 'delay-acks-ms', 'delay-supplements-ms', 'retain-audio'] as const;
+const NUMERIC = ['rotate-every-ms', 'rotate-every-samples', 'recovery-window-ms', 'heartbeat-interval-ms', 'heartbeat-timeout-ms', 'delay-acks-ms', 'delay-supplements-ms', 'retain-audio', 'max-decoders'] as const;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -42,7 +44,8 @@ async function main(): Promise<void> {
         '  realtime: [--rotate-every-ms N] [--rotate-every-samples N] [--recovery-window-ms N] [--heartbeat-interval-ms N]\n' +
         '            [--heartbeat-timeout-ms N] [--delay-acks-ms N] [--withhold-acks] [--withhold-supplements KINDS|all]\n' +
         '            [--delay-supplements-ms N] [--retain-audio SECONDS (test-only)]\n' +
-        '  recognition: [--recognizer auto|pocketsphinx|deterministic] (default auto: PocketSphinx when installed)\n',
+        '  recognition: [--recognizer auto|pocketsphinx|deterministic] (default auto: PocketSphinx when installed)\n' +
+        '               [--max-decoders N] (PocketSphinx streams at once, default 4)\n',
     );
     return;
   }
@@ -102,6 +105,7 @@ async function main(): Promise<void> {
       ...(numbers['heartbeat-timeout-ms'] !== undefined ? { heartbeatTimeoutMs: numbers['heartbeat-timeout-ms'] } : {}),
     },
     ...(numbers['retain-audio'] !== undefined ? { retainRealtimeAudioSamples: numbers['retain-audio'] * 16_000 } : {}),
+    ...(numbers['max-decoders'] !== undefined ? { pocketsphinx: { maxDecoders: numbers['max-decoders'] } } : {}),
   };
   let server;
   try {

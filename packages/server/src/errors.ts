@@ -16,15 +16,18 @@ export interface Violation {
 export class ApiError extends Error {
   override readonly name = 'ApiError';
   readonly status: number;
+  /** Sent as the Retry-After header (seconds): when a refusal says "not now". */
+  readonly retryAfterSec?: number;
 
   constructor(
     readonly code: ErrorCode,
     message: string,
     readonly details?: Record<string, unknown>,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; retryAfterSec?: number },
   ) {
-    super(message, options);
+    super(message, options?.cause !== undefined ? { cause: options.cause } : undefined);
     this.status = ERROR_STATUS[code];
+    if (options?.retryAfterSec !== undefined) this.retryAfterSec = options.retryAfterSec;
   }
 
   static invalid(violations: readonly Violation[]): ApiError {

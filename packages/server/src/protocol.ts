@@ -235,6 +235,23 @@ export const REALTIME = {
   firstEpoch: 1,
 } as const;
 
+/**
+ * Ours: the recognizer cannot serve now. Realtime creation answers 503 SERVICE_UNAVAILABLE with
+ * `details.reason` one of these and Retry-After; a task or session whose recognizer failed later ends
+ * FAILED with `error.errorCode` RECOGNIZER_UNAVAILABLE (retryable, action RETRY), nothing charged.
+ */
+export const RECOGNIZER_REFUSALS = {
+  /** Every decoder slot is taken (PocketSphinxOptions.maxDecoders). */
+  busy: 'RECOGNIZER_BUSY',
+  /** A decoder cannot load (model files gone or broken, memory). */
+  unavailable: 'RECOGNIZER_UNAVAILABLE',
+  /** The server is shutting down. */
+  closed: 'RECOGNIZER_CLOSED',
+  retryAfterSec: 5,
+  /** `error.errorCode` of a task or session that failed because its recognizer did. */
+  taskErrorCode: 'RECOGNIZER_UNAVAILABLE',
+} as const;
+
 // ---------------------------------------------------------------------------------------------------
 // Realtime socket (issue 4). docs/protocol.md "Realtime socket" is the prose version of this block.
 // ---------------------------------------------------------------------------------------------------

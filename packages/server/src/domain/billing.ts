@@ -10,6 +10,8 @@ import type { Account } from './accounts.js';
  *   success:  settled  = charge(duration rounded UP to whole seconds)    state SETTLED
  *             released = reserved - settled
  *   failure:  settled  = 0, released = reserved                          state RELEASED
+ *   realtime: ACCRUING while open; finish settles the received duration, a recognizer failure
+ *             releases (nothing charged)
  *
  * Invariant: reserved = settled + released; billableCharacters = settled (what is charged).
  * Charges draw on the monthly plan characters first, then on purchased (order) characters.
@@ -96,6 +98,12 @@ export function settleRealtime(account: Account, record: BillingRecord, duration
   record.released = 0n;
   record.billableDurationMs = durationMs;
   record.state = 'SETTLED';
+}
+
+/** Realtime that failed (its recognizer did): nothing charged, nothing was reserved. */
+export function releaseRealtime(record: BillingRecord): void {
+  if (record.state !== 'ACCRUING') return;
+  record.state = 'RELEASED';
 }
 
 /** Spec "billing fields", every count and duration a decimal string. */

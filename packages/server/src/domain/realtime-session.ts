@@ -113,15 +113,32 @@ export class SessionAudio {
   private retained: Int16Array[] | undefined;
   private retainedSamples = 0;
 
+  /** What the recogniser threw, once it failed: the session accepts no more audio. */
+  failure: unknown;
+
+  /**
+   * `onRecognizerFailure` hears a recogniser failure (a decoder that would not load, an engine error)
+   * once; the owner ends the session. Without it the error propagates to the caller of feed.
+   */
   constructor(
     private stream: RecognizerStream,
     private readonly options: RealtimeOptions,
     private readonly supplementPolicy: (line: Line, kind: SupplementKind) => SupplementDecision,
     private readonly rotation: RotationSchedule = {},
     private readonly retention?: AudioRetention,
+    private readonly onRecognizerFailure?: (error: unknown) => void,
   ) {
     if (retention !== undefined) this.retained = [];
     this.armRotation();
+  }
+
+  /**
+   * Loads what the recogniser needs before audio comes (a socket attaching: a PocketSphinx decoder,
+   * off the main thread). Undefined when there is nothing to wait for; never rejects: a failure
+   * fails the session instead.
+   */
+  prepare(): Promise<void> | undefined {
+    return this.stream.prepare?.().catch((error: unknown) => this.fail(error));
   }
 
   subscribe(listener: (event: SessionEvent) => void): () => void {
@@ -171,7 +188,14 @@ export class SessionAudio {
     const fresh = skip > 0 ? samples.subarray(skip) : samples;
     this.received += BigInt(fresh.length);
     this.retain(fresh);
-    this.handle(this.stream.push(fresh));
+    let events: StreamEvent[];
+    try {
+      events = this.stream.push(fresh);
+    } catch (error) {
+      this.fail(error);
+      return { kind: 'rejected', reason: 'NOT_ACCEPTING', receivedSamples: this.received, epoch: this.epoch };
+    }
+    this.handle(events);
     const outcome: FeedOutcome = { kind: 'accepted', acceptedSamples: fresh.length, duplicateSamples: skip, receivedSamples: this.received };
     const every = this.rotation.rotateEverySamples;
     if (every !== undefined && this.received - this.epochStart >= BigInt(every)) this.rotate();
@@ -188,9 +212,24 @@ export class SessionAudio {
     this.retainedSamples += kept.length;
   }
 
+  /** The recogniser failed: no more audio, and the owner hears it once (it ends the session). */
+  private fail(error: unknown): void {
+    if (this.state === 'CLOSED' || this.failure !== undefined) return;
+    this.failure = error;
+    this.accepting = false;
+    this.disarmRotation();
+    if (this.onRecognizerFailure === undefined) throw error;
+    this.onRecognizerFailure(error);
+  }
+
   /** Commits the open segment (pause, rotation, finish). */
   commit(): void {
-    const events = this.stream.flush();
+    let events: StreamEvent[] = [];
+    try {
+      events = this.stream.flush();
+    } catch (error) {
+      this.fail(error);
+    }
     if (this.options.segmentCommitMode === 'manual') {
       for (const event of events) if (event.type === 'segment') this.held.push(event);
       const merged = mergeSegments(this.held);

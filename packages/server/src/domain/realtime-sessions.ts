@@ -1,12 +1,13 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '../errors.js';
-import { ID_PREFIXES, LIMITS, MODELS, REALTIME, SOCKET_TOKEN } from '../protocol.js';
-import type { Recognizer } from '../recognition/recognizer.js';
+import { ID_PREFIXES, LIMITS, MODELS, REALTIME, RECOGNIZER_REFUSALS, SOCKET_TOKEN } from '../protocol.js';
+import { isRecognizerError } from '../recognition/errors.js';
+import type { Recognizer, RecognizerStream } from '../recognition/recognizer.js';
 import { ceilDiv, parseCount } from '../util/decimal.js';
 import { randomId } from '../util/ids.js';
 import type { Clock } from '../util/clock.js';
 import type { Account } from './accounts.js';
-import { accruing, available, settleRealtime } from './billing.js';
+import { accruing, available, releaseRealtime, settleRealtime } from './billing.js';
 import { IdempotencyStore } from './idempotency.js';
 import type { RealtimeCreateRequest } from './realtime-options.js';
 import { RecoveryWindow } from './recovery-window.js';
@@ -70,6 +71,28 @@ export class RealtimeSessions {
 
   private open(account: Account, request: RealtimeCreateRequest, requestId: string): Session {
     if (available(account) <= 0n) throw new ApiError('INSUFFICIENT_CHARACTERS', 'no Characters are available for a realtime session', { availableCharacters: '0' });
+    // The recogniser first: a refusal (no free decoder, a model that cannot load) must leave nothing
+    // behind, least of all a History task that stays PROCESSING for ever.
+    const stream = this.openStream(request);
+    try {
+      return this.register(account, request, requestId, stream);
+    } catch (error) {
+      stream.close?.();
+      throw error;
+    }
+  }
+
+  /** The recogniser's stream, or 503 SERVICE_UNAVAILABLE (details.reason, Retry-After) when it cannot serve now. */
+  private openStream(request: RealtimeCreateRequest): RecognizerStream {
+    try {
+      return this.recognizer.openStream({ languageHint: request.languageHint, vocabularyHints: request.options.vocabularyHints, maxSpeakers: 1 });
+    } catch (error) {
+      if (!isRecognizerError(error)) throw error;
+      throw new ApiError('SERVICE_UNAVAILABLE', `no realtime session now: ${error.message}`, { reason: error.code }, { cause: error, retryAfterSec: RECOGNIZER_REFUSALS.retryAfterSec });
+    }
+  }
+
+  private register(account: Account, request: RealtimeCreateRequest, requestId: string, stream: RecognizerStream): Session {
     const now = this.clock.now();
     const task: Task = {
       id: randomId(ID_PREFIXES.transcription),
@@ -90,19 +113,21 @@ export class RealtimeSessions {
       exports: new Map(),
       listeners: new Set(),
     };
-    this.tasks.add(task);
-    const stream = this.recognizer.openStream({ languageHint: request.languageHint, vocabularyHints: request.options.vocabularyHints, maxSpeakers: 1 });
     const t = this.timing;
     const id = randomId(ID_PREFIXES.session);
     const context = { sessionId: id };
+    let session: Session | undefined;
     const audio = new SessionAudio(
       stream,
       request.options,
       (line, kind) => this.supplementPolicy(line, kind, context),
       { ...(t.rotateEveryMs !== undefined ? { rotateEveryMs: t.rotateEveryMs } : {}), ...(t.rotateEverySamples !== undefined ? { rotateEverySamples: t.rotateEverySamples } : {}) },
       t.retainAudioMaxSamples !== undefined ? { maxSamples: t.retainAudioMaxSamples } : undefined,
+      (error) => {
+        if (session !== undefined) this.fail(session, error);
+      },
     );
-    const session: Session = {
+    session = {
       id,
       ownerId: account.id,
       account,
@@ -114,9 +139,47 @@ export class RealtimeSessions {
       recovery: new RecoveryWindow(t.recoveryWindowMs, () => this.clock.now(), () => audio.expire()),
       attachedSockets: 0,
     };
+    this.tasks.add(task);
     this.sessions.set(session.id, session);
     session.recovery.start();
     return session;
+  }
+
+  /**
+   * A socket attaches: the recogniser loads what it needs (a PocketSphinx decoder, on a worker
+   * thread) before session.ready, so a session created over REST and never connected holds none.
+   * Undefined when there is nothing to wait for. Never rejects: a recogniser failure fails the
+   * session (see fail).
+   */
+  prepare(session: Session): Promise<void> | undefined {
+    return session.audio.prepare();
+  }
+
+  /**
+   * The recogniser failed (a decoder would not load, an engine error): the session ends FAILED with
+   * error RECOGNIZER_UNAVAILABLE, nothing charged, its decoder slot let go; attached sockets get
+   * session.finished. During a finish, settle sees audio.failure and does the same.
+   */
+  private fail(session: Session, error: unknown): void {
+    if (session.finishing !== undefined) return;
+    session.finishing = Promise.resolve();
+    this.settleFailed(session, error);
+  }
+
+  private settleFailed(session: Session, error: unknown): void {
+    const task = session.task;
+    releaseRealtime(task.billing);
+    task.error = {
+      errorCode: RECOGNIZER_REFUSALS.taskErrorCode,
+      message: `recognition failed: ${error instanceof Error ? error.message : String(error)}`,
+      retryable: true,
+      action: 'RETRY',
+      requestId: task.requestId,
+    };
+    session.audio.close();
+    session.recovery.dispose();
+    this.tasks.setStatus(task, 'FAILED', this.clock.now());
+    session.audio.announce({ type: 'session.finished' });
   }
 
   /** The configured recovery window (session.ready reports it). */
@@ -194,6 +257,10 @@ export class RealtimeSessions {
     const audio = session.audio;
     audio.recordCaptured(captured);
     audio.beginFinish();
+    if (audio.failure !== undefined) {
+      this.settleFailed(session, audio.failure);
+      return;
+    }
     await this.waitForSupplements(session);
     const noticesBefore = session.notices.length;
     const missing = new Map<string, { kinds: SupplementKind[]; lineIds: string[] }>();

@@ -1,4 +1,6 @@
 import { mixdown, toRecognizerRate, type DecodedTrack } from '../media/decode.js';
+import { RECOGNIZER_REFUSALS } from '../protocol.js';
+import { isRecognizerError } from '../recognition/errors.js';
 import type { Recognizer } from '../recognition/recognizer.js';
 import { sleep, type Clock } from '../util/clock.js';
 import { EXPORTERS } from '../exports/index.js';
@@ -23,7 +25,8 @@ export const DEFAULT_TIMING: TaskTiming = { queueMs: 10, processingMs: 50, recon
  *
  *   QUEUED --queueMs--> PROCESSING --recognise, processingMs--> RECONCILING --build transcript,
  *   pre-generate exportFormats, settle--> COMPLETED (PARTIAL when a pre-generated export failed)
- *   any failure --> FAILED, reservation released (nothing charged)
+ *   any failure --> FAILED, reservation released (nothing charged); errorCode RECOGNIZER_UNAVAILABLE
+ *                   when the recogniser failed, INTERNAL otherwise
  *
  * A requested entity category outside SUPPORTED_ENTITY_CATEGORIES is the model's run-time rejection
  * (spec rule 6): FAILED with errorCode INPUT_INVALID.
@@ -76,6 +79,8 @@ export class TranscriptionRunner {
       this.tasks.setStatus(task, exportFailed ? 'PARTIAL' : 'COMPLETED', this.clock.now());
       this.onTerminal(task);
     } catch (error) {
+      // A recogniser that cannot serve (a decoder that would not load) is worth a retry, and says so.
+      if (isRecognizerError(error)) return this.fail(task, account, RECOGNIZER_REFUSALS.taskErrorCode, `recognition failed: ${error.message}`, true, 'RETRY');
       this.fail(task, account, 'INTERNAL', `processing failed: ${(error as Error).message}`, true, 'RETRY');
     }
   }

@@ -39,8 +39,10 @@ const LITTLE_ENDIAN = endianness() === 'LE';
  * (heartbeat, ack timer, read-resume timer, session subscription) is released in `dispose`, which runs
  * exactly once on every path that ends the socket.
  *
- *   open --attach ok--> ready (session.ready sent) --close/timeout/replaced/finished--> disposed
+ *   open --attach ok--> preparing (the recogniser loads) --> ready (session.ready sent)
+ *        --close/timeout/replaced/finished--> disposed
  *   open --attach refused (not found, finished, expired)--> error + close 4404/4409/4410
+ *   preparing --the recogniser failed (session FAILED)--> session.finished + close 4409
  */
 export class Connection {
   private unsubscribe: (() => void) | undefined;
@@ -48,6 +50,9 @@ export class Connection {
   private readTimer: ReturnType<typeof setTimeout> | undefined;
   /** Messages waiting while a slow-reads fault delays processing. */
   private readonly inbox: Array<{ readonly buffer: Buffer; readonly isBinary: boolean }> = [];
+  /** Messages that came while the recogniser was being prepared, before session.ready. */
+  private readonly early: Array<{ readonly buffer: Buffer; readonly isBinary: boolean }> = [];
+  private preparing = false;
   private readonly acks: AckThrottle;
   private lastUsageAt = -Infinity;
   private consecutiveErrors = 0;
@@ -99,6 +104,24 @@ export class Connection {
       this.attached = false;
       return;
     }
+    // The recogniser loads what it needs now (a PocketSphinx decoder, on a worker thread), not at
+    // creation: a session nobody connects to holds none. Messages meanwhile wait in `early`.
+    const preparing = this.sessions.prepare(session);
+    if (preparing !== undefined) {
+      this.preparing = true;
+      await preparing;
+      this.preparing = false;
+      // A socket that closed meanwhile was detached by dispose.
+      if (this.disposed) return;
+    }
+    if (session.finishing !== undefined) {
+      // The recogniser failed (the session is FAILED), or a REST finish came first.
+      await session.finishing;
+      if (this.disposed) return;
+      this.send({ type: 'session.finished', session: this.sessions.view(session) });
+      this.close(CLOSE_CODES.SESSION_FINISHED, 'session finished');
+      return;
+    }
     this.unsubscribe = session.audio.subscribe((event) => this.onSessionEvent(event));
     this.heartbeat = new Heartbeat(
       this.config.heartbeatIntervalMs,
@@ -128,6 +151,11 @@ export class Connection {
       maxFrameSamples: this.config.maxFrameSamples,
       session: this.sessions.view(session),
     });
+    const early = this.early.splice(0);
+    if (early.length > 0) {
+      this.ws.resume();
+      for (const message of early) this.accept(message.buffer, message.isBinary);
+    }
   }
 
   /** Closes with a code (fault injection, replacement, shutdown). */
@@ -166,8 +194,19 @@ export class Connection {
 
   private onMessage(data: Buffer | Buffer[] | ArrayBuffer, isBinary: boolean): void {
     if (this.disposed || this.halfOpen) return;
-    this.heartbeat?.touch();
     const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+    if (this.preparing) {
+      // Before session.ready (a well-behaved client sends nothing yet): kept in order, and the socket
+      // paused so at most what ws had already read waits here.
+      this.early.push({ buffer, isBinary });
+      this.ws.pause();
+      return;
+    }
+    this.accept(buffer, isBinary);
+  }
+
+  private accept(buffer: Buffer, isBinary: boolean): void {
+    this.heartbeat?.touch();
     if (this.inbox.length > 0 || this.faults.readDelayMs(this.session.id) > 0) {
       // Slow consumer (fault): one message per delay, and the TCP socket paused meanwhile so the
       // client's send buffer grows as it would against a struggling server. The inbox holds at most
@@ -389,6 +428,7 @@ export class Connection {
     if (this.readTimer !== undefined) clearTimeout(this.readTimer);
     this.readTimer = undefined;
     this.inbox.length = 0;
+    this.early.length = 0;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
     if (this.attached) this.sessions.detach(this.session);

@@ -67,6 +67,11 @@ export interface RecognizerStream {
   flush(): StreamEvent[];
   /** Text of the open segment. */
   readonly partial: string;
+  /**
+   * Loads what the engine needs before audio comes, off the main thread where it can (a PocketSphinx
+   * decoder: ~250 ms). Optional: push loads it on the spot otherwise. Rejects with a RecognizerError.
+   */
+  prepare?(): Promise<void>;
   /** Lets go of the engine's resources (a finished session); pushes after it are ignored. */
   close?(): void;
 }
@@ -74,6 +79,10 @@ export interface RecognizerStream {
 export interface Recognizer {
   readonly id: string;
   recognize(request: RecognitionRequest): Promise<RecognitionResult>;
+  /**
+   * A stream for one realtime session. May throw a RecognizerError (RECOGNIZER_BUSY: no capacity now;
+   * RECOGNIZER_UNAVAILABLE); push and flush may throw one too, when the engine fails later.
+   */
   openStream(options: RecognitionOptions): RecognizerStream;
   /** Frees what the engine holds; the server calls it on close for recognizers it made. */
   close?(): void;

@@ -20,7 +20,7 @@ describe('server CLI recognizer choice', () => {
   beforeAll(async () => {
     const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
     execFileSync(process.execPath, [tsc, '-b', serverDir], { stdio: 'pipe' });
-    child = spawn(process.execPath, [cli, '--port', '0', '--access-key', KEY], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(process.execPath, [cli, '--port', '0', '--access-key', KEY, '--max-decoders', '1'], { stdio: ['ignore', 'pipe', 'pipe'] });
     child.stderr!.setEncoding('utf8').on('data', (chunk: string) => void (stderr += chunk));
     url = await new Promise<string>((resolve, reject) => {
       let out = '';
@@ -50,6 +50,16 @@ describe('server CLI recognizer choice', () => {
     const task = (await created.json()).data;
     expect(task.status).toBe('COMPLETED');
     expect(wer(CLIP_0930.text, task.transcript.text)).toBeLessThanOrEqual(0.3);
+  });
+
+  it('--max-decoders bounds the realtime sessions PocketSphinx serves at once: the next one is 503 RECOGNIZER_BUSY', async () => {
+    const create = (n: number) =>
+      fetch(`${url}/sound_clone/api/v1/stt/realtime/sessions`, { method: 'POST', headers: { accessKey: KEY, 'Content-Type': 'application/json', 'Idempotency-Key': `cli-rt-${process.pid}-${n}` }, body: '{}' });
+    expect((await create(1)).status).toBe(200);
+    const refused = await create(2);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('5');
+    expect(await refused.json()).toMatchObject({ errorCode: 'SERVICE_UNAVAILABLE', details: { reason: 'RECOGNIZER_BUSY' } });
   });
 
   it('refuses an unknown --recognizer with exit code 2 and the choices', () => {

@@ -67,6 +67,35 @@ describe('PocketSphinx recognizer', () => {
     expect(recognizer.decoders).toBeLessThanOrEqual(2);
   });
 
+  it('decodes a clip the same alone and interleaved with other streams: words, times and confidences', async () => {
+    const clip = readClip(CLIP_0870.path);
+    const other = readClip(CLIP_0930.path);
+    const alone = run(recognizer, clip).segments;
+    expect(alone.length).toBeGreaterThan(0);
+    // Three neighbours at once: a live stream of other speech, short streams opening and closing
+    // (a recycled decoder is reset), and a batch transcription (its normalisation pass) in between.
+    const stream = recognizer.openStream({ maxSpeakers: 1 });
+    const neighbour = recognizer.openStream({ maxSpeakers: 1 });
+    const batch = recognizer.recognize({ channels: [Float32Array.from(other, (v) => v / 32768)], maxSpeakers: 1 });
+    const events: StreamEvent[] = [];
+    for (let at = 0, block = 0; at < clip.length; at += 320, block++) {
+      events.push(...stream.push(clip.subarray(at, at + 320)));
+      neighbour.push(other.subarray(at % other.length, (at % other.length) + 320));
+      if (block % 50 === 0) {
+        const brief = recognizer.openStream({ maxSpeakers: 1 });
+        brief.push(other.subarray(0, 3200));
+        brief.close();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+    events.push(...stream.flush());
+    stream.close();
+    neighbour.close();
+    expect((await batch).channels[0]!.segments.length).toBeGreaterThan(0);
+    const interleaved = events.filter((e): e is Segment => e.type === 'segment');
+    expect(interleaved.map((s) => s.segment)).toEqual(alone.map((s) => s.segment));
+  });
+
   it('commits on flush in the middle of speech and goes on after it; a closed stream ignores audio', () => {
     const clip = readClip(CLIP_0930.path);
     const stream = recognizer.openStream({ maxSpeakers: 1 });

@@ -45,15 +45,19 @@ describe('realtime sessions with PocketSphinx', () => {
 
   it('an abandoned session commits its open segment and frees its decoder when the recovery window passes', async () => {
     const created = await createSession(server);
-    expect(recognizer.decoders).toBe(1);
+    // A slot, but no decoder until audio comes: a session nobody connects to holds no ~90 MB.
+    expect(recognizer.streams).toBe(1);
+    expect(recognizer.decoders).toBe(0);
     const session = server.services.realtime.byId(created.sessionId)!;
     const clip = readClip(CLIP_0930.path);
     // No socket: the domain is fed directly, and speech is cut off mid-sentence (no pause to end it).
     session.audio.feed(1, 0n, clip.subarray(0, Math.floor(clip.length * 0.8)));
+    expect(recognizer.decoders).toBe(1);
     expect(session.audio.lines).toHaveLength(0);
     await new Promise((resolve) => setTimeout(resolve, 700));
     expect(session.audio.expired).toBe(true);
     expect(recognizer.decoders).toBe(0);
+    expect(recognizer.streams).toBe(0);
     expect(session.audio.lines).toHaveLength(1);
     const finished = await server.call('POST', `/stt/realtime/sessions/${created.sessionId}/finish`, { json: { capturedSamples: String(Math.floor(clip.length * 0.8)) } });
     expect(finished.body.data.lines.map((l: { text: string }) => l.text)).toEqual([session.audio.lines[0]!.text]);

@@ -1,6 +1,6 @@
 import { DISFLUENCIES, SOUND_EVENT_TEXT } from '../words.js';
 import type { RecognitionOptions, RecognizedSegment, RecognizedWord, RecognizerStream, StreamEvent } from '../recognizer.js';
-import type { DecoderPool } from './decoder-pool.js';
+import type { DecoderLease } from './decoder-pool.js';
 import type { DecoderHandle, PocketSphinxBinding } from './native.js';
 
 export interface StreamTuning {
@@ -24,9 +24,13 @@ const SAMPLES_PER_MS = 16;
  * The detector keeps ~0.5 s of trailing silence inside a segment, so a segment ends about half a
  * second after the speaker stops. Word times are stream-absolute (the decoder counts every frame,
  * silence included, since the stream began).
+ *
+ * The stream holds a lease (a slot in the decoder pool) from its creation, and a decoder only once
+ * audio is coming: prepare() loads it on a worker thread, or the first push takes one. A decoder that
+ * fails to load throws RecognizerError RECOGNIZER_UNAVAILABLE from prepare or push.
  */
 export class PocketSphinxStream implements RecognizerStream {
-  private handle: DecoderHandle | undefined;
+  private closed = false;
   private open = false;
   private openSamples = 0;
   private sincePartial = 0;
@@ -39,16 +43,19 @@ export class PocketSphinxStream implements RecognizerStream {
 
   constructor(
     private readonly binding: PocketSphinxBinding,
-    private readonly pool: DecoderPool,
+    private readonly lease: DecoderLease,
     private readonly options: RecognitionOptions,
     private readonly tuning: StreamTuning,
-  ) {
-    this.handle = pool.acquire();
+  ) {}
+
+  /** Loads the decoder off the main thread ahead of the audio; resolves at once when it is loaded. */
+  prepare(): Promise<void> {
+    return this.closed ? Promise.resolve() : this.lease.prepare();
   }
 
   push(samples: Int16Array): StreamEvent[] {
-    const handle = this.handle;
-    if (handle === undefined) return [];
+    if (this.closed || samples.length === 0) return [];
+    const handle = this.lease.decoder();
     const events: StreamEvent[] = [];
     let at = 0;
     // The detector is read at fixed 20 ms positions of the stream, whatever the sizes of the pushes,
@@ -94,13 +101,14 @@ export class PocketSphinxStream implements RecognizerStream {
    * adapting from the model's generic ones (which takes ~5 s of speech: short clips never get there).
    */
   prime(samples: Int16Array): void {
-    if (this.handle !== undefined) this.binding.primeCmn(this.handle, samples);
+    if (!this.closed) this.binding.primeCmn(this.lease.decoder(), samples);
   }
 
   flush(): StreamEvent[] {
     const events: StreamEvent[] = [];
-    const handle = this.handle;
-    if (handle === undefined) return events;
+    // No decoder yet means no audio yet: nothing to commit, and no reason to load one.
+    if (this.closed || this.lease.current === undefined) return events;
+    const handle = this.lease.decoder();
     if (this.carried > 0) {
       const rest = this.carry.subarray(0, this.carried);
       this.carried = 0;
@@ -110,11 +118,11 @@ export class PocketSphinxStream implements RecognizerStream {
     return events;
   }
 
-  /** Hands the decoder back to the pool; later pushes are ignored. Idempotent. */
+  /** Hands the decoder and the slot back to the pool; later pushes are ignored. Idempotent. */
   close(): void {
-    if (this.handle === undefined) return;
-    this.pool.release(this.handle);
-    this.handle = undefined;
+    if (this.closed) return;
+    this.closed = true;
+    this.lease.release();
   }
 
   private commit(handle: DecoderHandle, events: StreamEvent[]): void {
