@@ -64,9 +64,33 @@ describe('realtime session: socket down, REST fallbacks, close()', () => {
     expect(events.all('gap')).toEqual([]);
   });
 
-  it('finish() while the socket stays down finishes over REST after drainTimeoutMs, and declares the undelivered audio', async () => {
+  it('finish() during a short outage keeps reconnecting (not only drainTimeoutMs) and finishes over the socket with nothing lost', async () => {
+    const session = await clientFor(server).stt.realtime.connect({ reconnect: { nextRetryDelayMs: () => 250 }, drainTimeoutMs: 300 });
+    const events = new EventCapture(session);
+    const pcm = speech(2, 44);
+    await feed(session, pcm, 0, 16_000);
+    await events.waitFor('audio.ack', (a) => a.receivedSamples === 16_000);
+    dropUpgrades();
+    server.faults.socket.closeSocket(session.sessionId, 4000);
+    await events.waitFor('reconnecting');
+    await feed(session, pcm, 16_000); // held in the ring during the outage
+    const started = Date.now();
+    const finishing = session.finish();
+    // An outage of 1.5 s: far beyond drainTimeoutMs, well inside the recovery window and finish's 60 s.
+    const outage = setTimeout(() => server.faults.clear(), 1500);
+    const result = await finishing.finally(() => clearTimeout(outage));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1400);
+    expect(result.reason).toBe('finished');
+    expect(result.session.status).toBe('COMPLETED');
+    expect(result.session.usage.receivedSamples).toBe(BigInt(pcm.length));
+    expect(await storedAudio(server, session.sessionId)).toEqual(pcm);
+    expect(events.all('gap')).toEqual([]);
+    expect(events.all('reconnecting').length).toBeGreaterThan(2);
+  });
+
+  it('finish() while the socket stays down finishes over REST once its deadline is restFinishReserveMs away, and declares the undelivered audio', async () => {
     const client = clientFor(server);
-    const session = await client.stt.realtime.connect({ reconnect: { nextRetryDelayMs: () => 100 }, drainTimeoutMs: 400 });
+    const session = await client.stt.realtime.connect({ reconnect: { nextRetryDelayMs: () => 100 }, drainTimeoutMs: 100, restFinishReserveMs: 2000 });
     const events = new EventCapture(session);
     const pcm = speech(2, 45);
     await feed(session, pcm, 0, 16_000);
@@ -76,10 +100,12 @@ describe('realtime session: socket down, REST fallbacks, close()', () => {
     await events.waitFor('reconnecting');
     await feed(session, pcm, 16_000); // never reaches the server
     const started = Date.now();
-    const result = await session.finish({ timeoutMs: 20_000 });
-    expect(Date.now() - started).toBeGreaterThanOrEqual(350);
-    expect(result.reason).toBe('socket down at finish: finished over REST');
-    expect(events.all('state').at(-1)).toMatchObject({ to: 'finished', reason: 'socket down at finish: finished over REST' });
+    const result = await session.finish({ timeoutMs: 3000 });
+    // Kept reconnecting until 3000 - 2000 ms, not just drainTimeoutMs.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    expect(events.all('reconnecting').length).toBeGreaterThan(3);
+    expect(result.reason).toBe('socket down near the finish deadline: finished over REST');
+    expect(events.all('state').at(-1)).toMatchObject({ to: 'finished', reason: 'socket down near the finish deadline: finished over REST' });
     expect(events.all('gap')).toEqual([{ from: 16_000, to: pcm.length, serverSample: 16_000, cause: 'undelivered', epoch: 1 }]);
     // The server saved what it received and knows what it did not (spec: capturedSamples above received).
     expect(result.session.usage.capturedSamples).toBe(BigInt(pcm.length));
@@ -88,6 +114,33 @@ describe('realtime session: socket down, REST fallbacks, close()', () => {
     expect(result.notices.map((n) => n.code)).toContain('TRANSPORT_GAP');
     expect(await storedAudio(server, session.sessionId)).toEqual(pcm.subarray(0, 16_000));
     expect(session.stats.gapSamples).toBe(pcm.length - 16_000);
+  });
+
+  it('an aborted finish() stops its REST calls: no retry of the REST finish after the abort', async () => {
+    const client = clientFor(server);
+    const session = await client.stt.realtime.connect({ reconnect: { nextRetryDelayMs: () => 100 }, drainTimeoutMs: 100, restFinishReserveMs: 60_000 });
+    const events = new EventCapture(session);
+    await feed(session, speech(1, 46));
+    dropUpgrades();
+    server.faults.socket.closeSocket(session.sessionId, 4000);
+    await events.waitFor('reconnecting');
+    // The REST finish is answered 503 with Retry-After 1 s: the client would try again after a second.
+    const path = `/stt/realtime/sessions/${session.sessionId}/finish`;
+    server.faults.inject({ method: 'POST', path, times: 10, action: { kind: 'status', status: 503, retryAfterSec: 1 } });
+    const finishCalls = (): number => server.requests.filter((r) => r.method === 'POST' && r.path.endsWith(path)).length;
+    const controller = new AbortController();
+    const finishing = session.finish({ signal: controller.signal, timeoutMs: 20_000 }).then(() => undefined, (e: unknown) => e);
+    for (let i = 0; i < 100 && finishCalls() === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(finishCalls()).toBe(1);
+    controller.abort();
+    const error = await finishing;
+    expect(isRealtimeError(error) && error.code).toBe('REALTIME_ABORTED');
+    expect(session.state).toBe('closed');
+    // Without the signal the transport would retry after the 1 s Retry-After, and again a second later.
+    await new Promise((resolve) => setTimeout(resolve, 2200));
+    expect(finishCalls()).toBe(1);
+    const view = await client.stt.realtime.get(session.sessionId);
+    expect(view.status).not.toBe('COMPLETED');
   });
 
   it('finishes over REST when the reconnect policy gives up while finishing', async () => {

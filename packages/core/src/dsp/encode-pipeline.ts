@@ -73,8 +73,8 @@ interface MutableFrame {
  * copyWithin() (a memmove, no view to allocate). With the wasm kernel that buffer is a region of the
  * Resampler's wasm memory (`reserveBytes`), and the kernel quantizes its outputs straight into the
  * ring: no JS loop touches a sample on the way. A push whose output would wrap around the end of the
- * ring or overflow it (rare: once per pass over the ring, or when the consumer stalls) and flush()
- * take the float path instead, Resampler.process into a scratch then encodePcm16Into, which gives
+ * ring or overflow it (rare: once per pass over the ring, or when the consumer stalls), flush() and
+ * endSegment() take the float path instead, Resampler.process into a scratch then encodePcm16Into, which gives
  * the same bytes (the wasm quantizer equals encodePcm16 for every float32). With the js kernel every
  * push takes that path.
  *
@@ -199,6 +199,21 @@ export class EncodePipeline {
     if (this.#flushed) return 0;
     const produced = this.#encode(this.resampler.flush(this.#scratch));
     this.#flushed = true;
+    return produced;
+  }
+
+  /**
+   * Ends a segment without ending the stream (a realtime pause: the audio before it must all go out,
+   * the audio after it is not continuous with it anyway). The resampler's tail is encoded as flush()
+   * would, then the resampler starts afresh, so positions continue and push() goes on. Each segment
+   * gets exactly floor(frames·up/down) samples, as a stream of its own would; the filter does not reach
+   * across the cut, and the resampler's counters (inputFrames, outputFrames, nonFiniteSamples) restart.
+   * Returns the samples it produced; 0 after flush().
+   */
+  endSegment(): number {
+    if (this.#flushed) return 0;
+    const produced = this.#encode(this.resampler.flush(this.#scratch));
+    this.resampler.reset();
     return produced;
   }
 

@@ -92,6 +92,11 @@ export class AudioOutbox {
     return this.#acked;
   }
 
+  /** The server's last acknowledged cursor, in the server's positions (what rewindTo() takes). */
+  get ackedServer(): number {
+    return this.#ackedServer;
+  }
+
   /** Where the next frame starts (the server's cursor as far as we know). */
   get expected(): number {
     return this.#expected;
@@ -143,9 +148,17 @@ export class AudioOutbox {
     return samples.length;
   }
 
-  /** Encodes what the resampler still holds (finish). A PCM16-only session has nothing there. */
+  /** Encodes what the resampler still holds and ends the stream (finish). A PCM16-only session has nothing there. */
   flushResampler(): void {
     if (this.#mode === 'float' && !this.pipeline.flushed) this.pipeline.flush();
+  }
+
+  /**
+   * Encodes what the resampler still holds without ending the stream (pause): the tail belongs to the
+   * epoch being paused, and audio after the resume starts a new resampler segment (EncodePipeline.endSegment).
+   */
+  endSegment(): void {
+    if (this.#mode === 'float') this.pipeline.endSegment();
   }
 
   /**

@@ -13,10 +13,17 @@ export interface PumpHost {
 
 /**
  * The sending side of the session: frames from the outbox within the in-flight window, then the
- * pause or finish message once everything is acknowledged (or the drain wait ran out).
+ * pause or finish message once everything is acknowledged, or once the drain wait ran out.
+ *
+ * The drain wait bounds both the acknowledgement of what was sent and the sending of what was not:
+ * with the window full and no acknowledgement coming (a stalled path, a server withholding acks), the
+ * control message goes out anyway at the deadline. The server then settles on what it received; what it
+ * did not is never lost silently: a finish declares it as a gap (cause `undelivered`, TRANSPORT_GAP on
+ * the server), a pause keeps it in the ring and sends it in the next epoch.
  *
  * Control messages are remembered per socket (transport id): each goes out once per socket, and a new
- * socket (whose session.ready resets them) sends what is still owed again.
+ * socket (whose session.ready resets them and restarts the drain wait) sends what is still owed again.
+ * Once one went out on a socket no more frames are sent on it: the server stops accepting there.
  */
 export class FramePump {
   /** Transport id on which session.finish / session.pause / session.resume was sent. */
@@ -41,9 +48,14 @@ export class FramePump {
     this.later(this.limits.drainTimeoutMs + 1, () => this.pump());
   }
 
-  /** A new socket said session.ready: nothing owed was sent on it yet. */
-  newSocket(): void {
+  /**
+   * A new socket said session.ready: nothing owed was sent on it yet. A drain in progress gets a fresh
+   * wait on it (the old deadline may have passed during the outage; the audio buffered meanwhile
+   * deserves the same chance to be acknowledged).
+   */
+  newSocket(draining: boolean): void {
     this.finishSentOn = this.pauseSentOn = this.resumeSentOn = -1;
+    if (draining) this.startDrain();
   }
 
   /** Sends what the state and the in-flight window allow; then pause/finish messages once drained. */
@@ -54,6 +66,7 @@ export class FramePump {
     const draining = state === 'pausing' || state === 'finishing';
     if (state !== 'streaming' && !draining) return;
     if (draining && this.resumeSentOn === t.id) return; // a rotation must complete first
+    if ((state === 'finishing' && this.finishSentOn === t.id) || (state === 'pausing' && this.pauseSentOn === t.id)) return;
     const outbox = this.outbox;
     const epoch = this.host.epoch;
     while (outbox.inFlight < this.limits.maxInFlightSamples) {
@@ -65,14 +78,16 @@ export class FramePump {
         this.host.onFirstFrame(frame.startSample, epoch);
       }
     }
-    if (!draining || outbox.unsent > 0) return;
-    // Everything is sent; go ahead once it is acknowledged, or when the drain wait ran out.
-    if (outbox.acked < outbox.produced && this.now() < this.drainDeadline) return;
+    if (!draining) return;
+    // Go ahead once everything is sent and acknowledged, or when the drain wait ran out, whatever is
+    // still unsent (the in-flight window may be full with no acknowledgement coming).
+    const drained = outbox.unsent === 0 && outbox.acked >= outbox.produced;
+    if (!drained && this.now() < this.drainDeadline) return;
     const captured = String(outbox.produced);
-    if (state === 'finishing' && this.finishSentOn !== t.id) {
+    if (state === 'finishing') {
       this.finishSentOn = t.id;
       t.sendJson({ type: 'session.finish', capturedSamples: captured });
-    } else if (state === 'pausing' && this.pauseSentOn !== t.id) {
+    } else {
       this.pauseSentOn = t.id;
       t.sendJson({ type: 'session.pause', capturedSamples: captured });
     }

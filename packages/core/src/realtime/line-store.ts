@@ -12,6 +12,15 @@ export interface SessionLine extends RealtimeLine {
   readonly pendingSupplements: readonly string[];
 }
 
+type Supplement = AlignmentMessage | EntitiesMessage | RevisionMessage | LanguageMessage;
+
+/**
+ * Line ids whose supplements may wait for their line. The server sends a line before its supplements,
+ * so this only absorbs reordering; a buggy or hostile peer naming ids that never come cannot grow it
+ * past this (the oldest waiting id is dropped first). Per id, one supplement per kind is kept.
+ */
+export const MAX_EARLY_LINES = 64;
+
 export interface LineUpdate {
   readonly line: SessionLine;
   /** Which supplement changed the line; `resync` when a reconnect's session view brought new fields. */
@@ -21,11 +30,12 @@ export interface LineUpdate {
 /**
  * Lines by id (issue 4: "a line is emitted once, then updated, never duplicated"). A line seen again,
  * after a reconnect's session view or a repeated message, becomes an update, never a second line.
- * Supplements that arrive before their line (not expected, but cheap to tolerate) wait for it.
+ * Supplements that arrive before their line (not expected, but cheap to tolerate) wait for it, for at
+ * most MAX_EARLY_LINES line ids.
  */
 export class LineStore {
   readonly #lines = new Map<string, SessionLine>();
-  readonly #early = new Map<string, Array<AlignmentMessage | EntitiesMessage | RevisionMessage | LanguageMessage>>();
+  readonly #early = new Map<string, Map<SupplementKind, Supplement>>();
 
   get size(): number {
     return this.#lines.size;
@@ -50,28 +60,44 @@ export class LineStore {
       return { update: { line: merged, supplement: 'resync' } };
     }
     let line: SessionLine = { ...wire, pendingSupplements: 'pendingSupplements' in wire && wire.pendingSupplements !== undefined ? [...wire.pendingSupplements] : [] };
-    for (const early of this.#early.get(wire.id) ?? []) line = applySupplement(line, early);
+    for (const early of this.#early.get(wire.id)?.values() ?? []) line = applySupplement(line, early);
     this.#early.delete(wire.id);
     this.#lines.set(wire.id, line);
     return { line };
   }
 
   /** A supplement for a line: the updated line, or undefined when its line has not arrived yet. */
-  supplement(message: AlignmentMessage | EntitiesMessage | RevisionMessage | LanguageMessage): LineUpdate | undefined {
+  supplement(message: Supplement): LineUpdate | undefined {
     const known = this.#lines.get(message.lineId);
     if (known === undefined) {
-      const waiting = this.#early.get(message.lineId) ?? [];
-      waiting.push(message);
-      this.#early.set(message.lineId, waiting);
+      this.#keepEarly(message);
       return undefined;
     }
     const line = applySupplement(known, message);
     this.#lines.set(line.id, line);
     return { line, supplement: kindOf(message) };
   }
+
+  /** Line ids with supplements waiting for their line (bounded by MAX_EARLY_LINES). */
+  get earlyLines(): number {
+    return this.#early.size;
+  }
+
+  #keepEarly(message: Supplement): void {
+    let waiting = this.#early.get(message.lineId);
+    if (waiting === undefined) {
+      if (this.#early.size >= MAX_EARLY_LINES) {
+        const oldest = this.#early.keys().next();
+        if (oldest.done !== true) this.#early.delete(oldest.value);
+      }
+      waiting = new Map();
+      this.#early.set(message.lineId, waiting);
+    }
+    waiting.set(kindOf(message), message); // a repeat of a kind replaces the earlier one, as it would on the line
+  }
 }
 
-function kindOf(message: AlignmentMessage | EntitiesMessage | RevisionMessage | LanguageMessage): SupplementKind {
+function kindOf(message: Supplement): SupplementKind {
   switch (message.type) {
     case 'transcript.alignment':
       return 'alignment';
@@ -84,7 +110,7 @@ function kindOf(message: AlignmentMessage | EntitiesMessage | RevisionMessage | 
   }
 }
 
-function applySupplement(line: SessionLine, m: AlignmentMessage | EntitiesMessage | RevisionMessage | LanguageMessage): SessionLine {
+function applySupplement(line: SessionLine, m: Supplement): SessionLine {
   const kind = kindOf(m);
   const pendingSupplements = line.pendingSupplements.filter((k) => k !== kind);
   switch (m.type) {

@@ -1,28 +1,27 @@
-import { EventEmitter } from 'eventemitter3';
 import type { Observable } from 'rxjs';
 import { CLOSE_CODES, REALTIME, SOCKET_DEFAULTS } from '../protocol.js';
 import type { RealtimeNotice, RealtimeSession, RealtimeUsage } from '../types/realtime.js';
 import { AudioOutbox, type AudioStats } from './audio-outbox.js';
 import { FramePump } from './frame-pump.js';
+import { GuardedEmitter } from './guarded-emitter.js';
 import type { LineUpdate, SessionLine } from './line-store.js';
 import { SessionTranscript } from './session-transcript.js';
 import { RealtimeError, isRealtimeError } from './realtime-error.js';
 import { SessionRecovery, type RecoveryHost } from './session-recovery.js';
 import { socketAddress } from './socket-address.js';
-import { parseServerMessage, type EntitiesMessage, type PartialMessage, type ServerMessage, type SessionReadyMessage } from './server-messages.js';
+import { parseServerMessage, type EntitiesMessage, type PartialMessage, type ServerMessage } from './server-messages.js';
 import type { RealtimeFinishResult, RealtimeSessionEvents } from './session-events.js';
+import { SessionIntent } from './session-intent.js';
+import { SessionMessages } from './session-messages.js';
 import { StateMachine, type SessionState, type StateChange } from './session-state.js';
 import { resolveWebSocket, SocketTransport, type WebSocketConstructor } from './socket-transport.js';
 import type { OperationOptions, RealtimeSessionInit } from './session-options.js';
 import { SessionStreams, type SessionObservables } from './session-streams.js';
 import { HeartbeatWatchdog } from './heartbeat-watchdog.js';
 import { TimerSet } from './timer-set.js';
-import { Waiters } from './waiters.js';
+import { Waiters, invalidTimeout, type WaitOptions } from './waiters.js';
 
 export { socketUrlFor } from './socket-address.js';
-
-/** States in which audio written now will be sent (now or after a reconnect or rotation). */
-const WRITABLE: readonly SessionState[] = ['connecting', 'streaming', 'rotating', 'reconnecting'];
 
 /**
  * A realtime session over the socket (issue 4): audio in, lines out, never losing a sample the
@@ -30,6 +29,8 @@ const WRITABLE: readonly SessionState[] = ['connecting', 'streaming', 'rotating'
  *
  * Generations: every socket gets a transport id, and every callback from a socket that is no longer
  * current is dropped; partials of an epoch already left are dropped. Every await re-checks the state.
+ * What the server says is applied by SessionMessages; what the user asked (pause, resume, finish, and
+ * so whether write() takes audio) is SessionIntent, which outlives sockets.
  *
  * Handshake per socket:
  *
@@ -41,10 +42,10 @@ const WRITABLE: readonly SessionState[] = ['connecting', 'streaming', 'rotating'
  *     |◄── usage.updated {rotate:true} ─────────|   rewind to ack, session.resume {epoch}
  *     |── session.resume {epoch} ──────────────►|
  *     |◄── session.resumed {epoch+1, received} ─|   continue in epoch+1 from received
- *     |── session.finish {capturedSamples} ────►|   after everything is acknowledged
+ *     |── session.finish {capturedSamples} ────►|   once everything is acknowledged (or drainTimeoutMs)
  *     |◄── session.finished {session} ── close 4409
  */
-export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> implements SessionObservables {
+export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents> implements SessionObservables {
   readonly sessionId: string;
   readonly partials$: Observable<PartialMessage>;
   readonly lines$: Observable<SessionLine>;
@@ -81,16 +82,16 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
   #transport: SocketTransport | undefined;
   #transportSeq = 0;
   #ready = false;
-  #epoch: number = REALTIME.firstEpoch;
   #cancelConnectTimer: (() => void) | undefined;
   #everReady = false;
   #lastSocketError = '';
-  #finishRequested = false;
-  #pauseRequested = false;
-  #rotatingFrom: number | undefined;
+  readonly #intent = new SessionIntent();
+  readonly #messages: SessionMessages;
   #result: RealtimeFinishResult | undefined;
   #failure: Error | undefined;
   #finishPromise: Promise<RealtimeFinishResult> | undefined;
+  /** Aborted at the end (teardown): REST calls of the recovery stop with the session. */
+  readonly #lifetime = new AbortController();
   readonly #onAbort = (): void => this.#end('closed', RealtimeError.aborted('session', this.#init.signal?.reason), 'aborted');
 
   constructor(init: RealtimeSessionInit) {
@@ -102,17 +103,17 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
       sampleRate: init.sampleRate ?? REALTIME.sampleRate,
       channels: init.channels ?? 1,
       bufferMs: init.bufferMs ?? REALTIME.recoveryWindowMs,
-      onGap: (gap) => this.emit('gap', { ...gap, epoch: this.#epoch }),
+      onGap: (gap) => this.emit('gap', { ...gap, epoch: this.epoch }),
     });
     const s = this;
     const drain = { maxInFlightSamples: init.maxInFlightSamples ?? 32_000, drainTimeoutMs: init.drainTimeoutMs ?? 5000 };
     this.#sender = new FramePump(this.#outbox, drain, this.#now, (ms, run) => this.#later(ms, run), {
       readySocket: () => (this.#ready ? this.#transport : undefined),
       get state() { return s.state; },
-      get epoch() { return s.#epoch; },
+      get epoch() { return s.epoch; },
       onFirstFrame: (startSample, epoch) => this.emit('first.frame', { startSample, epoch }),
     });
-    this.#recovery = new SessionRecovery(this.#recoveryHost(), init.reconnect, REALTIME.recoveryWindowMs, init.drainTimeoutMs ?? 5000);
+    this.#recovery = new SessionRecovery(this.#recoveryHost(), init.reconnect, REALTIME.recoveryWindowMs, init.restFinishReserveMs ?? 10_000);
     this.partials$ = this.#subjects.partials.asObservable();
     this.lines$ = this.#subjects.lines.asObservable();
     this.lineUpdates$ = this.#subjects.lineUpdates.asObservable();
@@ -122,6 +123,22 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
     this.state$ = this.#subjects.state.asObservable();
     this.backpressure$ = this.#subjects.backpressure.asObservable();
     this.#machine = new StateMachine((change) => this.#onStateChange(change));
+    this.#messages = new SessionMessages({
+      machine: this.#machine, outbox: this.#outbox, sender: this.#sender, transcript: this.#transcript, subjects: this.#subjects, intent: this.#intent,
+      get transportId() { return s.#transport?.id; },
+      emit: (event, ...args) => this.emit(event, ...args),
+      socketReady: (m) => {
+        this.#ready = true;
+        this.#clearConnectTimer();
+        const attempt = this.#recovery.recovered(m.recoveryWindowMs);
+        const reconnect = this.#everReady;
+        this.#everReady = true;
+        this.#heartbeat.start(this.#init.heartbeatTimeoutMs ?? m.heartbeatTimeoutMs ?? SOCKET_DEFAULTS.heartbeatTimeoutMs);
+        return reconnect ? attempt : undefined;
+      },
+      finished: (view, reason) => this.#onFinished(view, reason),
+      resync: (_t, reason) => this.#onLost(undefined, reason),
+    });
     this.#heartbeat = new HeartbeatWatchdog(this.#now, () => {
       // The server pings every heartbeatIntervalMs; silence this long means a dead or half-open path.
       this.#transport?.terminate();
@@ -135,7 +152,7 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
 
   /** Current epoch (recording segment). */
   get epoch(): number {
-    return this.#epoch;
+    return this.#messages.epoch;
   }
 
   /** Lines so far, each once, with the supplements that arrived. */
@@ -175,10 +192,12 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
 
   /**
    * Float32 audio at the declared sampleRate and channels (interleaved). Returns the input samples
-   * accepted (block.length); 0 when the session does not take audio now (paused, pausing, finishing, closed).
+   * accepted (block.length); 0 when the session does not take audio: from pause() until resume(), from
+   * finish() on, and once ended. Whether it is taken follows those calls, not the socket: while
+   * reconnecting, audio is buffered if the session was streaming and dropped if it was paused or finishing.
    */
   write(block: Float32Array): number {
-    if (!WRITABLE.includes(this.state)) return 0;
+    if (!this.#takesAudio()) return 0;
     this.#outbox.writeFloat(block);
     this.#sender.pump();
     return block.length;
@@ -186,10 +205,14 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
 
   /** PCM16 at 16 kHz mono, sent bit for bit. Same return rule as write(). */
   writePcm16(samples: Int16Array): number {
-    if (!WRITABLE.includes(this.state)) return 0;
+    if (!this.#takesAudio()) return 0;
     this.#outbox.writePcm16(samples);
     this.#sender.pump();
     return samples.length;
+  }
+
+  #takesAudio(): boolean {
+    return this.#intent.accepting && this.state !== 'idle' && !this.#machine.terminal;
   }
 
   // ------------------------------------------------------------------------------------------------
@@ -197,63 +220,88 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
   // ------------------------------------------------------------------------------------------------
 
   /**
-   * Sends everything written so far, waits until the server acknowledged it (at most drainTimeoutMs),
-   * then pauses with that exact capturedSamples. Resolves once the server confirmed (session.paused).
+   * Encodes the resampler's tail into this epoch, sends everything written so far, waits until the
+   * server acknowledged it (at most drainTimeoutMs), then pauses with that exact capturedSamples.
+   * Resolves once the server confirmed (session.paused). Audio written once it started is dropped (at
+   * once when streaming; while the socket is down or a rotation completes it waits for that first).
+   * A pause() that times out or is aborted before session.pause went out is withdrawn (back to
+   * `streaming`); once it went out the pause proceeds (`pausing`, then `paused`: call resume()).
    */
   async pause(options: OperationOptions = {}): Promise<void> {
-    const wait = { call: 'pause', signal: options.signal, timeoutMs: options.timeoutMs ?? 30_000, failure: () => this.#failure };
-    await this.#waiters.until(() => this.state === 'streaming' || this.state === 'paused' || this.#machine.terminal || this.state === 'finishing', wait);
+    const wait = this.#waitOptions('pause', options, 30_000);
+    // Paused with a resume on its way is not paused for long: wait for the resume, then pause.
+    const can = (): boolean => this.state === 'streaming' || (this.state === 'paused' && !this.#intent.resume) || this.#machine.terminal || this.state === 'finishing';
+    this.#checkCall(wait);
+    if (!can()) await this.#waiters.until(can, wait); // else in the caller's tick: audio written right after is refused
     if (this.state === 'paused') return;
     if (this.#machine.terminal) throw this.#failure ?? RealtimeError.closed('pause');
     if (this.state !== 'streaming') throw RealtimeError.invalidState('pause', this.state);
-    this.#pauseRequested = true;
+    this.#intent.pauseAsked();
     this.#sender.pauseSentOn = -1; // a new pause: the one sent on this socket earlier was answered already
+    this.#outbox.endSegment();
     this.#sender.startDrain();
     this.#machine.set('pausing', 'pause()');
     this.#sender.pump();
     try {
       await this.#waiters.until(() => this.state === 'paused', wait);
-    } finally {
-      this.#pauseRequested = false;
+    } catch (caught) {
+      this.#abandonPause();
+      throw caught;
     }
   }
 
-  /** Resumes after pause(): the server starts the next epoch; audio written from now on is sent. */
+  /**
+   * Resumes after pause(): the server starts the next epoch. Audio written from the call on is taken
+   * (sent once the new epoch started). Survives a reconnect: a socket that comes back to a session still
+   * paused sends session.resume again. Timed out or aborted before session.resume went out, it is
+   * withdrawn (still `paused`, audio dropped); once it went out the resume proceeds.
+   */
   async resume(options: OperationOptions = {}): Promise<void> {
-    const wait = { call: 'resume', signal: options.signal, timeoutMs: options.timeoutMs ?? 30_000, failure: () => this.#failure };
-    await this.#waiters.until(() => this.state === 'paused' || this.state === 'streaming' || this.#machine.terminal || this.state === 'finishing', wait);
+    const wait = this.#waitOptions('resume', options, 30_000);
+    const can = (): boolean => this.state === 'paused' || this.state === 'streaming' || this.#machine.terminal || this.state === 'finishing';
+    this.#checkCall(wait);
+    if (!can()) await this.#waiters.until(can, wait); // else in the caller's tick: audio written right after is taken
     if (this.state === 'streaming') return;
     if (this.#machine.terminal) throw this.#failure ?? RealtimeError.closed('resume');
     if (this.state !== 'paused') throw RealtimeError.invalidState('resume', this.state);
-    this.#sendResume();
-    await this.#waiters.until(() => this.state === 'streaming', wait);
+    this.#intent.resumeAsked();
+    this.#messages.sendResume();
+    try {
+      await this.#waiters.until(() => this.state === 'streaming', wait);
+    } catch (caught) {
+      this.#abandonResume();
+      throw caught;
+    }
   }
 
   /**
    * Finishes the session: encodes the resampler's tail, sends every remaining sample, waits for the
-   * acknowledgement (at most drainTimeoutMs), sends session.finish with the exact capturedSamples and
-   * resolves with the final view, every notice and the final lines. Always settles (default timeout
-   * 60 s: the server waits up to ~8 s for supplements) and leaves no timer or listener behind.
-   * Repeated calls return the same promise. With the socket down it waits for it at most drainTimeoutMs,
-   * then finishes over REST (audio that never arrived becomes a declared gap).
+   * acknowledgement (at most drainTimeoutMs per socket), sends session.finish with the exact
+   * capturedSamples and resolves with the final view, every notice and the final lines. Always settles
+   * (default timeout 60 s: the server waits up to ~8 s for supplements) and leaves no timer or listener
+   * behind. Repeated calls return the same promise. With the socket down it keeps reconnecting, and
+   * finishes over REST only when the recovery window expired, the reconnect policy gave up, or the
+   * deadline is restFinishReserveMs away (audio that never arrived becomes a declared gap).
    */
   finish(options: OperationOptions = {}): Promise<RealtimeFinishResult> {
     if (this.#result !== undefined) return Promise.resolve(this.#result);
     if (this.#finishPromise !== undefined) return this.#finishPromise;
     if (this.#machine.terminal) return Promise.reject(this.#failure ?? RealtimeError.closed('finish'));
-    this.#finishRequested = true;
+    const wait = this.#waitOptions('finish', options, 60_000);
+    const invalid = invalidTimeout('finish', wait.timeoutMs);
+    if (invalid !== undefined) return Promise.reject(invalid);
+    this.#intent.finishAsked();
     const wasPaused = this.state === 'paused';
-    if (!wasPaused) this.#outbox.flushResampler();
+    this.#outbox.flushResampler(); // after a pause() its tail went out already: nothing more then
     this.#sender.startDrain();
     if (this.state !== 'reconnecting' && this.state !== 'connecting') this.#machine.set('finishing', 'finish()');
-    // Paused with audio the server refused (frames in flight when it paused): a new epoch takes it first.
-    if (wasPaused && this.#outbox.unsent > 0) this.#sendResume();
-    // Socket down: wait for it at most drainTimeoutMs, then finish over REST (SessionRecovery).
-    if (!this.#ready) this.#recovery.finishWhileDown();
+    // Paused with audio the server did not take (a pause that went ahead undrained, or audio written
+    // after resume() was asked): a new epoch takes it first.
+    if (wasPaused && this.#outbox.unsent > 0) this.#messages.sendResume();
+    this.#recovery.finishRequested(this.#now() + wait.timeoutMs);
     this.#sender.pump();
-    const timeoutMs = options.timeoutMs ?? 60_000;
     this.#finishPromise = this.#waiters
-      .until(() => this.#result !== undefined, { call: 'finish', signal: options.signal, timeoutMs, failure: () => this.#failure })
+      .until(() => this.#result !== undefined, wait)
       .then(
         () => this.#result as RealtimeFinishResult,
         (caught: unknown) => {
@@ -267,6 +315,33 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
         },
       );
     return this.#finishPromise;
+  }
+
+  #waitOptions(call: string, options: OperationOptions, defaultTimeoutMs: number): WaitOptions {
+    return { call, signal: options.signal, timeoutMs: options.timeoutMs ?? defaultTimeoutMs, failure: () => this.#failure };
+  }
+
+  /** What Waiters.until checks first, for pause() and resume() when they need not wait at all. */
+  #checkCall(wait: WaitOptions): void {
+    const invalid = invalidTimeout(wait.call, wait.timeoutMs);
+    if (invalid !== undefined) throw invalid;
+    if (wait.signal?.aborted) throw RealtimeError.aborted(wait.call, wait.signal.reason);
+  }
+
+  /** pause() gave up. Not sent on the live socket yet: withdraw it. Sent: the server may be pausing; it proceeds. */
+  #abandonPause(): void {
+    if (this.#machine.terminal || !this.#intent.pause || this.state === 'paused') return;
+    if (this.#ready && this.#sender.pauseSentOn === this.#transport?.id) return;
+    this.#intent.withdrawPause();
+    if (this.state === 'pausing') this.#machine.set('streaming', 'pause() withdrawn before session.pause went out');
+    this.#sender.pump();
+  }
+
+  /** resume() gave up: the same rule as #abandonPause. */
+  #abandonResume(): void {
+    if (this.#machine.terminal || !this.#intent.resume || this.state !== 'paused') return;
+    if (this.#ready && this.#sender.resumeSentOn === this.#transport?.id) return;
+    this.#intent.withdrawResume();
   }
 
   /**
@@ -341,16 +416,16 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
     return {
       sessionId: this.sessionId,
       rest: this.#init.rest,
-      signal: this.#init.signal,
+      signal: this.#lifetime.signal,
       get state() { return s.state; },
       get terminal() { return s.#machine.terminal; },
       get everReady() { return s.#everReady; },
-      get finishRequested() { return s.#finishRequested; },
+      get finishRequested() { return s.#intent.finish; },
       get socketReady() { return s.#ready; },
       get lastSocketError() { return s.#lastSocketError; },
       get capturedSamples() { return s.#outbox.produced; },
       setState: (next, reason) => {
-        if (next === 'finishing') this.#finishRequested = true;
+        if (next === 'finishing') this.#intent.finishAsked();
         this.#machine.set(next, reason);
       },
       fail: (error, reason) => this.#end('failed', error, reason),
@@ -380,164 +455,13 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
       return;
     }
     const message = parsed.message;
-    this.#handle(t, message);
+    this.#messages.handle(t, message);
     if (t.id === this.#transport?.id || message.type === 'session.finished') this.#emitRaw(message);
     this.#waiters.check();
   }
 
   #emitRaw(message: ServerMessage): void {
     (this.emit as (type: string, payload: unknown) => boolean)(message.type, message);
-  }
-
-  #handle(t: SocketTransport, m: ServerMessage): void {
-    switch (m.type) {
-      case 'ping':
-        t.sendJson({ type: 'pong', id: m.id ?? null });
-        return;
-      case 'pong':
-        return;
-      case 'session.ready':
-        this.#onReady(m);
-        return;
-      case 'audio.ack':
-        this.#outbox.acknowledge(m.receivedSamples);
-        this.#subjects.backpressure.next(this.#outbox.stats());
-        this.emit('backpressure', this.#outbox.stats());
-        this.#sender.pump();
-        return;
-      case 'transcript.partial':
-        if (m.epoch < this.#epoch) return; // an epoch already left: stale
-        this.#subjects.partials.next(m);
-        return;
-      case 'transcript.line':
-        this.#transcript.addLine(m.line);
-        return;
-      case 'transcript.alignment':
-      case 'transcript.entities':
-      case 'transcript.revision':
-      case 'transcript.language': {
-        this.#transcript.supplement(m);
-        if (m.type === 'transcript.entities') this.#subjects.entities.next(m);
-        return;
-      }
-      case 'usage.updated':
-        if (m.usage !== undefined) this.#subjects.usage.next(m.usage);
-        if (m.rotate) this.#onRotate(m.epoch);
-        return;
-      case 'session.notice':
-        this.#transcript.addNotice(m.notice);
-        return;
-      case 'session.paused':
-        this.#outbox.acknowledge(m.receivedSamples);
-        this.#outbox.rewindTo(m.receivedSamples);
-        if (this.state === 'pausing' || this.state === 'streaming' || this.state === 'rotating') this.#machine.set('paused', 'session.paused');
-        return;
-      case 'session.resumed':
-        this.#onResumed(m.epoch, m.receivedSamples);
-        return;
-      case 'session.finished':
-        this.#onFinished(m.session, 'finished');
-        return;
-      case 'error':
-        this.#onSocketError(t, m);
-        return;
-    }
-  }
-
-  #onReady(m: SessionReadyMessage): void {
-    this.#ready = true;
-    this.#clearConnectTimer();
-    const reconnect = this.#everReady;
-    const attempt = this.#recovery.recovered(m.recoveryWindowMs);
-    this.#everReady = true;
-    this.#sender.newSocket();
-    this.#heartbeat.start(this.#init.heartbeatTimeoutMs ?? m.heartbeatTimeoutMs ?? SOCKET_DEFAULTS.heartbeatTimeoutMs);
-    this.#epoch = m.epoch;
-    // Lines committed while we were away arrive in the view: new ones are emitted, known ones updated.
-    if (m.session !== undefined) {
-      this.#transcript.merge(m.session);
-    }
-    this.#outbox.acknowledge(m.receivedSamples);
-    this.#outbox.rewindTo(m.receivedSamples);
-    if (reconnect) this.emit('reconnected', { attempt, receivedSamples: m.receivedSamples, resendSamples: this.#outbox.unsent });
-    const rotated = m.awaitingResume && m.status === 'ACTIVE';
-    if (rotated) this.#rotatingFrom = this.#epoch;
-    if (this.#finishRequested) {
-      // Draining states rotate without leaving the state (see #onRotate).
-      this.#machine.set('finishing', reconnect ? 'reconnected while finishing' : 'finish()');
-      if (rotated) this.#sendResume();
-    } else if (m.status === 'PAUSED') {
-      this.#machine.set('paused', reconnect ? 'reconnected: paused' : 'session is paused');
-    } else if (this.#pauseRequested) {
-      this.#machine.set('pausing', 'reconnected while pausing');
-      if (rotated) this.#sendResume();
-    } else if (rotated) {
-      this.#machine.set('rotating', reconnect ? 'reconnected: rotation pending' : 'rotation pending');
-      this.#sendResume();
-    } else {
-      this.#machine.set('streaming', reconnect ? 'reconnected' : 'session.ready');
-    }
-    this.#sender.pump();
-  }
-
-  #onRotate(epoch: number): void {
-    if (epoch !== this.#epoch) return; // a rotation of an epoch already left
-    // The server flushed its ack just before: frames after it were refused (NOT_ACCEPTING) and are
-    // sent again in the next epoch from the cursor session.resumed reports.
-    this.#outbox.rewindTo(this.#outbox.acked);
-    if (this.state === 'streaming') {
-      this.#rotatingFrom = epoch;
-      this.#machine.set('rotating', 'usage.updated rotate');
-      this.#sendResume();
-    } else if ((this.state === 'finishing' && this.#sender.finishSentOn !== this.#transport?.id) || (this.state === 'pausing' && this.#sender.pauseSentOn !== this.#transport?.id)) {
-      // Audio is still draining: rotate without leaving the state, the drain continues in the new epoch.
-      // Not once the pause or finish went out: the server handles that first, and a resume after it
-      // would undo the pause (a paused session resumes into the next epoch).
-      this.#rotatingFrom = epoch;
-      this.#sendResume();
-    }
-  }
-
-  #sendResume(): void {
-    this.#sender.sendResume(this.#epoch);
-  }
-
-  #onResumed(epoch: number, received: number): void {
-    this.#epoch = epoch;
-    this.#sender.resumeSentOn = -1;
-    this.#outbox.acknowledge(received);
-    this.#outbox.rewindTo(received);
-    if (this.state === 'rotating' || this.state === 'paused') this.#machine.set('streaming', `resumed in epoch ${epoch}`);
-    if (this.#rotatingFrom !== undefined && epoch !== this.#rotatingFrom) {
-      this.emit('rotated', { fromEpoch: this.#rotatingFrom, toEpoch: epoch, atSample: received });
-    }
-    this.#rotatingFrom = undefined;
-    this.#sender.pump();
-  }
-
-  #onSocketError(t: SocketTransport, m: Extract<ServerMessage, { type: 'error' }>): void {
-    if (m.fatal) {
-      // The close with its code follows; RECOVERY_WINDOW_EXPIRED is handled there.
-      this.emit('debug', { kind: 'fatal-error', detail: { code: m.code, message: m.message } });
-      return;
-    }
-    const received = Number(m.details?.['receivedSamples'] ?? Number.NaN);
-    if (m.code === 'BEYOND_CURSOR' && Number.isSafeInteger(received)) {
-      // The server misses audio before this frame: send again from its cursor.
-      this.#outbox.rewindTo(received);
-      this.#sender.pump();
-    }
-    const aboutMessage = m.details?.['frameEpoch'] === undefined;
-    if (aboutMessage && (m.code === 'WRONG_EPOCH' || m.code === 'SESSION_CLOSED') && this.#sender.resumeSentOn === t.id && !this.#finishRequested) {
-      // Our session.resume was refused: our idea of the epoch is wrong. A new socket's session.ready
-      // tells the truth; resync through the reconnect path instead of guessing.
-      this.emit('debug', { kind: 'resync', detail: { code: m.code, message: m.message } });
-      t.close(CLOSE_CODES.normal, 'resync');
-      this.#onLost(undefined, `resync after refused session.resume (${m.code})`);
-      return;
-    }
-    // NOT_ACCEPTING / WRONG_EPOCH for frames in flight across a rotation or pause are expected.
-    this.emit('debug', { kind: 'refused', detail: { code: m.code, message: m.message } });
   }
 
   #onFinished(view: RealtimeSession, reason: string): void {
@@ -566,13 +490,33 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
     });
   }
 
+  /**
+   * The machine's own work first (teardown, waiters), the user's listeners last: whatever they do, the
+   * session is torn down and every wait settled. rxjs reports a throwing subscriber asynchronously, and
+   * a throwing listener is caught by GuardedEmitter (see listenerFailed).
+   */
   #onStateChange(change: StateChange): void {
     this.#subjects.state.next(change.to);
-    this.emit('state', change);
     if (this.#machine.terminal) this.#teardown();
     this.#waiters.check();
     // Terminal without the awaited condition (e.g. pause() when the session finished): nothing waits forever.
     if (this.#machine.terminal) this.#waiters.rejectAll(this.#failure ?? RealtimeError.closed('operation'));
+    this.emit('state', change);
+  }
+
+  /**
+   * A listener threw: reported as `debug` { kind: 'listener-error', detail: { event, error } }; the
+   * session carries on. Without a `debug` listener (or when one of those threw) the error is rethrown
+   * in a microtask, as rxjs does, so an application bug is never swallowed silently.
+   */
+  protected listenerFailed(event: string, error: unknown): void {
+    if (event !== 'debug' && this.listenerCount('debug') > 0) {
+      this.emit('debug', { kind: 'listener-error', detail: { event, error } });
+      return;
+    }
+    queueMicrotask(() => {
+      throw error;
+    });
   }
 
   /** The end other than `finished`: `closed` by the user, `failed` otherwise. Pending waits reject with `error`. */
@@ -592,6 +536,7 @@ export class RealtimeSocketSession extends EventEmitter<RealtimeSessionEvents> i
     this.#clearConnectTimer();
     this.#timers.clear();
     this.#init.signal?.removeEventListener('abort', this.#onAbort);
+    this.#lifetime.abort(this.#failure ?? RealtimeError.closed('operation'));
     this.#subjects.complete();
   }
 }

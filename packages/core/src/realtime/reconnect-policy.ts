@@ -1,3 +1,6 @@
+import type { Violation } from '../errors/api-errors.js';
+import { ValidationError } from '../errors/client-errors.js';
+
 /**
  * When to try the socket again after it was lost (issue 4 "Reconnect"). A policy is a pure function of
  * the context, so it can be swapped (fixed delays, give up offline, ...) and tested without sockets.
@@ -52,8 +55,14 @@ export class DefaultReconnectPolicy implements ReconnectPolicy {
     this.maxAttempts = options.maxAttempts ?? Number.POSITIVE_INFINITY;
     this.maxElapsedMs = options.maxElapsedMs ?? 60_000;
     this.random = options.random ?? Math.random;
-    if (!(this.baseMs >= 0) || !(this.maxMs >= this.baseMs)) throw new RangeError('need 0 <= baseMs <= maxMs');
-    if (!(this.maxAttempts >= 0) || !(this.maxElapsedMs >= 0)) throw new RangeError('maxAttempts and maxElapsedMs must be >= 0');
+    // A typed error (VALIDATION_FAILED, every broken rule at once) like any other input the SDK refuses.
+    const violations: Violation[] = [];
+    if (!(this.baseMs >= 0)) violations.push({ field: 'baseMs', rule: `must be a number >= 0, got ${String(this.baseMs)}` });
+    if (!(this.maxMs >= this.baseMs)) violations.push({ field: 'maxMs', rule: `must be a number >= baseMs (${String(this.baseMs)}), got ${String(this.maxMs)}` });
+    if (!(this.maxAttempts >= 0)) violations.push({ field: 'maxAttempts', rule: `must be a number >= 0, got ${String(this.maxAttempts)}` });
+    if (!(this.maxElapsedMs >= 0)) violations.push({ field: 'maxElapsedMs', rule: `must be a number >= 0, got ${String(this.maxElapsedMs)}` });
+    if (typeof this.random !== 'function') violations.push({ field: 'random', rule: 'must be a function returning a number in [0, 1)' });
+    if (violations.length > 0) throw new ValidationError(violations);
   }
 
   /** The jitter ceiling for an attempt: min(maxMs, baseMs * 2^attempt), without overflowing. */

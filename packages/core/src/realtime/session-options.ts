@@ -32,8 +32,18 @@ export interface RealtimeSocketOptions {
   readonly heartbeatTimeoutMs?: number;
   /** One socket attempt (open + session.ready) may take this long. Default 10000. */
   readonly connectTimeoutMs?: number;
-  /** pause() and finish() wait this long for the last acknowledgement before going ahead. Default 5000. */
+  /**
+   * pause() and finish() wait this long (on each socket) for everything to be sent and acknowledged
+   * before sending session.pause / session.finish anyway. Default 5000. What the server did not get by
+   * then is never lost silently: a finish declares it as a gap, a pause sends it after the resume.
+   */
   readonly drainTimeoutMs?: number;
+  /**
+   * finish() with the socket down keeps reconnecting, and finishes over REST instead only when the
+   * recovery window expired, the reconnect policy gave up, or finish()'s deadline (its timeoutMs) is this
+   * close: a REST finish needs the time (the server may wait ~8 s for supplements). Default 10000.
+   */
+  readonly restFinishReserveMs?: number;
   /** Clock for heartbeat and reconnect budgets (tests). */
   readonly now?: () => number;
 }

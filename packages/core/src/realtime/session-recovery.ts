@@ -11,7 +11,8 @@ import type { SessionState } from './session-state.js';
 export interface RecoveryHost {
   readonly sessionId: string;
   readonly rest: RealtimeRest | undefined;
-  readonly signal: AbortSignal | undefined;
+  /** Aborted when the session ends (close(), the connect signal, an aborted or timed-out finish): stops REST calls. */
+  readonly signal: AbortSignal;
   readonly state: SessionState;
   readonly terminal: boolean;
   /** A socket said session.ready at least once (a reconnect, not the first connect). */
@@ -43,20 +44,25 @@ export interface RecoveryHost {
  *                   │                              │ recoveryExpired ────► finish over REST
  *                   └─ policy gives up ─► finish requested and REST: finish over REST, else failed
  *
- * finish() while the socket is down waits for the socket at most drainTimeoutMs, then finishes over
- * REST with the exact capturedSamples (audio not delivered is declared as a gap and the server marks
- * it TRANSPORT_GAP): finish always settles and always saves what the server received.
+ * finish() while the socket is down keeps reconnecting: a socket that comes back carries the buffered
+ * audio and the finish with nothing lost. It finishes over REST instead (exact capturedSamples; audio
+ * not delivered is declared as a gap and the server marks it TRANSPORT_GAP) only when the recovery
+ * window expired, the policy gave up, or the finish's own deadline is restFinishReserveMs away (a REST
+ * finish needs that time: the server may wait ~8 s for supplements). finish always settles and always
+ * saves what the server received.
  */
 export class SessionRecovery {
   policy: ReconnectPolicy;
   #customPolicy: boolean;
   #lossStartedAt: number | undefined;
   #attempt = 0;
-  /** When the socket went down while finish was wanted (or finish was called while it was down). */
-  #downWhileFinishingSince: number | undefined;
+  /** finish()'s deadline (host clock), once it was called; Infinity when it has none. */
+  #finishDeadline: number | undefined;
+  /** A check of the finish deadline is scheduled (one at a time). */
+  #fallbackArmed = false;
   #restFinishing = false;
 
-  constructor(private readonly host: RecoveryHost, policy: ReconnectPolicy | undefined, recoveryWindowMs: number, private readonly drainTimeoutMs: number) {
+  constructor(private readonly host: RecoveryHost, policy: ReconnectPolicy | undefined, recoveryWindowMs: number, private readonly restFinishReserveMs: number) {
     this.#customPolicy = policy !== undefined;
     this.policy = policy ?? defaultPolicy(recoveryWindowMs);
   }
@@ -66,7 +72,6 @@ export class SessionRecovery {
     const attempt = this.#attempt;
     this.#lossStartedAt = undefined;
     this.#attempt = 0;
-    this.#downWhileFinishingSince = undefined;
     if (!this.#customPolicy && recoveryWindowMs !== undefined) this.policy = defaultPolicy(recoveryWindowMs);
     return attempt;
   }
@@ -85,22 +90,35 @@ export class SessionRecovery {
       host.fail(RealtimeError.socketRefused(`HTTP ${refused[1]}`), `socket refused (HTTP ${refused[1]})`);
       return;
     }
-    if (host.finishRequested) this.finishWhileDown();
     this.#schedule(code, reason);
+    if (host.finishRequested) this.#watchFinishDeadline();
   }
 
-  /** finish() was called, or the socket went down while finishing: bound the wait for a socket. */
-  finishWhileDown(): void {
-    if (this.#downWhileFinishingSince !== undefined || this.host.rest === undefined) return;
-    this.#downWhileFinishingSince = this.host.now();
+  /**
+   * finish() was called with this deadline (host clock; Infinity: none). While the socket is down the
+   * session keeps reconnecting until restFinishReserveMs before it, then finishes over REST.
+   */
+  finishRequested(deadline: number): void {
+    this.#finishDeadline = deadline;
+    if (!this.host.socketReady) this.#watchFinishDeadline();
+  }
+
+  /** Checks now and again at (deadline - reserve) whether the socket is still down; then REST. */
+  #watchFinishDeadline(): void {
+    const deadline = this.#finishDeadline;
+    if (this.#fallbackArmed || deadline === undefined || !Number.isFinite(deadline) || this.host.rest === undefined) return;
     const check = (): void => {
-      const since = this.#downWhileFinishingSince;
-      if (since === undefined || this.host.socketReady) return;
-      const left = since + this.drainTimeoutMs - this.host.now();
-      if (left > 0) this.host.later(left, check);
-      else void this.finishOverRest('socket down at finish', false);
+      this.#fallbackArmed = false;
+      if (this.host.terminal || this.host.socketReady) return; // a later loss checks again (lost())
+      const left = deadline - this.restFinishReserveMs - this.host.now();
+      if (left > 0) {
+        this.#fallbackArmed = true;
+        this.host.later(Math.min(left, 2_147_483_647), check); // setTimeout's largest delay; checked again then
+      } else {
+        void this.finishOverRest('socket down near the finish deadline', false);
+      }
     };
-    this.host.later(this.drainTimeoutMs, check);
+    check();
   }
 
   /**
@@ -120,7 +138,7 @@ export class SessionRecovery {
     if (expired) host.emitRecoveryExpired({ finishedOverRest: true });
     host.setState('finishing', why);
     try {
-      const view = await rest.finish(host.sessionId, String(host.capturedSamples));
+      const view = await rest.finish(host.sessionId, String(host.capturedSamples), { signal: host.signal });
       // The socket's session.finished may have won the race (same settlement): finished() ignores this one.
       host.finished(view, `${why}: finished over REST`);
     } catch (caught) {
@@ -181,7 +199,7 @@ export class SessionRecovery {
     if (rest !== undefined && host.everReady) {
       let view: RealtimeSession;
       try {
-        view = await rest.get(host.sessionId, host.signal !== undefined ? { signal: host.signal } : {});
+        view = await rest.get(host.sessionId, { signal: host.signal });
       } catch (caught) {
         if (host.terminal) return;
         if (isNotFoundError(caught)) {
@@ -213,7 +231,7 @@ export class SessionRecovery {
       return;
     }
     try {
-      const view = await rest.get(host.sessionId);
+      const view = await rest.get(host.sessionId, { signal: host.signal });
       host.finished(view, 'the session was finished elsewhere');
     } catch (caught) {
       host.fail(caught instanceof Error ? caught : RealtimeError.closed('finish'), reason);

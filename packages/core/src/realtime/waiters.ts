@@ -1,4 +1,16 @@
+import { ValidationError } from '../errors/client-errors.js';
 import { RealtimeError } from './realtime-error.js';
+
+/**
+ * A timeoutMs the caller gave: a non-negative number of milliseconds, or Infinity for none. NaN, a
+ * negative number or a non-number would arm no timer (or an immediate one) and is refused instead.
+ */
+export function invalidTimeout(call: string, timeoutMs: unknown): ValidationError | undefined {
+  if (typeof timeoutMs === 'number' && timeoutMs >= 0) return undefined;
+  return new ValidationError([{ field: 'timeoutMs', rule: `must be a non-negative number of milliseconds or Infinity (no timeout); ${call}() got ${String(timeoutMs)}` }]);
+}
+
+const MAX_TIMER_MS = 2_147_483_647;
 
 export interface WaitOptions {
   /** Name of the public call, for error messages. */
@@ -30,6 +42,8 @@ export class Waiters {
   }
 
   until(predicate: () => boolean, options: WaitOptions): Promise<void> {
+    const invalid = invalidTimeout(options.call, options.timeoutMs);
+    if (invalid !== undefined) return Promise.reject(invalid);
     if (predicate()) return Promise.resolve();
     const early = options.failure();
     if (early !== undefined) return Promise.reject(early);
@@ -49,7 +63,8 @@ export class Waiters {
         },
       };
       this.#pending.add(entry);
-      if (Number.isFinite(options.timeoutMs)) timer = setTimeout(() => entry.settle(RealtimeError.timeout(options.call, options.timeoutMs)), Math.max(0, options.timeoutMs));
+      // Past the largest timer delay (about 24.8 days) setTimeout would fire at once: no timer is as good.
+      if (options.timeoutMs <= MAX_TIMER_MS) timer = setTimeout(() => entry.settle(RealtimeError.timeout(options.call, options.timeoutMs)), options.timeoutMs);
       options.signal?.addEventListener('abort', onAbort, { once: true });
     });
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LineStore } from '../../src/realtime/line-store.js';
+import { LineStore, MAX_EARLY_LINES } from '../../src/realtime/line-store.js';
 import type { WireLine } from '../../src/realtime/server-messages.js';
 
 const wire = (id: string, extra: Partial<WireLine> = {}): WireLine => ({
@@ -38,5 +38,20 @@ describe('LineStore: each line once, then updated', () => {
     expect(line).toBeUndefined();
     expect(update).toMatchObject({ supplement: 'resync', line: { languageCode: 'de', pendingSupplements: [] } });
     expect(store.all().map((x) => x.id)).toEqual(['l3']);
+  });
+
+  it('bounds supplements waiting for lines that never come: oldest ids go first, one per kind per line', () => {
+    const store = new LineStore();
+    for (let i = 0; i < MAX_EARLY_LINES * 20; i++) {
+      for (let repeat = 0; repeat < 3; repeat++) store.supplement({ type: 'transcript.language', lineId: `ghost_${i}`, languageCode: 'en', languageProbability: repeat / 3 });
+    }
+    expect(store.earlyLines).toBe(MAX_EARLY_LINES);
+    // The newest waiting id is still applied when its line comes (the last of the repeats wins) ...
+    const last = store.add(wire(`ghost_${MAX_EARLY_LINES * 20 - 1}`, { pendingSupplements: ['language', 'alignment'] })).line;
+    expect(last).toMatchObject({ languageCode: 'en', languageProbability: 2 / 3, pendingSupplements: ['alignment'] });
+    expect(store.earlyLines).toBe(MAX_EARLY_LINES - 1);
+    // ... an evicted one is not (its supplement is simply missing, as if never sent).
+    const first = store.add(wire('ghost_0', { pendingSupplements: ['language'] })).line;
+    expect(first).toMatchObject({ languageCode: null, pendingSupplements: ['language'] });
   });
 });

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { ValidationError } from '../../src/errors/client-errors.js';
+import { isValidationError } from '../../src/errors/guards.js';
 import { DefaultReconnectPolicy } from '../../src/realtime/reconnect-policy.js';
 
 const ctx = (attempt: number, elapsedMs = 0) => ({ attempt, elapsedMs, reason: 'test' });
@@ -37,8 +39,20 @@ describe('DefaultReconnectPolicy: capped exponential backoff with full jitter', 
     expect(delays.every((d) => d >= 0 && d < 1000)).toBe(true);
   });
 
-  it('refuses inconsistent options', () => {
-    expect(() => new DefaultReconnectPolicy({ baseMs: 10, maxMs: 5 })).toThrow(RangeError);
-    expect(() => new DefaultReconnectPolicy({ maxAttempts: -1 })).toThrow(RangeError);
+  it('refuses inconsistent options with a typed error listing every broken rule', () => {
+    const refusal = (options: ConstructorParameters<typeof DefaultReconnectPolicy>[0]): unknown => {
+      try {
+        new DefaultReconnectPolicy(options);
+      } catch (caught) {
+        return caught;
+      }
+      return undefined;
+    };
+    const inverted = refusal({ baseMs: 10, maxMs: 5 });
+    expect(inverted).toBeInstanceOf(ValidationError);
+    expect(inverted).toMatchObject({ code: 'VALIDATION_FAILED', violations: [{ field: 'maxMs' }] });
+    const several = refusal({ baseMs: Number.NaN, maxAttempts: -1, maxElapsedMs: -5 });
+    expect(isValidationError(several) && several.violations.map((v) => v.field)).toEqual(['baseMs', 'maxMs', 'maxAttempts', 'maxElapsedMs']);
+    expect(refusal({ baseMs: 0, maxMs: 0, maxAttempts: 0, maxElapsedMs: 0 })).toBeUndefined();
   });
 });

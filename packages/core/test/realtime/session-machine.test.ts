@@ -148,4 +148,32 @@ describe('RealtimeSocketSession state machine (fake socket)', () => {
     expect(session.epoch).toBe(3);
     session.close();
   });
+
+  it('a rotation after a declared gap rewinds to the server’s acknowledged cursor, not to the captured one', async () => {
+    const { session } = await started({ bufferMs: 100 });
+    const capacity = session.stats.capacitySamples;
+    const first = FakeSocket.last;
+    session.writePcm16(new Int16Array(640));
+    first.receive({ type: 'audio.ack', epoch: 1, receivedSamples: '640' });
+    first.drop(1006);
+    // While the socket is down, more than the ring holds: the oldest 3200 unacknowledged samples go.
+    session.writePcm16(new Int16Array(capacity + 3200));
+    await tick();
+    await tick();
+    const second = FakeSocket.last;
+    second.open();
+    second.receive(ready({ receivedSamples: '640' }));
+    expect(session.gaps).toEqual([[640, 3840]]); // captured 3840 onwards goes out as the server's 640 onwards
+    second.receive({ type: 'audio.ack', epoch: 1, receivedSamples: '1600' });
+    expect(session.stats.ackedSamples).toBe(4800);
+    second.receive({ type: 'usage.updated', rotate: true, epoch: 1, usage: {} });
+    expect(session.state).toBe('rotating');
+    // Rewound to the ack: the server's 1600 is captured 4800 (the captured 4800 taken as a server
+    // position would skip another 3200 samples).
+    expect(session.stats.sentSamples).toBe(4800);
+    expect(session.stats.queuedSamples).toBe(640 + capacity + 3200 - 4800);
+    second.receive({ type: 'session.resumed', epoch: 2, receivedSamples: '1600' });
+    expect(second.frames().filter((f) => f.epoch === 2)[0]).toEqual({ epoch: 2, start: 1600, count: 320 });
+    session.close();
+  });
 });
