@@ -1,4 +1,5 @@
 import { SoundCloneError } from '../errors/base.js';
+import type { RealtimeSession } from '../types/realtime.js';
 
 /** Stable codes of RealtimeError (docs/errors.md "RealtimeError"). */
 export type RealtimeErrorCode =
@@ -9,7 +10,7 @@ export type RealtimeErrorCode =
   | 'REALTIME_RECOVERY_WINDOW_EXPIRED'
   | 'REALTIME_SESSION_REPLACED'
   | 'REALTIME_PROTOCOL_VIOLATION'
-  | 'REALTIME_SESSION_CLOSED'
+  | 'REALTIME_SESSION_FAILED'
   | 'REALTIME_INVALID_STATE'
   | 'REALTIME_TIMEOUT'
   | 'REALTIME_ABORTED'
@@ -24,10 +25,13 @@ export class RealtimeError extends SoundCloneError {
   override name = 'RealtimeError' as const;
   declare readonly code: RealtimeErrorCode;
   readonly closeCode: number | undefined;
+  /** REALTIME_SESSION_FAILED: the final session view, with its `error` (retryable, action). */
+  readonly session: RealtimeSession | undefined;
 
-  constructor(code: RealtimeErrorCode, message: string, options: { cause?: unknown; closeCode?: number } = {}) {
+  constructor(code: RealtimeErrorCode, message: string, options: { cause?: unknown; closeCode?: number; session?: RealtimeSession } = {}) {
     super(code, message, options.cause !== undefined ? { cause: options.cause } : undefined);
     this.closeCode = options.closeCode;
+    this.session = options.session;
   }
 
   static noWebSocket(): RealtimeError {
@@ -68,6 +72,12 @@ export class RealtimeError extends SoundCloneError {
 
   static aborted(call: string, reason: unknown): RealtimeError {
     return new RealtimeError('REALTIME_ABORTED', `${call}() was aborted`, { cause: reason });
+  }
+
+  /** The service ended the session FAILED before it was ready (e.g. it could not start recognition). */
+  static sessionFailed(view: RealtimeSession): RealtimeError {
+    const why = view.error === undefined ? 'no reason given' : `${view.error.errorCode}: ${view.error.message}`;
+    return new RealtimeError('REALTIME_SESSION_FAILED', `the service failed the session ${view.sessionId} before it was ready (${why}); its view is in \`session\``, { session: view });
   }
 
   static closed(call: string): RealtimeError {

@@ -471,6 +471,8 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     this.#outbox.declareUndelivered(Number(view.usage.receivedSamples));
     this.#transcript.merge(view);
     this.#result = { session: view, notices: [...this.#transcript.notices], lines: this.#transcript.lines, reason };
+    // connect() waits for session.ready: a session the service failed before that rejects it with the why.
+    if (!this.#everReady && view.status === 'FAILED') this.#failure = RealtimeError.sessionFailed(view);
     this.#machine.set('finished', reason);
   }
 

@@ -1,3 +1,4 @@
+import type { TaskError } from './transcription.js';
 /**
  * Real-time sessions over REST (spec "Real-time session"; creation is ours, docs/protocol.md).
  * Usage counters are decimal strings on the wire and `bigint` here.
@@ -48,6 +49,8 @@ export interface RealtimeSession {
   readonly usage: RealtimeUsage;
   /** Ours (docs/protocol.md "Recovery window"): whether a socket can still resume the session. */
   readonly connection?: RealtimeConnection;
+  /** A FAILED session's error, as data (e.g. RECOGNIZER_UNAVAILABLE: the service could not recognize). */
+  readonly error?: TaskError;
 }
 
 /** Ours: the socket attachment of a session (docs/protocol.md "Recovery window"). */

@@ -1,6 +1,7 @@
 import type { RealtimeConnection, RealtimeLine, RealtimeNotice, RealtimeSession, RealtimeUsage } from '../../types/realtime.js';
 import { parseDecimal } from '../../util/decimal.js';
 import { boolean, list, number, object, string, stringArray } from '../../util/read.js';
+import { parseTaskError } from './transcription.js';
 
 /** Response parser for the real-time session view (spec "Real-time session", "usage fields"). */
 function parseUsage(value: unknown, path: string): RealtimeUsage {
@@ -58,5 +59,6 @@ export function parseSession(value: unknown, path = 'data'): RealtimeSession {
     notices: list(s['notices'], `${path}.notices`, parseNotice),
     usage: parseUsage(s['usage'], `${path}.usage`),
     ...(s['connection'] !== undefined ? { connection: parseConnection(s['connection'], `${path}.connection`) } : {}),
+    ...(s['error'] !== undefined && s['error'] !== null ? { error: parseTaskError(s['error'], `${path}.error`) } : {}),
   };
 }
