@@ -1,26 +1,15 @@
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { ServiceUnavailableError, SoundClone, isRealtimeError } from '@soundclone/core';
 import { PocketSphinxRecognizer, startServer, type RunningServer } from '@soundclone/server';
 import { afterEach, describe, expect, it } from 'vitest';
+import { linkedModel } from '../../packages/server/test/recognition/support.js';
 
 /**
  * What the SDK tells a user when the service cannot recognize: a session the service fails before it
  * is ready rejects connect() with the reason and the final view, and a service with every recognizer
- * slot taken refuses the creation with a typed, retryable error. The model is Debian's, linked file by
- * file into a temporary directory so a test can take a file away after the server started.
+ * slot taken refuses the creation with a typed, retryable error.
  */
-const MODEL = '/usr/share/pocketsphinx/model/en-us';
 const KEY = 'key-failures';
-
-function linkedModel(): { dir: string; remove: (file: string) => void } {
-  const dir = mkdtempSync(join(tmpdir(), 'ps-model-'));
-  mkdirSync(join(dir, 'en-us'));
-  for (const file of readdirSync(join(MODEL, 'en-us'))) symlinkSync(join(MODEL, 'en-us', file), join(dir, 'en-us', file));
-  for (const file of ['en-us.lm.bin', 'cmudict-en-us.dict']) symlinkSync(join(MODEL, file), join(dir, file));
-  return { dir, remove: (file) => rmSync(join(dir, file)) };
-}
 
 describe('the SDK when the service cannot recognize', () => {
   const cleanup: Array<() => unknown> = [];

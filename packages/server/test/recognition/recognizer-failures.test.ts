@@ -1,27 +1,15 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PocketSphinxRecognizer } from '../../src/index.js';
-import { DEBIAN_MODEL_DIR } from '../../src/recognition/pocketsphinx/native.js';
 import { idem, start, upload, type TestServer } from '../support/server.js';
 import { open, socketUrl, createSession } from '../realtime/support.js';
-import { CLIP_0930, readClip } from './support.js';
+import { CLIP_0930, linkedModel, readClip } from './support.js';
 
 /**
  * What a client sees when PocketSphinx cannot serve: a model that breaks after the server started
  * (files deleted underneath it), and every decoder slot taken. Nothing may be left behind: no History
  * task stuck in PROCESSING, no Characters charged or held, no slot kept.
- *
- * The model is Debian's, linked file by file into a temporary directory so a test can take a file away.
  */
-function linkedModel(): { dir: string; remove: (file: string) => void } {
-  const dir = mkdtempSync(join(tmpdir(), 'ps-model-'));
-  mkdirSync(join(dir, 'en-us'));
-  for (const file of readdirSync(join(DEBIAN_MODEL_DIR, 'en-us'))) symlinkSync(join(DEBIAN_MODEL_DIR, 'en-us', file), join(dir, 'en-us', file));
-  for (const file of ['en-us.lm.bin', 'cmudict-en-us.dict']) symlinkSync(join(DEBIAN_MODEL_DIR, file), join(dir, file));
-  return { dir, remove: (file) => rmSync(join(dir, file)) };
-}
 
 async function available(server: TestServer): Promise<string> {
   return (await server.call('GET', '/stt/capabilities')).body.data.account.balances.availableCharacters;

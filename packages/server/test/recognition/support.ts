@@ -1,5 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { decodeMedia } from '../../src/media/decode.js';
+import { DEBIAN_MODEL_DIR } from '../../src/recognition/pocketsphinx/native.js';
 
 /** Debian's pocketsphinx-testdata (installed by npm run setup): real speech with known words. */
 export const LIBRIVOX = '/usr/share/pocketsphinx/test/data/librivox';
@@ -37,4 +40,16 @@ export function wer(reference: string, hypothesis: string): number {
     previous = current;
   }
   return (previous[h.length] as number) / r.length;
+}
+
+/**
+ * Debian's model, linked file by file into a temporary directory, so a test can take a file away after
+ * the server started (a model that breaks underneath a running recognizer).
+ */
+export function linkedModel(): { dir: string; remove: (file: string) => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'ps-model-'));
+  mkdirSync(join(dir, 'en-us'));
+  for (const file of readdirSync(join(DEBIAN_MODEL_DIR, 'en-us'))) symlinkSync(join(DEBIAN_MODEL_DIR, 'en-us', file), join(dir, 'en-us', file));
+  for (const file of ['en-us.lm.bin', 'cmudict-en-us.dict']) symlinkSync(join(DEBIAN_MODEL_DIR, file), join(dir, file));
+  return { dir, remove: (file) => rmSync(join(dir, file)) };
 }
