@@ -10,6 +10,7 @@ export { checkFormat, isWireFormat, type AudioSource, type AudioFormat, type Aud
 export { wavFileSource, decodeWav, type DecodedWav, type FileSourceOptions } from './sources/wav.js';
 export { rawPcmSource, stdinSource, type RawPcmOptions, type StdinOptions } from './sources/raw-pcm.js';
 export { Pcm16Chunker } from './sources/pcm-chunker.js';
+export { PushSource, type PushSourceOptions, type Overflow } from './mic/push-source.js';
 export { openMicrophone, listMicrophones, resolveBackend, type Microphone, type MicrophoneOptions } from './mic/microphone.js';
 export type { MicrophoneDevice, MicrophoneBackendName } from './mic/devices.js';
 export { pumpToSession, type Pace, type PumpOptions, type PumpResult } from './live/pump.js';

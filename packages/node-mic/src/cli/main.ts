@@ -37,9 +37,14 @@ export interface Io {
 export async function main(argv: readonly string[], io: Io): Promise<number> {
   const [name, ...args] = argv;
   const out = new Output(io.stdout, io.stderr, args.includes('--json'));
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+  if (name === undefined) {
+    // No command is a usage error: the usage goes to stderr, so a script piping stdout sees nothing.
+    io.stderr.write(`${USAGE}\n`);
+    return 2;
+  }
+  if (name === '--help' || name === '-h' || name === 'help') {
     out.print(USAGE);
-    return name === undefined ? 2 : 0;
+    return 0;
   }
   const command = COMMANDS[name];
   if (command === undefined) {

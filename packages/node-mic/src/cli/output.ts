@@ -15,8 +15,10 @@ export class Output {
     this.tty = stdout.isTTY === true;
   }
 
+  /** The terminal's width; 80 when it is unknown or reported as 0 (some terminals and pseudo-terminals do). */
   get columns(): number {
-    return this.stdout.columns ?? 80;
+    const columns = this.stdout.columns;
+    return columns !== undefined && Number.isFinite(columns) && columns > 0 ? columns : 80;
   }
 
   /** A line for people, on stderr ("soundclone: ..."). */

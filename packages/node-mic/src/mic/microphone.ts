@@ -3,6 +3,7 @@ import type { AudioSource } from '../sources/audio-source.js';
 import type { MicrophoneBackendName, MicrophoneDevice } from './devices.js';
 import { listProcessDevices, openProcessCapture } from './process-backend.js';
 import { listPvRecorderDevices, loadPvRecorder, openPvRecorder } from './pvrecorder-backend.js';
+import type { Overflow, PushSourceOptions } from './push-source.js';
 
 export interface MicrophoneOptions {
   /** Index or name (exact, else a case-insensitive substring) from listMicrophones(); default: the system's. */
@@ -17,11 +18,17 @@ export interface MicrophoneOptions {
   readonly channels?: number;
   /** Aborting stops the capture like stop(). */
   readonly signal?: AbortSignal;
+  /** Captured audio held for a reader that is behind; past it blocks are dropped (droppedFrames). Default 5000 ms. */
+  readonly maxQueuedMs?: number;
+  /** Told of every dropped block (the reader fell behind by maxQueuedMs). */
+  readonly onOverflow?: (overflow: Overflow) => void;
 }
 
 /** A capturing microphone: an AudioSource whose deliveredFrames are the frames captured. */
 export interface Microphone extends AudioSource {
   readonly backend: MicrophoneBackendName;
+  /** Frames captured but dropped because nobody read them in time (see maxQueuedMs); 0 normally. */
+  readonly droppedFrames: number;
 }
 
 export async function resolveBackend(backend: MicrophoneOptions['backend'] = 'auto'): Promise<MicrophoneBackendName> {
@@ -45,10 +52,15 @@ export async function listMicrophones(options: Pick<MicrophoneOptions, 'backend'
  */
 export async function openMicrophone(options: MicrophoneOptions = {}): Promise<Microphone> {
   const backend = await resolveBackend(options.backend);
+  const queue: PushSourceOptions = {
+    ...(options.maxQueuedMs !== undefined ? { maxQueuedMs: options.maxQueuedMs } : {}),
+    ...(options.onOverflow !== undefined ? { onOverflow: options.onOverflow } : {}),
+  };
   const source =
     backend === 'pvrecorder'
-      ? await openPvRecorder(options.device)
+      ? await openPvRecorder(options.device, queue)
       : await openProcessCapture(backend, {
+          queue,
           ...(options.device !== undefined ? { device: options.device } : {}),
           ...(options.sampleRate !== undefined ? { sampleRate: options.sampleRate } : {}),
           ...(options.channels !== undefined ? { channels: options.channels } : {}),

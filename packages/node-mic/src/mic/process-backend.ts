@@ -4,7 +4,7 @@ import { MicrophoneError } from '../errors.js';
 import { Pcm16Chunker } from '../sources/pcm-chunker.js';
 import type { MicrophoneBackendName, MicrophoneDevice } from './devices.js';
 import { selectDevice } from './devices.js';
-import { PushSource } from './push-source.js';
+import { PushSource, type PushSourceOptions } from './push-source.js';
 
 const run = promisify(execFile);
 
@@ -20,13 +20,25 @@ export async function listProcessDevices(backend: ProcessBackendName): Promise<M
     if (backend === 'parec') return await listPulseSources();
     if (backend === 'arecord') {
       const { stdout } = await run('arecord', ['-L'], { timeout: 5000 });
-      const names = stdout.split('\n').filter((l) => l !== '' && !/^\s/.test(l));
+      const names = stdout.split('\n').filter((l) => l !== '' && !/^\s/.test(l) && !notAMicrophone(l));
       return names.map((name, index) => ({ index, name, backend, isDefault: name === 'default' }));
     }
     return [{ index: 0, name: 'default', backend, isDefault: true }];
   } catch (caught) {
     throw spawnFailure(caught, backend);
   }
+}
+
+/**
+ * ALSA PCMs in `arecord -L` that are no microphone: `null` captures endless zeros with no clock, the
+ * rest are converters, other sound systems' bridges or playback-only outputs. Anything else (cards,
+ * `default`, `pulse`, `pipewire`, a user's own PCMs from ~/.asoundrc) stays.
+ */
+const NOT_MICROPHONES = new Set(['null', 'lavrate', 'samplerate', 'speexrate', 'jack', 'oss', 'speex', 'upmix', 'vdownmix', 'dmix']);
+const PLAYBACK_ONLY = /^(front|rear|center_lfe|side|surround\d+|iec958|hdmi|dmix):/;
+
+function notAMicrophone(name: string): boolean {
+  return NOT_MICROPHONES.has(name) || PLAYBACK_ONLY.test(name);
 }
 
 async function listPulseSources(): Promise<MicrophoneDevice[]> {
@@ -61,18 +73,22 @@ export interface ProcessCaptureOptions {
   readonly channels?: number;
   /** How long to wait for the first audio before opening counts as done. Default 3000 ms. */
   readonly startTimeoutMs?: number;
+  /** The bound on audio held for a reader that is behind, and who hears of drops. */
+  readonly queue?: PushSourceOptions;
 }
 
 export async function openProcessCapture(backend: ProcessBackendName, options: ProcessCaptureOptions = {}): Promise<PushSource> {
   const devices = await listProcessDevices(backend);
-  if (devices.length === 0) throw MicrophoneError.noDevice(backend);
-  const device = selectDevice(devices, options.device, backend) ?? devices[0];
+  if (devices.length === 0 && (backend === 'parec' || options.device !== undefined)) throw MicrophoneError.noDevice(backend);
+  // No default marked: PulseAudio's first source is still a real one, but arecord asks ALSA for
+  // "default" and lets it fail (MIC_NO_DEVICE) rather than take whatever comes first in its list.
+  const device = selectDevice(devices, options.device, backend) ?? (backend === 'parec' ? devices[0] : undefined);
   const sampleRate = device?.sampleRate ?? options.sampleRate ?? 48_000;
   const channels = device?.channels ?? options.channels ?? 1;
   const name = device?.name ?? 'default';
   const [command, args, env] = commandFor(backend, name, sampleRate, channels);
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-  const source = new PushSource(name, { sampleRate, channels, encoding: 'pcm16' }, () => child.kill('SIGTERM'));
+  const source = new PushSource(name, { sampleRate, channels, encoding: 'pcm16' }, () => child.kill('SIGTERM'), options.queue);
   const chunker = new Pcm16Chunker(channels);
   let stderr = '';
   let sawData = false;

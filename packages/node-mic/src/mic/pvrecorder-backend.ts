@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { MicrophoneError } from '../errors.js';
 import { selectDevice, type MicrophoneDevice } from './devices.js';
 import { pulseRefusal } from './pulse-refusal.js';
-import { PushSource } from './push-source.js';
+import { PushSource, type PushSourceOptions } from './push-source.js';
 
 /** The part of @picovoice/pvrecorder-node we use (CommonJS, loaded lazily: a platform without a prebuilt library falls back). */
 interface PvRecorderInstance {
@@ -57,9 +57,9 @@ export const PV_FRAME = 320;
  * failed to initialize), PulseAudio is asked whether it refused us: a refusal also hides the server's
  * devices, leaving only ALSA's, so it looks like either of the others.
  */
-export async function openPvRecorder(wanted: string | number | undefined): Promise<PushSource> {
+export async function openPvRecorder(wanted: string | number | undefined, queue: PushSourceOptions = {}): Promise<PushSource> {
   try {
-    return startPvRecorder(wanted);
+    return startPvRecorder(wanted, queue);
   } catch (caught) {
     if (!(caught instanceof MicrophoneError) || caught.code === 'MIC_BACKEND_UNAVAILABLE' || caught.code === 'MIC_PERMISSION_DENIED') throw caught;
     const refusal = await pulseRefusal();
@@ -68,7 +68,7 @@ export async function openPvRecorder(wanted: string | number | undefined): Promi
   }
 }
 
-function startPvRecorder(wanted: string | number | undefined): PushSource {
+function startPvRecorder(wanted: string | number | undefined, queue: PushSourceOptions): PushSource {
   const Recorder = recorderClass();
   const devices = listPvRecorderDevices();
   if (devices.length === 0) throw MicrophoneError.noDevice('pvrecorder');
@@ -84,7 +84,7 @@ function startPvRecorder(wanted: string | number | undefined): PushSource {
   let stopRequested = false;
   const source = new PushSource(recorder.getSelectedDevice(), { sampleRate: recorder.sampleRate, channels: 1, encoding: 'pcm16' }, () => {
     stopRequested = true;
-  });
+  }, queue);
   void (async () => {
     let failure: unknown;
     try {

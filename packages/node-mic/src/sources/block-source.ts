@@ -16,14 +16,18 @@ export class BlockSource implements AudioSource {
   #stopped = false;
   #iterated = false;
   readonly #blocks: Iterable<AudioBlock> | AsyncIterable<AudioBlock>;
+  readonly #release: (() => void) | undefined;
 
+  /** `release` frees what the blocks hold (an open file) when the source stops without being read to its end. */
   constructor(
     readonly label: string,
     readonly format: AudioFormat,
     blocks: Iterable<AudioBlock> | AsyncIterable<AudioBlock>,
     options: BlockSourceOptions = {},
+    release?: () => void,
   ) {
     this.#blocks = blocks;
+    this.#release = release;
     options.signal?.addEventListener('abort', () => void this.stop(), { once: true });
     if (options.signal?.aborted === true) this.#stopped = true;
   }
@@ -35,11 +39,15 @@ export class BlockSource implements AudioSource {
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
+    // Never iterated: nothing will leave a for-await over the blocks, so nothing else frees them.
+    if (!this.#iterated) this.#release?.();
   }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<AudioBlock> {
     if (this.#iterated) throw new TypeError(`${this.label}: a source can be iterated once`);
     this.#iterated = true;
+    // Stopped before the first block: the blocks are not started (a released file is not read).
+    if (this.#stopped) return;
     for await (const block of this.#blocks) {
       if (this.#stopped) return;
       if (block.length === 0) continue;

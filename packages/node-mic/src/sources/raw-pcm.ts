@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { closeSync, createReadStream, fstatSync, openSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { AudioSourceError } from '../errors.js';
 import { checkFormat, type AudioBlock, type AudioSource } from './audio-source.js';
@@ -17,13 +17,38 @@ export interface RawPcmOptions extends BlockSourceOptions {
 export function rawPcmSource(input: string | Readable, options: RawPcmOptions = {}): AudioSource {
   const label = typeof input === 'string' ? input : 'raw PCM stream';
   const format = checkFormat({ sampleRate: options.sampleRate ?? 16_000, channels: options.channels ?? 1, encoding: 'pcm16' }, label);
-  const stream = typeof input === 'string' ? createReadStream(input) : input;
-  // Stopping ends the iteration at a block boundary; leaving the for-await closes a file stream we opened.
-  return new BlockSource(label, format, pcmBlocks(stream, format.channels, label), options);
+  if (typeof input !== 'string') return new BlockSource(label, format, pcmBlocks(() => input, format.channels, label), options);
+  // Opened now, not when the first block is asked for: a missing file or a directory fails here, before
+  // any session exists (a stream opened by path reports that as an 'error' event nobody listens to yet).
+  const fd = openFile(input);
+  let owned = true;
+  const release = (): void => {
+    if (owned) closeSync(fd);
+    owned = false;
+  };
+  const open = (): Readable => {
+    owned = false; // the stream closes it (autoClose), also when the for-await is left early
+    return createReadStream('', { fd });
+  };
+  return new BlockSource(label, format, pcmBlocks(open, format.channels, label), options, release);
 }
 
-async function* pcmBlocks(stream: Readable, channels: number, label: string): AsyncGenerator<AudioBlock> {
+function openFile(path: string): number {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    if (fstatSync(fd).isDirectory()) throw new AudioSourceError('SOURCE_READ_FAILED', `${path}: is a directory, not a raw PCM file`);
+    return fd;
+  } catch (caught) {
+    if (fd !== undefined) closeSync(fd);
+    if (caught instanceof AudioSourceError) throw caught;
+    throw new AudioSourceError('SOURCE_READ_FAILED', `${path}: ${caught instanceof Error ? caught.message : String(caught)}`, { cause: caught });
+  }
+}
+
+async function* pcmBlocks(open: () => Readable, channels: number, label: string): AsyncGenerator<AudioBlock> {
   const chunker = new Pcm16Chunker(channels);
+  const stream = open();
   try {
     for await (const chunk of stream) yield chunker.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Uint8Array));
   } catch (caught) {

@@ -18,16 +18,21 @@ export interface DecodedWav {
 }
 
 /**
- * Decodes a whole WAV (wav-decoder: 8/16/24/32-bit integer or 32-bit float, any channel count). 16-bit
+ * Decodes a whole WAV (wav-decoder: 8/16/24/32-bit integer or 32-bit float, any channel count, plain or
+ * WAVE_FORMAT_EXTENSIBLE as sox writes 24-bit and multichannel files; A-law, µ-law, ADPCM are refused). 16-bit
  * integer files come back as the exact Int16 values, so a 16 kHz mono file reaches the server bit for
  * bit; everything else becomes Float32 for the core encode path.
  */
 export function decodeWav(bytes: Uint8Array, what = 'WAV'): DecodedWav {
-  const bitDepth = sixteenBitInteger(bytes, what);
+  const fmt = readFmt(bytes, what);
+  const bitDepth = fmt.tag === WAVE_FORMAT_PCM && fmt.bits === 16;
   let decoded: { sampleRate: number; channelData: Float32Array[] };
   try {
-    const copy = bytes.slice().buffer;
-    decoded = wavDecoder.decode.sync(copy, { symmetric: true });
+    // A copy with its own buffer (Buffer#slice would be a view): wav-decoder takes an ArrayBuffer, and the patch must not touch the caller's bytes.
+    const copy = new Uint8Array(bytes);
+    // wav-decoder knows only the plain tags; an extensible PCM or float file is the same samples.
+    if (fmt.extensible) new DataView(copy.buffer).setUint16(fmt.at + 8, fmt.tag, true);
+    decoded = wavDecoder.decode.sync(copy.buffer, { symmetric: true });
   } catch (caught) {
     throw new AudioSourceError('SOURCE_UNSUPPORTED_FORMAT', `${what}: ${caught instanceof Error ? caught.message : String(caught)}`, { cause: caught });
   }
@@ -44,18 +49,38 @@ export function decodeWav(bytes: Uint8Array, what = 'WAV'): DecodedWav {
   return { format, samples, frames };
 }
 
-/** Whether the fmt chunk says 16-bit integer PCM (read here: wav-decoder does not return it). */
-function sixteenBitInteger(bytes: Uint8Array, what: string): boolean {
+const WAVE_FORMAT_PCM = 0x0001;
+const WAVE_FORMAT_IEEE_FLOAT = 0x0003;
+const WAVE_FORMAT_EXTENSIBLE = 0xfffe;
+/** Encodings people meet in WAVs that we do not decode, named in the error instead of a bare hex tag. */
+const NAMED_TAGS: Readonly<Record<number, string>> = { 0x0002: 'MS ADPCM', 0x0006: 'A-law', 0x0007: 'µ-law', 0x0011: 'IMA ADPCM', 0x0031: 'GSM 6.10', 0x0055: 'MP3' };
+
+interface FmtChunk {
+  /** Offset of the chunk header ("fmt "). */
+  readonly at: number;
+  /** The encoding: for WAVE_FORMAT_EXTENSIBLE, the first two bytes of the sub-format GUID. */
+  readonly tag: number;
+  readonly extensible: boolean;
+  readonly bits: number;
+}
+
+/** The fmt chunk (read here: wav-decoder does not return it); only PCM and IEEE float pass. */
+function readFmt(bytes: Uint8Array, what: string): FmtChunk {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const tag = (at: number): string => String.fromCharCode(...bytes.subarray(at, at + 4));
   if (bytes.length < 12 || tag(0) !== 'RIFF' || tag(8) !== 'WAVE') throw new AudioSourceError('SOURCE_UNSUPPORTED_FORMAT', `${what}: not a RIFF/WAVE file`);
   for (let at = 12; at + 8 <= bytes.length; ) {
     const size = view.getUint32(at + 4, true);
     if (tag(at) === 'fmt ' && at + 24 <= bytes.length) {
-      let formatTag = view.getUint16(at + 8, true);
-      // WAVE_FORMAT_EXTENSIBLE: the real tag is the first two bytes of the sub-format GUID.
-      if (formatTag === 0xfffe && at + 34 <= bytes.length) formatTag = view.getUint16(at + 32, true);
-      return formatTag === 1 && view.getUint16(at + 22, true) === 16;
+      const declared = view.getUint16(at + 8, true);
+      const extensible = declared === WAVE_FORMAT_EXTENSIBLE;
+      if (extensible && (size < 40 || at + 48 > bytes.length)) throw new AudioSourceError('SOURCE_UNSUPPORTED_FORMAT', `${what}: WAVE_FORMAT_EXTENSIBLE fmt chunk too short (${String(size)} bytes)`);
+      const real = extensible ? view.getUint16(at + 32, true) : declared;
+      if (real !== WAVE_FORMAT_PCM && real !== WAVE_FORMAT_IEEE_FLOAT) {
+        const name = NAMED_TAGS[real] ?? `format 0x${real.toString(16).padStart(4, '0')}`;
+        throw new AudioSourceError('SOURCE_UNSUPPORTED_FORMAT', `${what}: ${name} WAV${extensible ? ' (extensible)' : ''} is not supported; only integer PCM and IEEE float are (e.g. sox in.wav -e signed-integer out.wav)`);
+      }
+      return { at, tag: real, extensible, bits: view.getUint16(at + 22, true) };
     }
     at += 8 + size + (size % 2);
   }

@@ -8,6 +8,7 @@ import { rawPcmSource, stdinSource } from '../../sources/raw-pcm.js';
 import { wavFileSource } from '../../sources/wav.js';
 import { oneOf, parse, positiveInt, str } from '../args.js';
 import { CaptionScreen } from '../caption-screen.js';
+import { GapLines } from '../gap-lines.js';
 import { CliUsageError } from '../cli-error.js';
 import { connect, type Connection } from '../context.js';
 import type { CommandContext } from '../command.js';
@@ -20,7 +21,8 @@ export const CAPTIONS_USAGE = `usage: soundclone captions [FILE | - | --mic [DEV
   --raw --rate N --channels N   headerless PCM16LE input (default 16000 Hz mono)
   --backend auto|pvrecorder|parec|arecord|sox   microphone backend (default auto)
   --title TEXT --language CODE
-Ctrl-C finishes the session (everything captured is sent) and prints the usage and charge.`;
+Ctrl-C or SIGTERM finishes the session (everything captured is sent) and prints the usage and charge.
+Audio that could not be sent is reported as gap lines (at most one a second) and in the summary.`;
 
 export async function captions(ctx: CommandContext): Promise<number> {
   const { values, positionals } = parse(ctx.args, {
@@ -50,9 +52,10 @@ export async function captions(ctx: CommandContext): Promise<number> {
   // The source opens first: a missing device or file fails before any server or session exists.
   let source: AudioSource | undefined;
   let connection: Connection | undefined;
+  const drops = new DropRelay();
   try {
     if (mic !== undefined) {
-      source = await openMicrophone({ ...(mic !== '' ? { device: mic } : {}), ...(backend !== undefined ? { backend } : {}), ...pcm });
+      source = await openMicrophone({ ...(mic !== '' ? { device: mic } : {}), ...(backend !== undefined ? { backend } : {}), ...pcm, onOverflow: (o) => drops.add(o.frames) });
       ctx.out.note(`listening on ${source.label} (${(source as { backend?: string }).backend ?? ''}, ${String(source.format.sampleRate)} Hz, ${String(source.format.channels)} ch); Ctrl-C to finish`);
     } else if (file === '-') {
       source = await stdinSource({ type: values['raw'] === true ? 'raw' : 'auto', ...pcm, stream: ctx.stdin });
@@ -65,7 +68,7 @@ export async function captions(ctx: CommandContext): Promise<number> {
       ...(pace !== undefined ? { pace } : {}),
       connect: { title: str(values, 'title') ?? `soundclone captions ${mic !== undefined ? 'microphone' : (file as string)}`, ...(str(values, 'language') !== undefined ? { languageHint: str(values, 'language') as string } : {}) },
     });
-    return await show(ctx, live);
+    return await show(ctx, live, drops);
   } catch (caught) {
     await source?.stop();
     throw caught;
@@ -74,7 +77,7 @@ export async function captions(ctx: CommandContext): Promise<number> {
   }
 }
 
-async function show(ctx: CommandContext, live: LiveTranscription): Promise<number> {
+async function show(ctx: CommandContext, live: LiveTranscription, drops: DropRelay): Promise<number> {
   const { out } = ctx;
   const screen = new CaptionScreen(out);
   const session = live.session;
@@ -87,46 +90,77 @@ async function show(ctx: CommandContext, live: LiveTranscription): Promise<numbe
   session.on('reconnecting', (info) => screen.status(`reconnecting: attempt ${String(info.attempt)} in ${String(info.delayMs)} ms (${info.reason})`));
   session.on('reconnected', (info) => screen.status(`reconnected: server had ${String(info.receivedSamples)} samples, resending ${String(info.resendSamples)}`));
   session.on('rotated', (info) => screen.status(`rotated: epoch ${String(info.fromEpoch)} -> ${String(info.toEpoch)} at sample ${String(info.atSample)}`));
-  session.on('gap', (gap) => screen.status(`gap: samples ${String(gap.from)}..${String(gap.to)} were lost while disconnected`));
+  const gaps = new GapLines((text) => screen.status(text));
+  // Gap positions count the session's wire samples (16 kHz), whatever the source's rate.
+  session.on('gap', (gap) => gaps.add({ cause: gap.cause, seconds: (gap.to - gap.from) / WIRE_RATE }));
+  drops.listen((frames) => gaps.add({ cause: 'dropped', seconds: frames / live.source.format.sampleRate }));
   const subscription = live.captions$.subscribe((event) => {
     if (event.kind === 'partial') screen.partial(event.text);
     else if (out.json) out.data({ type: 'line', id: event.line.id, text: event.line.text });
     else screen.line(event.line.text);
   });
 
+  // SIGTERM (kill, a service manager, a closing terminal multiplexer) finishes like Ctrl-C: what was
+  // captured is sent and charged either way, so the summary is owed either way.
   let interrupts = 0;
-  const onSigint = (): void => {
+  const onSignal = (signal: NodeJS.Signals): void => {
     interrupts += 1;
     if (interrupts === 1) {
-      screen.status('Ctrl-C: finishing the session (Ctrl-C again to quit at once)');
+      screen.status(signal === 'SIGINT' ? 'Ctrl-C: finishing the session (Ctrl-C again to quit at once)' : `${signal}: finishing the session (send it again to quit at once)`);
       void live.stop().catch(() => undefined);
     } else {
-      process.exit(130);
+      process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
     }
   };
-  process.on('SIGINT', onSigint);
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   let result: RealtimeFinishResult;
   try {
     result = await live.done;
   } finally {
-    process.off('SIGINT', onSigint);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
     subscription.unsubscribe();
+    gaps.flush();
     screen.end();
   }
-  summary(ctx, live, result);
+  summary(ctx, live, result, gaps);
   return 0;
 }
 
-function summary(ctx: CommandContext, live: LiveTranscription, result: RealtimeFinishResult): void {
+function summary(ctx: CommandContext, live: LiveTranscription, result: RealtimeFinishResult, gaps: GapLines): void {
   const usage = result.session.usage;
   const seconds = live.frames / live.source.format.sampleRate;
   if (ctx.out.json) {
-    ctx.out.data({ type: 'finished', sessionId: result.session.sessionId, transcriptionId: result.session.transcriptionId, status: result.session.status, capturedFrames: live.frames, lines: result.lines.length, usage, notices: result.notices });
+    ctx.out.data({ type: 'finished', sessionId: result.session.sessionId, transcriptionId: result.session.transcriptionId, status: result.session.status, capturedFrames: live.frames, droppedFrames: droppedFrames(live.source), lostSeconds: gaps.totalSeconds, lines: result.lines.length, usage, notices: result.notices });
     return;
   }
   ctx.out.print('');
   ctx.out.print(`finished: ${result.session.status}, ${String(result.lines.length)} lines, ${seconds.toFixed(2)} s captured (${String(live.frames)} frames at ${String(live.source.format.sampleRate)} Hz)`);
   ctx.out.print(`usage: ${String(usage.receivedSamples)} samples received, ${String(usage.capturedSamples)} captured, ${String(usage.elapsedMs)} ms`);
   ctx.out.print(`charge: ${String(usage.billableCharacters)} characters (estimated ${String(usage.estimatedCharacters)})`);
+  if (gaps.totalGaps > 0) ctx.out.print(`lost: ${gaps.totalSeconds.toFixed(2)} s of audio in ${String(gaps.totalGaps)} gaps (see the gap lines above)`);
   for (const notice of result.notices) ctx.out.print(`notice ${notice.code}: ${notice.message}`);
+}
+
+const WIRE_RATE = 16_000;
+
+/** Microphone drops reach the gap lines once they exist; drops before that (while connecting) wait. */
+class DropRelay {
+  #early: number[] = [];
+  #listener: ((frames: number) => void) | undefined;
+
+  add(frames: number): void {
+    if (this.#listener === undefined) this.#early.push(frames);
+    else this.#listener(frames);
+  }
+
+  listen(listener: (frames: number) => void): void {
+    this.#listener = listener;
+    for (const frames of this.#early.splice(0)) listener(frames);
+  }
+}
+
+function droppedFrames(source: AudioSource): number {
+  return (source as { droppedFrames?: number }).droppedFrames ?? 0;
 }
