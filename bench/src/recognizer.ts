@@ -1,8 +1,9 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { SoundClone, type RealtimeSocketSession } from '@soundclone/core';
+import { progress } from './collect/progress.js';
+import { BENCH_KEY, ServerProcess } from './realtime/server-process.js';
+import { percentile, sleep } from './realtime/speech.js';
 
 /**
  * The `recognizer` section, `node --expose-gc bench/dist/run.js --only recognizer` alone (issue 7): the reference server's PocketSphinx
@@ -15,9 +16,7 @@ import { SoundClone, type RealtimeSocketSession } from '@soundclone/core';
  *                      and the acknowledgement lag (audio sent but not yet decoded); a level is
  *                      sustained when the lag's p99 stays under 1 s
  */
-const SERVER_CLI = fileURLToPath(new URL('../../packages/server/dist/cli.js', import.meta.url));
 const TESTDATA = '/usr/share/pocketsphinx/test/data';
-const KEY = 'bench-recognizer';
 const RATE = 16_000;
 const SUSTAINED_LAG_MS = 1000;
 const MAX_PACED = 16;
@@ -39,20 +38,32 @@ export interface RecognizerPacedRow {
   readonly sustained: boolean;
 }
 
+/** The reference server in its own process (its CPU time is its own), and a client of it. */
+interface Server {
+  readonly proc: ServerProcess;
+  readonly client: SoundClone;
+}
+
+async function startServer(recognizer: string): Promise<Server> {
+  // The paced levels step up to MAX_PACED sessions: past the default cap of 4 decoders they would get 503.
+  const proc = await ServerProcess.start(['--recognizer', recognizer, '--max-decoders', String(MAX_PACED)]);
+  return { proc, client: new SoundClone({ accessKey: BENCH_KEY, baseUrl: proc.url }) };
+}
+
 export async function runRecognizerBench(options: { quick: boolean }): Promise<{ rows: RecognizerBenchRow[]; paced: RecognizerPacedRow[] }> {
   const speech = corpus();
   const rows: RecognizerBenchRow[] = [];
   for (const recognizer of ['deterministic', 'pocketsphinx']) {
-    const server = await Server.start(recognizer);
+    const server = await startServer(recognizer);
     try {
       rows.push(await realTimeFactor(server, recognizer, speech));
-      note(`recognizer ${recognizer}: RTF ${rows[rows.length - 1]!.rtf.toFixed(3)}`);
+      progress(`recognizer ${recognizer}: RTF ${rows[rows.length - 1]!.rtf.toFixed(3)}`);
     } finally {
-      await server.close();
+      await server.proc.close();
     }
   }
   const paced: RecognizerPacedRow[] = [];
-  const server = await Server.start('pocketsphinx');
+  const server = await startServer('pocketsphinx');
   try {
     const seconds = options.quick ? 8 : 20;
     const decoding = rows[1]!.rtf;
@@ -60,11 +71,11 @@ export async function runRecognizerBench(options: { quick: boolean }): Promise<{
     for (let sessions = Math.max(1, Math.floor(0.6 / decoding)); sessions <= MAX_PACED; sessions++) {
       const row = await pacedLevel(server, speech, sessions, seconds);
       paced.push(row);
-      note(`recognizer pocketsphinx: ${sessions} paced sessions: ${row.serverCores.toFixed(2)} cores, lag p99 ${row.lagP99Ms.toFixed(0)} ms`);
+      progress(`recognizer pocketsphinx: ${sessions} paced sessions: ${row.serverCores.toFixed(2)} cores, lag p99 ${row.lagP99Ms.toFixed(0)} ms`);
       if (!row.sustained || row.serverCores > 1.05) break;
     }
   } finally {
-    await server.close();
+    await server.proc.close();
   }
   return { rows, paced };
 }
@@ -89,7 +100,7 @@ function corpus(): Int16Array {
 
 async function realTimeFactor(server: Server, recognizer: string, speech: Int16Array): Promise<RecognizerBenchRow> {
   const session = await server.client.stt.realtime.connect({ maxInFlightSamples: RATE * 4 });
-  const cpuBefore = server.cpuMs();
+  const cpuBefore = server.proc.cpuMs();
   const started = performance.now();
   for (let at = 0; at < speech.length; at += 320) {
     session.writePcm16(speech.subarray(at, at + 320));
@@ -97,7 +108,7 @@ async function realTimeFactor(server: Server, recognizer: string, speech: Int16A
   }
   await session.finish({ timeoutMs: 300_000 });
   const wallS = (performance.now() - started) / 1000;
-  const serverCpuS = (server.cpuMs() - cpuBefore) / 1000;
+  const serverCpuS = (server.proc.cpuMs() - cpuBefore) / 1000;
   const audioS = speech.length / RATE;
   return { recognizer, audioS, serverCpuS, rtf: serverCpuS / audioS, wallRtf: wallS / audioS };
 }
@@ -107,7 +118,7 @@ async function pacedLevel(server: Server, speech: Int16Array, sessions: number, 
   const open: RealtimeSocketSession[] = [];
   for (let i = 0; i < sessions; i++) open.push(await server.client.stt.realtime.connect({}));
   const lags: number[] = [];
-  const cpuBefore = server.cpuMs();
+  const cpuBefore = server.proc.cpuMs();
   const started = performance.now();
   const sampler = setInterval(() => {
     for (const s of open) lags.push((s.stats.unackedSamples * 1000) / RATE);
@@ -130,7 +141,7 @@ async function pacedLevel(server: Server, speech: Int16Array, sessions: number, 
     clearInterval(sampler);
   }
   const wallMs = performance.now() - started;
-  const serverCores = (server.cpuMs() - cpuBefore) / wallMs;
+  const serverCores = (server.proc.cpuMs() - cpuBefore) / wallMs;
   await Promise.all(open.map((s) => s.finish({ timeoutMs: 120_000 })));
   lags.sort((a, b) => a - b);
   const lagP99Ms = percentile(lags, 99);
@@ -158,64 +169,4 @@ export function recognizerText({ rows, paced }: { rows: readonly RecognizerBench
     ? `One core sustains ${best.sessions} concurrent realtime sessions of continuous speech with PocketSphinx (lag p99 under ${SUSTAINED_LAG_MS} ms).`
     : 'No paced level was sustained (the machine may be loaded).');
   return lines.join('\n');
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function note(message: string): void {
-  process.stderr.write(`${message}\n`);
-}
-
-/** The reference server CLI in a child process; its CPU time read from /proc. */
-class Server {
-  private constructor(private readonly child: ChildProcess, readonly client: SoundClone) {}
-
-  static async start(recognizer: string): Promise<Server> {
-    if (!existsSync(SERVER_CLI)) throw new Error(`the reference server is not built (${SERVER_CLI}): run pnpm build`);
-    // The paced levels step up to MAX_PACED sessions: past the default cap of 4 decoders they would get 503.
-    const child = spawn(process.execPath, [SERVER_CLI, '--port', '0', '--access-key', KEY, '--recognizer', recognizer, '--max-decoders', String(MAX_PACED)], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => void (stderr += chunk));
-    const url = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      const timer = setTimeout(() => reject(new Error(`the server did not start in 30 s: ${stderr}`)), 30_000);
-      child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-        out += chunk;
-        if (!out.includes('\n')) return;
-        clearTimeout(timer);
-        resolve(out.split('\n')[0]!.trim());
-      });
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`the server exited (${String(code)}): ${stderr}`));
-      });
-    });
-    return new Server(child, new SoundClone({ accessKey: KEY, baseUrl: url }));
-  }
-
-  cpuMs(): number {
-    const stat = readFileSync(`/proc/${this.child.pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks();
-  }
-
-  async close(): Promise<void> {
-    if (this.child.exitCode !== null) return;
-    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
-    this.child.kill('SIGTERM');
-    await exited;
-  }
-}
-
-let ticks: number | undefined;
-function clockTicks(): number {
-  ticks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  return ticks;
 }

@@ -6,6 +6,7 @@ import { RealtimeError } from './realtime-error.js';
 import type { SessionOwnEvents } from './session-events.js';
 import type { RealtimeRest } from './session-options.js';
 import type { SessionState } from './session-state.js';
+import { MAX_TIMER_MS } from './timer-set.js';
 
 /** What recovery needs from the session. Every callback re-reads state: an await may have ended it. */
 export interface RecoveryHost {
@@ -113,7 +114,7 @@ export class SessionRecovery {
       const left = deadline - this.restFinishReserveMs - this.host.now();
       if (left > 0) {
         this.#fallbackArmed = true;
-        this.host.later(Math.min(left, 2_147_483_647), check); // setTimeout's largest delay; checked again then
+        this.host.later(Math.min(left, MAX_TIMER_MS), check); // checked again then
       } else {
         void this.finishOverRest('socket down near the finish deadline', false);
       }

@@ -1,5 +1,6 @@
 import { ValidationError } from '../errors/client-errors.js';
 import { RealtimeError } from './realtime-error.js';
+import { MAX_TIMER_MS } from './timer-set.js';
 
 /**
  * A timeoutMs the caller gave: a non-negative number of milliseconds, or Infinity for none. NaN, a
@@ -9,8 +10,6 @@ export function invalidTimeout(call: string, timeoutMs: unknown): ValidationErro
   if (typeof timeoutMs === 'number' && timeoutMs >= 0) return undefined;
   return new ValidationError([{ field: 'timeoutMs', rule: `must be a non-negative number of milliseconds or Infinity (no timeout); ${call}() got ${String(timeoutMs)}` }]);
 }
-
-const MAX_TIMER_MS = 2_147_483_647;
 
 export interface WaitOptions {
   /** Name of the public call, for error messages. */

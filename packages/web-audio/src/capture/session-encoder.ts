@@ -12,7 +12,7 @@ export interface Pcm16Sink {
  * segment can be closed exactly:
  *
  *   push(block) ─► EncodePipeline ─► int16 ring ─► read ─► session.writePcm16()
- *   endSegment(): flush the resampler tail into the session, then reset (mute, pause, stop)
+ *   endSegment(): the resampler tail into the session, a fresh filter after it (mute, pause, stop)
  *
  * A segment ends whenever audio stops flowing to the session (mute, pause, stop), so the audio
  * before the cut is complete (the resampler's filter delay is flushed, not stranded) and the audio
@@ -66,9 +66,8 @@ export class SessionEncoder {
   endSegment(): void {
     if (!this.#open) return;
     this.#open = false;
-    this.pipeline.flush();
+    this.pipeline.endSegment();
     this.#forward();
-    this.pipeline.reset();
   }
 
   #forward(): void {
