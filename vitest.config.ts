@@ -8,8 +8,8 @@ const src = (pkg: string): string => fileURLToPath(new URL(`./packages/${pkg}/sr
 export default defineConfig({
   resolve: {
     alias: [
-      { find: /^@soundclone\/(core|node-mic|web-audio|server)$/, replacement: `${src('$1')}index.ts` },
-      { find: /^@soundclone\/(core|node-mic|web-audio|server)\/internal$/, replacement: `${src('$1')}internal.ts` },
+      { find: /^@soundclone\/(core|node-mic|web-audio|server|cli)$/, replacement: `${src('$1')}index.ts` },
+      { find: /^@soundclone\/(core|node-mic|web-audio|server|cli)\/internal$/, replacement: `${src('$1')}internal.ts` },
     ],
   },
   test: {

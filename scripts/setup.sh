@@ -1,6 +1,12 @@
 #!/usr/bin/env bash
 # Sets up a fresh machine that has Node 20+ and npm: pnpm, the Debian packages the tests and demos
-# use, and the workspace's dependencies. Safe to run again; it only installs what is missing.
+# use, the workspace's dependencies, a build, and the `soundclone` command. Safe to run again; it
+# installs only what is missing.
+#
+# Packages are chosen by what a test needs (a driver, a codec, a model file), not by a command's
+# presence: apt satisfies sox's "alsa | ao | oss | pulse" dependency with whichever one it picks, so
+# a machine can have `sox` and still lack the ALSA driver a test records through. After installing,
+# every capability is checked and setup stops with one clear line when one is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,49 +15,61 @@ if ! command -v pnpm >/dev/null 2>&1; then
   npm install -g pnpm@10
 fi
 
-# command -> Debian package. Tests that need them check for them too, with a clear message.
+arch_lib="/usr/lib/$(uname -m)-linux-gnu"
+
+# path that proves the capability -> Debian package that brings it
 declare -A wanted=(
-  [unshare]=util-linux   # refused-destination tests run in a private network namespace
-  [ip]=iproute2
-  [tar]=tar              # the packed-artifact smoke test unpacks tarballs
-  [mkvmerge]=mkvtoolnix  # makes the multi-track Matroska files the upload tests read
-  [chromium]=chromium    # web-audio tests: real Chromium (playwright-core drives /usr/bin/chromium)
-  [pulseaudio]=pulseaudio       # node-mic tests: a private daemon is the fake system microphone
-  [pactl]=pulseaudio-utils      # ... parec (capture fallback), paplay (speaks into the fake mic)
-  [parec]=pulseaudio-utils
-  [paplay]=pulseaudio-utils
-  [arecord]=alsa-utils          # ... the arecord capture fallback (through ALSA's pulse plugin)
-  [tmux]=tmux                   # test/cli runs the CLI in a real terminal
-  [pocketsphinx_continuous]=pocketsphinx  # real speech recognition in the reference server
-  [cc]=gcc                      # ... its Node-API binding is compiled at setup (no node-gyp)
-  [pkg-config]=pkg-config       # ... which finds libpocketsphinx's flags
-  [sox]=sox                     # test/recognition resamples recorded speech to 44.1 and 48 kHz
-)
-# file -> Debian package, for packages that bring no command (a model, headers, recordings).
-declare -A wanted_files=(
-  [/usr/share/pocketsphinx/model/en-us/en-us.lm.bin]=pocketsphinx-en-us
-  [/usr/include/pocketsphinx/pocketsphinx.h]=libpocketsphinx-dev
+  [/usr/bin/unshare]=util-linux          # refused-destination tests run in a private network namespace
+  [/usr/bin/ip]=iproute2
+  [/usr/bin/tar]=tar                     # the packed-artifact smoke test unpacks tarballs
+  [/usr/bin/mkvmerge]=mkvtoolnix         # makes the multi-track Matroska files the upload tests read
+  [/usr/bin/chromium]=chromium           # web-audio tests: real Chromium (playwright-core drives it)
+  [/usr/bin/pulseaudio]=pulseaudio       # node-mic tests: a private daemon is the fake system microphone
+  [/usr/bin/pactl]=pulseaudio-utils      # ... parec (capture fallback), paplay (speaks into the fake mic)
+  [/usr/bin/arecord]=alsa-utils          # ... the arecord capture fallback
+  [$arch_lib/alsa-lib/libasound_module_pcm_pulse.so]=libasound2-plugins  # ... ALSA's pulse plugin, which arecord records through
+  [/usr/bin/tmux]=tmux                   # test/cli runs the CLI in a real terminal
+  [/usr/bin/pocketsphinx_continuous]=pocketsphinx                     # real speech recognition in the reference server
+  [/usr/share/pocketsphinx/model/en-us/en-us.lm.bin]=pocketsphinx-en-us   # ... its English model
+  [/usr/include/pocketsphinx/pocketsphinx.h]=libpocketsphinx-dev        # ... headers for its Node-API binding
   [/usr/share/pocketsphinx/test/data/librivox/transcription]=pocketsphinx-testdata  # speech with known words
-  [/usr/lib/$(uname -m)-linux-gnu/sox/libsox_fmt_pulseaudio.so]=libsox-fmt-pulse  # sox capture fallback's PulseAudio driver
+  [/usr/bin/cc]=gcc                      # ... the binding is compiled at setup (no node-gyp)
+  [/usr/bin/pkg-config]=pkg-config       # ... which finds libpocketsphinx's flags
+  [/usr/bin/sox]=sox                     # resamples recorded speech; a capture fallback
+  [$arch_lib/sox/libsox_fmt_pulseaudio.so]=libsox-fmt-pulse  # ... sox's PulseAudio driver
+  [$arch_lib/sox/libsox_fmt_alsa.so]=libsox-fmt-alsa         # ... sox's ALSA driver
 )
 missing=()
-for cmd in "${!wanted[@]}"; do
-  command -v "$cmd" >/dev/null 2>&1 || missing+=("${wanted[$cmd]}")
-done
-for file in "${!wanted_files[@]}"; do
-  [ -e "$file" ] || missing+=("${wanted_files[$file]}")
+for path in "${!wanted[@]}"; do
+  [ -e "$path" ] || missing+=("${wanted[$path]}")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
     apt-get update -q
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
   else
-    echo "setup: please install these Debian packages: ${missing[*]}" >&2
+    echo "setup: please install these Debian packages: $(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')" >&2
     exit 1
   fi
 fi
+
+# What the tests use, asked of the programs themselves.
+fail() { echo "setup: $1" >&2; exit 1; }
+for path in "${!wanted[@]}"; do
+  [ -e "$path" ] || fail "${wanted[$path]} is installed but $path is missing"
+done
+sox_drivers="$(sox -h 2>/dev/null | sed -n 's/^AUDIO DEVICE DRIVERS: //p')"
+for driver in alsa pulseaudio; do
+  [[ " $sox_drivers " == *" $driver "* ]] || fail "sox has no '$driver' driver (it lists: ${sox_drivers:-none}); install libsox-fmt-${driver%audio}"
+done
+sox -n -r 16000 -b 16 -c 1 -t wav - synth 0.01 sine 440 2>/dev/null | sox -t wav - -r 48000 -t raw - >/dev/null 2>&1 \
+  || fail "sox cannot resample a WAV file"
+chromium --headless --no-sandbox --disable-gpu --version >/dev/null 2>&1 || fail "chromium does not start"
+pulseaudio --version >/dev/null 2>&1 || fail "pulseaudio does not start"
 
 pnpm install --frozen-lockfile
 # The reference server's PocketSphinx binding (packages/server/README.md); skipped with a notice when
 # PocketSphinx is not installed (the server then uses its deterministic recognizer).
 node packages/server/scripts/build-pocketsphinx.mjs --if-available
+# Build once, so the `soundclone` command (pnpm soundclone, node_modules/.bin/soundclone) runs at once.
+pnpm build

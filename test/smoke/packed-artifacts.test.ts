@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  * fails here. Dependencies are linked from the workspace's own store so the test needs no network.
  */
 const root = resolve(import.meta.dirname, '../..');
-const PACKAGES = ['core', 'node-mic', 'web-audio', 'server'] as const;
+const PACKAGES = ['core', 'node-mic', 'web-audio', 'server', 'cli'] as const;
 let dir: string;
 
 function unpack(pkg: string, tarballs: string): string {
@@ -70,7 +70,7 @@ describe('packed artifacts', () => {
       const frame = p.nextFrame();
       let typed = false;
       try { new core.Resampler({ inputRate: 1, outputRate: 16000 }); } catch (e) { typed = e instanceof core.DspError && e.code === 'DSP_UNSUPPORTED_RATE'; }
-      for (const name of ['@soundclone/node-mic', '@soundclone/web-audio', '@soundclone/server']) await import(name);
+      for (const name of ['@soundclone/node-mic', '@soundclone/web-audio', '@soundclone/server', '@soundclone/cli']) await import(name);
       let blocked = false;
       try { await import('@soundclone/core/dist/dsp/resampler.js'); } catch { blocked = true; }
       const { default: worklet } = await import('@soundclone/web-audio/worklet-source');

@@ -1,6 +1,5 @@
 /**
- * @soundclone/node-mic: the system microphone and audio files as realtime sources (issue 5), and the
- * `soundclone` CLI (src/cli, not exported).
+ * @soundclone/node-mic: the system microphone and audio files as realtime sources.
  *
  *   openMicrophone() / wavFileSource() / rawPcmSource() / stdinSource()  ─►  AudioSource
  *   transcribeLive(client, source)  ─►  LiveTranscription (partials$, lines$, entities$, captions$, done)

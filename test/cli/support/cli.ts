@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-export const BIN = fileURLToPath(new URL('../../../packages/node-mic/dist/cli/bin.js', import.meta.url));
+export const BIN = fileURLToPath(new URL('../../../packages/cli/bin/soundclone.js', import.meta.url));
 
 /**
  * The CLI runs as shipped: compiled JavaScript. tsc -b is incremental, so this is quick when nothing
@@ -28,7 +28,7 @@ export function buildCli(): void {
     }
   }
   try {
-    execFileSync(process.execPath, [fileURLToPath(new URL('../../../node_modules/typescript/bin/tsc', import.meta.url)), '-b', 'packages/node-mic'], { cwd: ROOT, stdio: 'inherit' });
+    execFileSync(process.execPath, [fileURLToPath(new URL('../../../node_modules/typescript/bin/tsc', import.meta.url)), '-b', 'packages/cli'], { cwd: ROOT, stdio: 'inherit' });
   } finally {
     rmSync(lock, { recursive: true, force: true });
   }

@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { CaptionScreen } from '../src/cli/caption-screen.js';
-import { Output } from '../src/cli/output.js';
+import { CaptionScreen } from '../src/caption-screen.js';
+import { Output } from '../src/output.js';
 
 function streams(tty: boolean, columns = 40): { out: Output; stdout: () => string; stderr: () => string } {
   const so = Object.assign(new PassThrough(), { isTTY: tty, columns });

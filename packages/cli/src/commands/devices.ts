@@ -1,4 +1,4 @@
-import { listMicrophones } from '../../mic/microphone.js';
+import { listMicrophones } from '@soundclone/node-mic';
 import { oneOf, parse } from '../args.js';
 import type { CommandContext } from '../command.js';
 

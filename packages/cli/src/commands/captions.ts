@@ -1,11 +1,5 @@
 import type { RealtimeFinishResult } from '@soundclone/core';
-import { openMicrophone } from '../../mic/microphone.js';
-import { transcribeLive, type LiveTranscription } from '../../live/live-transcription.js';
-import type { Pace } from '../../live/pump.js';
-import { BUNDLED_SAMPLE } from '../../sample.js';
-import type { AudioSource } from '../../sources/audio-source.js';
-import { rawPcmSource, stdinSource } from '../../sources/raw-pcm.js';
-import { wavFileSource } from '../../sources/wav.js';
+import { BUNDLED_SAMPLE, openMicrophone, rawPcmSource, stdinSource, transcribeLive, wavFileSource, type AudioSource, type LiveTranscription, type Pace } from '@soundclone/node-mic';
 import { oneOf, parse, positiveInt, str } from '../args.js';
 import { CaptionScreen } from '../caption-screen.js';
 import { GapLines } from '../gap-lines.js';
