@@ -82,6 +82,14 @@ describe('packed artifacts', () => {
     expect(result).toEqual({ counted: true, frame: 320, typed: true, blocked: true, ring: 'function', workletSelfContained: true });
   });
 
+  it('run the packed soundclone command through its bin entry, with its dependencies from the other tarballs', () => {
+    const manifest = JSON.parse(readFileSync(join(dir, 'node_modules', '@soundclone', 'cli', 'package.json'), 'utf8')) as { bin: Record<string, string>; version: string };
+    const bin = join(dir, 'node_modules', '@soundclone', 'cli', manifest.bin['soundclone'] as string);
+    const help = execFileSync(process.execPath, [bin, '--help'], { cwd: dir, encoding: 'utf8' });
+    expect(help).toMatch(/^usage: soundclone COMMAND/);
+    expect(help).toContain('captions');
+  });
+
   it('type-check from a TypeScript consumer with NodeNext resolution', () => {
     writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
       compilerOptions: { strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', noEmit: true, skipLibCheck: false, lib: ['ES2023', 'DOM'], types: [] },
