@@ -14,7 +14,7 @@ const SHORT_NAME: Record<LibSampleRatePreset, string> = {
 
 /**
  * libsamplerate-js in its streaming mode, `full(input, output, frames)`, with a caller-owned output
- * buffer: the cheapest way the package can stream. Still, per the research (dsp-baseline.md), each
+ * buffer: the cheapest way the package can stream. Still, per our earlier measurements, each
  * call makes ~225 B of embind garbage, and `full()` never sets end-of-input, so the last 19–143
  * outputs (the filter delay) are held back and there is no flush. Only one call per instance is
  * ever mixed: never `simple()` on the same instance, which breaks its streaming state.

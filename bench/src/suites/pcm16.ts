@@ -57,7 +57,7 @@ export function referencePcm16Loop(): HotLoop {
 
 /**
  * Float32Array.set() of a 128-sample block: moving the input samples at all, the physical limit of
- * any stage of the path (dsp-baseline.md measured ~2,000 Ms/s).
+ * any stage of the path (measured earlier at ~2,000 Ms/s).
  */
 export function memcpyLoop(inputRate = 48000): HotLoop {
   const blocks = blocksOf(benchSignal(inputRate), 128);

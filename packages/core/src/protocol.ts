@@ -1,7 +1,7 @@
 /**
  * Every assumption the client makes about what the spec leaves "not shown", in one file.
  *
- * The spec (shared/spec/service-interface.md) fixes the path prefix, the endpoint summary, the
+ * The spec (docs/service-interface.md) fixes the path prefix, the endpoint summary, the
  * envelope and the field names. Everything else below (uploads, downloads, realtime session creation,
  * header names, HTTP statuses, the error code list, the webhook signature scheme, several limits) is
  * the reference service's decision (packages/server/src/protocol.ts, docs/protocol.md), mirrored here

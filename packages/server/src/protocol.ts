@@ -1,7 +1,7 @@
 /**
  * Everything the spec leaves "not shown" that this reference service had to decide, in one place.
  *
- * The spec (shared/spec/service-interface.md) fixes the paths of its endpoint summary, the envelope
+ * The spec (docs/service-interface.md) fixes the paths of its endpoint summary, the envelope
  * and the field names. It does not show: the uploads endpoint, transcript downloads, realtime session
  * creation and the socket, HTTP statuses, the error code list, the failure envelope's extra fields, the
  * webhook payload, signature header and retry policy, the socket token, or several limits. Each decision
