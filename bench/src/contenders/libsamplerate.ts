@@ -3,7 +3,7 @@ import { OUTPUT_RATE, type Contender, type StreamingResampler } from './contende
 
 type LibSampleRateSrc = Awaited<ReturnType<typeof LibSampleRate.create>>;
 
-/** The converter presets issue 2 compares against (SINC_* are libsamplerate's windowed-sinc ones). */
+/** The converter presets we compare against (SINC_* are libsamplerate's windowed-sinc ones). */
 export type LibSampleRatePreset = 'SRC_SINC_FASTEST' | 'SRC_SINC_MEDIUM_QUALITY' | 'SRC_SINC_BEST_QUALITY';
 
 const SHORT_NAME: Record<LibSampleRatePreset, string> = {

@@ -8,7 +8,7 @@ const RATE = 16000;
 /**
  * encodePcm16() alone, into a caller-owned byte buffer: on 128-sample blocks (the per-call cost
  * matters most there) and on 320-sample blocks, one 20 ms frame at 16 kHz, what the pipeline
- * encodes. Issue 2's target: at least 200 Ms/s.
+ * encodes. Target: at least 200 Ms/s.
  */
 export function pcm16Loops(): HotLoop[] {
   const signal = benchSignal(RATE);

@@ -210,7 +210,7 @@ export function webhookSignedPayload(timestampSec: number, rawBody: string): str
 export const DECIMALS = { acceptJsonNumbers: false } as const;
 
 // ---------------------------------------------------------------------------------------------------
-// Realtime socket (issue 4). Mirror of the server's "Realtime socket" block (docs/protocol.md); nothing
+// Realtime socket. Mirror of the server's "Realtime socket" block (docs/protocol.md); nothing
 // here is imported from the server. A user adapting the SDK to another socket protocol edits this block.
 // ---------------------------------------------------------------------------------------------------
 
