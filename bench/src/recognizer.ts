@@ -6,7 +6,7 @@ import { BENCH_KEY, ServerProcess } from './realtime/server-process.js';
 import { percentile, sleep } from './realtime/speech.js';
 
 /**
- * The `recognizer` section, `node --expose-gc bench/dist/run.js --only recognizer` alone (issue 7): the reference server's PocketSphinx
+ * The `recognizer` section, `node --expose-gc bench/dist/run.js --only recognizer` alone: the reference server's PocketSphinx
  * recognizer on real recorded speech (pocketsphinx-testdata: the LibriVox clips and the card
  * commands, ~35 s), through the real socket, the server in its own process so its CPU time is its own.
  *
@@ -152,7 +152,7 @@ export function recognizerText({ rows, paced }: { rows: readonly RecognizerBench
   const deterministic = rows.find((r) => r.recognizer === 'deterministic');
   const ps = rows.find((r) => r.recognizer === 'pocketsphinx');
   const lines = [
-    `Recognizer benchmark (issue 7) · Node ${process.version} · ${cpus()[0]?.model ?? 'unknown'} × ${cpus().length} · speech: pocketsphinx-testdata, ${rows[0]?.audioS.toFixed(1)} s`,
+    `Recognizer benchmark · Node ${process.version} · ${cpus()[0]?.model ?? 'unknown'} × ${cpus().length} · speech: pocketsphinx-testdata, ${rows[0]?.audioS.toFixed(1)} s`,
     '',
     '| recognizer | audio s | server CPU s | RTF (CPU) | RTF (wall) |',
     '|---|---:|---:|---:|---:|',

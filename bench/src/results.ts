@@ -76,8 +76,8 @@ export interface BenchReport {
   readonly resamplers: ResamplerRow[];
   readonly paths: PathRow[];
   readonly targets: TargetResult[];
-  /** Issue 4: realtime sessions per server core, and the client's write() → socket latency. */
+  /** Realtime sessions per server core, and the client's write() → socket latency. */
   readonly realtime?: { capacity: CapacityRow[]; paced: PacedRow[]; latency: LatencyRow[] };
-  /** Issue 7: the PocketSphinx recognizer's real-time factor, and paced sessions per core with it. */
+  /** The PocketSphinx recognizer's real-time factor, and paced sessions per core with it. */
   readonly recognizer?: { rows: RecognizerBenchRow[]; paced: RecognizerPacedRow[] };
 }

@@ -72,8 +72,8 @@ function render(report: BenchReport, minutes: number): string {
       'SNR: ours at zero delay; others aligned at their measured delay. latency: ours stated (half the filter); others measured delay + held back.');
   }
   if (report.paths.length > 0) parts.push('', pathTable(report.paths));
-  // Issue 2's targets are about the encode path: left out when only the realtime suites ran.
-  if (encode) parts.push('', 'Targets (issue 2):', targetsTable(report.targets));
+  // The targets are about the encode path: left out when only the realtime suites ran.
+  if (encode) parts.push('', 'Targets (encode path):', targetsTable(report.targets));
   if (report.realtime !== undefined) parts.push('', realtimeText(report.realtime));
   if (report.recognizer !== undefined) parts.push('', recognizerText(report.recognizer));
   return parts.join('\n');

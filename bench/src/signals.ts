@@ -1,7 +1,7 @@
 /**
  * Input audio for the timed runs. Throughput does not depend on content, except that silence or
- * denormals would flatter or punish a kernel, so it is a 440 Hz tone plus seeded white noise, like
- * the research runs. Blocks are views made once, so the timed loop allocates nothing of its own.
+ * denormals would flatter or punish a kernel, so it is a 440 Hz tone plus seeded white noise.
+ * Blocks are views made once, so the timed loop allocates nothing of its own.
  */
 
 /** Seconds of audio kept in memory; longer runs cycle through it. */

@@ -7,7 +7,7 @@ import type { DemoApi, DemoStartOptions, DemoStopResult, DemoSnapshot } from '..
 import { ARTIFACTS, WAV_RATE, align, onsetMatches, decodeFloat32, encodeLikeThePage, launchChromium, speechWav, writeWav } from './support.ts';
 
 /**
- * @soundclone/web-audio in real Chromium (issue 6): the fake microphone plays a WAV made here; the demo
+ * @soundclone/web-audio in real Chromium: the fake microphone plays a WAV made here; the demo
  * page captures it through the AudioWorklet into a realtime session on the reference server, with a
  * socket drop in the middle. Checked: the server stored exactly core's resampling of what the worklet
  * captured (bit for bit, every count equal), that audio matches the WAV, the DOM shows the server's

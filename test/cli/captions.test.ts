@@ -56,7 +56,7 @@ describe('soundclone captions in a terminal', () => {
       .map((l) => l.trimEnd())
       .filter((l) => l !== '' && !l.startsWith('[') && !l.startsWith('soundclone:') && !l.includes(BIN) && !/^[\w.-]*[#$]$/.test(l) && !/^(finished|usage|charge|EXIT)/.test(l));
     expect(shown.length).toBe(count);
-    // Real words: setup installs PocketSphinx, so the local server recognizes the recording (issue 7).
+    // Real words: setup installs PocketSphinx, so the local server recognizes the recording.
     expect(screen).toContain('soundclone: speech recognition: pocketsphinx-en-us');
     const rate = wer([{ reference: normalize(BUNDLED_SAMPLE.text), hypothesis: normalize(shown.join(' ')) }]);
     report('captions --sample', rate, normalize(shown.join(' ')));

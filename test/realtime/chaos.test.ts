@@ -30,7 +30,7 @@ async function writePaced(session: RealtimeSocketSession, pcm: Int16Array, from:
 }
 
 /**
- * Issue 4 "Done when": ten minutes of audio, faster than real time, through a proxy that cuts, stalls and
+ * Ten minutes of audio, faster than real time, through a proxy that cuts, stalls and
  * half-opens the socket at random moments, with rotations and pauses mixed in. The server must store
  * exactly the captured samples, every line must arrive once, and the charge must be settled once for
  * the received duration. CHAOS_SEED=n replays another seeded schedule; CHAOS_LOG=1 prints what happened.

@@ -25,7 +25,7 @@ function collector(): () => void {
 const settle = (ms = 30): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Issue 4 "Done when": opening, streaming into and finishing 1,000 sessions one after another leaves
+ * Opening, streaming into and finishing 1,000 sessions one after another leaves
  * memory, sockets, timers and listeners flat on both sides. Client and reference server share this
  * process, so Node's resource counts cover both; the server's open sockets are also counted by itself.
  * The server acknowledges every 5 ms (instead of 50) so that each finish's drain is short: 1,000

@@ -2,7 +2,7 @@ import { startServer, type RunningServer, type ServerOptions } from '@soundclone
 import { SoundClone, type RealtimeSessionEvents, type RealtimeSocketSession } from '@soundclone/core';
 
 /**
- * End-to-end helpers for the realtime session (issue 4): the reference server on 127.0.0.1:0 with its
+ * End-to-end helpers for the realtime session: the reference server on 127.0.0.1:0 with its
  * test-only stored-audio read, speech-like PCM made in code, and an event capture to wait on.
  */
 export const KEY = 'key-realtime';

@@ -30,5 +30,5 @@ export function allContenders(): Contender[] {
   ];
 }
 
-/** The input rates of issue 2's table, both to 16 kHz. */
+/** The input rates of the encode-path targets, both to 16 kHz. */
 export const INPUT_RATES = [48000, 44100] as const;

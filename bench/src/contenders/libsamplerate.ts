@@ -3,7 +3,7 @@ import { OUTPUT_RATE, type Contender, type StreamingResampler } from './contende
 
 type LibSampleRateSrc = Awaited<ReturnType<typeof LibSampleRate.create>>;
 
-/** The converter presets issue 2 compares against (SINC_* are libsamplerate's windowed-sinc ones). */
+/** The converter presets we compare against (SINC_* are libsamplerate's windowed-sinc ones). */
 export type LibSampleRatePreset = 'SRC_SINC_FASTEST' | 'SRC_SINC_MEDIUM_QUALITY' | 'SRC_SINC_BEST_QUALITY';
 
 const SHORT_NAME: Record<LibSampleRatePreset, string> = {
@@ -14,7 +14,7 @@ const SHORT_NAME: Record<LibSampleRatePreset, string> = {
 
 /**
  * libsamplerate-js in its streaming mode, `full(input, output, frames)`, with a caller-owned output
- * buffer: the cheapest way the package can stream. Still, per the research (dsp-baseline.md), each
+ * buffer: the cheapest way the package can stream. Still, per our earlier measurements, each
  * call makes ~225 B of embind garbage, and `full()` never sets end-of-input, so the last 19–143
  * outputs (the filter delay) are held back and there is no flush. Only one call per instance is
  * ever mixed: never `simple()` on the same instance, which breaks its streaming state.

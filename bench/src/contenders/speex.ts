@@ -5,7 +5,7 @@ import { OUTPUT_RATE, outputRoomFor, type Contender, type StreamingResampler } f
 const MAX_BLOCK = 4096;
 
 /**
- * The thin wrapper the research used for speexdsp's resampler (dsp-baseline.md): the package is a
+ * The thin wrapper we measured speexdsp's resampler with: the package is a
  * raw emscripten module, so we malloc the input, output and length cells once and make the heap
  * views once, after the last malloc (a later heap growth would detach them; nothing here grows it).
  * A call copies the block in, runs speex_resampler_process_float and copies the output out: zero

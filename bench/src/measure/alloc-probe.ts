@@ -3,8 +3,8 @@ import { collectGarbage } from './gc-window.js';
 
 /**
  * Bytes of garbage one call makes, measured exactly rather than inferred from GC counts (which
- * depend on V8's adaptive young-generation size; dsp-baseline.md saw 3 vs 49 scavenges for the same
- * garbage). Method from the research: after a full gc(), the growth of V8's used heap plus external
+ * depend on V8's adaptive young-generation size; we once saw 3 vs 49 scavenges for the same
+ * garbage). Method: after a full gc(), the growth of V8's used heap plus external
  * (ArrayBuffer) memory over `calls` calls, minus the same for a no-op, divided by `calls`. A trial in
  * which a collection ran (the heap shrank) is discarded; the smallest of the trials is kept, since
  * noise (a JIT compile, a stray allocation of Node's) only ever adds bytes.

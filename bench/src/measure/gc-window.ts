@@ -2,7 +2,7 @@ import { PerformanceObserver, performance, type PerformanceEntry } from 'node:pe
 import type { HotLoop } from '../hot-loop.js';
 
 /**
- * Garbage collections while a loop streams a long stretch of audio: issue 2's "0 GCs in 10 minutes
+ * Garbage collections while a loop streams a long stretch of audio: the target "0 GCs in 10 minutes
  * of 128-sample blocks". V8 reports every collection as a 'gc' performance entry; the ones that
  * start inside the window are counted. Run under --expose-gc: a full gc() before the window empties
  * the young generation, so a collection inside it is caused by what runs inside it.

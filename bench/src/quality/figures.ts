@@ -19,7 +19,7 @@ export interface QualityFigures {
   readonly sweep: readonly SweepPoint[];
 }
 
-/** Signals last 3 s; the analysis uses output seconds 0.5–2.5, as in the research. */
+/** Signals last 3 s; the analysis uses output seconds 0.5–2.5. */
 const SIGNAL_S = 3;
 const FROM = 0.5 * OUTPUT_RATE;
 const TO = 2.5 * OUTPUT_RATE;

@@ -39,7 +39,7 @@ export interface PacedRow {
 const RATE = 16_000;
 
 /**
- * How many concurrent realtime sessions at 1× real time one server core sustains (issue 4). The
+ * How many concurrent realtime sessions at 1× real time one server core sustains. The
  * reference server runs in a child process; sessions stream faster than real time (bounded by their
  * own backpressure) and the server's CPU time per second of audio gives sessions per core. CPU time
  * is what a busy core would spend; a loaded shared VM changes wall time, not this. A paced run then

@@ -3,7 +3,7 @@ import type { BenchReport } from '../results.js';
 import { collectCapacity } from './capacity.js';
 import { collectLatency } from './latency.js';
 
-/** The realtime suites (issue 4), when picked: `--only realtime-capacity,realtime-latency`. */
+/** The realtime suites, when picked: `--only realtime-capacity,realtime-latency`. */
 export async function collectRealtime(options: CliOptions): Promise<BenchReport['realtime']> {
   const capacity = options.sections.has('realtime-capacity');
   const latency = options.sections.has('realtime-latency');

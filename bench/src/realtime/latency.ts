@@ -43,7 +43,7 @@ class TimedWebSocket extends WebSocket {
 }
 
 /**
- * The client's added latency from write() to the frame on the socket (issue 4): real sockets to the
+ * The client's added latency from write() to the frame on the socket: real sockets to the
  * reference server in a child process, audio written at 1× real time the way apps write it.
  */
 export async function collectLatency(options: { quick: boolean }): Promise<LatencyRow[]> {

@@ -33,7 +33,7 @@ export function realtimeText(realtime: NonNullable<import('../results.js').Bench
   const parts: string[] = [];
   if (realtime.capacity.length > 0) {
     parts.push(
-      'Realtime sessions per server core (issue 4): the reference server in a child process, its CPU time read from /proc (a loaded',
+      'Realtime sessions per server core: the reference server in a child process, its CPU time read from /proc (a loaded',
       'machine changes wall time, not CPU time). First streaming faster than real time: sessions / core = 1000 / server CPU ms per audio s.',
       capacityTable(realtime.capacity),
     );
@@ -44,7 +44,7 @@ export function realtimeText(realtime: NonNullable<import('../results.js').Bench
       'every session and shares the cores: a row delivered on time below ~95 % measured the clients, not the server.', pacedTable(realtime.paced));
   }
   if (realtime.latency.length > 0) {
-    parts.push('', "Client's added latency, write() → frame on the socket (issue 4), 1× real time, real sockets to the reference server:", latencyTable(realtime.latency));
+    parts.push('', "Client's added latency, write() → frame on the socket, 1× real time, real sockets to the reference server:", latencyTable(realtime.latency));
   }
   return parts.join('\n');
 }

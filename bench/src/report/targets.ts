@@ -5,7 +5,7 @@ import { sig3, signed } from './markdown.js';
 const RATES = [48000, 44100] as const;
 const KHZ: Record<number, string> = { 48000: '48 kHz', 44100: '44.1 kHz' };
 
-/** The quality each preset guarantees, from core's QUALITY_PRESETS (issue 2's figures). */
+/** The quality each preset guarantees, from core's QUALITY_PRESETS (the targets' figures). */
 const PRESET_SPEC = {
   best: spec('best'),
   fast: spec('fast'),
@@ -17,7 +17,7 @@ function spec(quality: 'best' | 'fast'): { passDb: number; stopDb: number; snrDb
 }
 
 /**
- * Issue 2's targets, each checked against figures from this run. Speed targets are ratios of two
+ * The encode path's targets, each checked against figures from this run. Speed targets are ratios of two
  * rows measured minutes apart in one process, which is what survives the ±30 % drift of a shared VM.
  * A target whose rows were not measured (a suite left out with --only) is reported as not measured.
  */

@@ -6,7 +6,7 @@ import { BLOCK } from './resample.js';
 /**
  * The whole encode path on one 128-sample block: EncodePipeline.push() (resample, PCM16 into the
  * int16 ring) and then every 20 ms frame nextFrame() has ready, as the realtime client drains it.
- * Issue 2's target: within 20 % of the resampler alone, timed as a pair in collect/paths.ts.
+ * Target: within 20 % of the resampler alone, timed as a pair in collect/paths.ts.
  */
 export function pipelineLoop(inputRate: number, signal = benchSignal(inputRate)): HotLoop & { frames(): number; checksum(): number } {
   const pipeline = new EncodePipeline({ inputRate, quality: 'best' });

@@ -2,7 +2,7 @@ import { OUTPUT_RATE, outputRoomFor, type Contender, type StreamingResampler } f
 import type { HotLoop } from '../hot-loop.js';
 import { benchSignal, blocksOf } from '../signals.js';
 
-/** The block size of an AudioWorklet, which issue 2's targets are stated for. */
+/** The block size of an AudioWorklet, which the encode-path targets are stated for. */
 export const BLOCK = 128;
 
 /** A resampler streaming 128-sample blocks, with the counts the streaming figures need. */

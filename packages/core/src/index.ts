@@ -11,7 +11,7 @@ export {
 export { EncodePipeline, type EncodePipelineOptions, type EncodedFrame } from './dsp/encode-pipeline.js';
 export { sine, fitTone, fitTones, snrAgainstSine, toDb, aliasOf, type ToneFit } from './dsp/measure.js';
 
-// --- REST client (issue 3) ---
+// --- REST client ---
 export { SoundClone } from './client/soundclone.js';
 export type { SoundCloneOptions } from './client/options.js';
 export type { CallOptions, Logger, RetryMode } from './http/transport.js';
@@ -49,7 +49,7 @@ export type * from './types/transcription.js';
 export type * from './types/realtime.js';
 export type * from './types/media.js';
 
-// --- realtime session (issue 4) ---
+// --- realtime session ---
 export { RealtimeSocketSession, socketUrlFor } from './realtime/realtime-session.js';
 export type { RealtimeSocketOptions, RealtimeSessionInit, RealtimeRest, OperationOptions } from './realtime/session-options.js';
 export type { SessionObservables } from './realtime/session-streams.js';

@@ -1,7 +1,7 @@
 /**
  * Every assumption the client makes about what the spec leaves "not shown", in one file.
  *
- * The spec (shared/spec/service-interface.md) fixes the path prefix, the endpoint summary, the
+ * The spec (docs/service-interface.md) fixes the path prefix, the endpoint summary, the
  * envelope and the field names. Everything else below (uploads, downloads, realtime session creation,
  * header names, HTTP statuses, the error code list, the webhook signature scheme, several limits) is
  * the reference service's decision (packages/server/src/protocol.ts, docs/protocol.md), mirrored here
@@ -210,7 +210,7 @@ export function webhookSignedPayload(timestampSec: number, rawBody: string): str
 export const DECIMALS = { acceptJsonNumbers: false } as const;
 
 // ---------------------------------------------------------------------------------------------------
-// Realtime socket (issue 4). Mirror of the server's "Realtime socket" block (docs/protocol.md); nothing
+// Realtime socket. Mirror of the server's "Realtime socket" block (docs/protocol.md); nothing
 // here is imported from the server. A user adapting the SDK to another socket protocol edits this block.
 // ---------------------------------------------------------------------------------------------------
 

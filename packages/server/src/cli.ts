@@ -9,7 +9,7 @@ import { startServer, type ServerOptions } from './server.js';
  *  [--host 127.0.0.1] [--allow-media-host HOST:PORT]` (the last is TEST-ONLY: lets exactly that
  * host:port through the mediaUrl/notifyUrl address policy). The first stdout line is the base URL.
  *
- * Realtime (issue 4), for users testing their own apps: --rotate-every-ms N, --rotate-every-samples N,
+ * Realtime, for users testing their own apps: --rotate-every-ms N, --rotate-every-samples N,
  * --recovery-window-ms N, --heartbeat-interval-ms N, --heartbeat-timeout-ms N, --delay-acks-ms N,
  * --withhold-acks, --withhold-supplements KINDS (comma list of alignment,entities,revision,language, or
  * all), --delay-supplements-ms N, --retain-audio SECONDS (TEST-ONLY debug read of stored audio).

@@ -1,5 +1,5 @@
 /**
- * @soundclone/server: the reference Sound Clone service (issue 3). `startServer` runs it in-process;
+ * @soundclone/server: the reference Sound Clone service. `startServer` runs it in-process;
  * `protocol` holds every decision the spec leaves open (mirrored by the SDK).
  */
 export { startServer, type RunningServer, type ServerOptions, type RequestLogEntry } from './server.js';

@@ -1,7 +1,7 @@
 /**
  * Everything the spec leaves "not shown" that this reference service had to decide, in one place.
  *
- * The spec (shared/spec/service-interface.md) fixes the paths of its endpoint summary, the envelope
+ * The spec (docs/service-interface.md) fixes the paths of its endpoint summary, the envelope
  * and the field names. It does not show: the uploads endpoint, transcript downloads, realtime session
  * creation and the socket, HTTP statuses, the error code list, the failure envelope's extra fields, the
  * webhook payload, signature header and retry policy, the socket token, or several limits. Each decision
@@ -57,7 +57,7 @@ export const PATHS = {
   transcriptionDownload: '/stt/transcriptions/{transcriptionId}/download/{format}',
   /** POST creates a realtime session (Idempotency-Key required). */
   realtimeSessions: '/stt/realtime/sessions',
-  /** The realtime socket (issue 4): WebSocket upgrade, see SOCKET_QUERY and docs/protocol.md. */
+  /** The realtime socket: WebSocket upgrade, see SOCKET_QUERY and docs/protocol.md. */
   realtimeSocket: '/stt/realtime/socket',
   /** TEST-ONLY (server option retainRealtimeAudioSamples): GET the stored PCM16 LE of a session. */
   realtimeDebugAudio: '/stt/realtime/sessions/{sessionId}/audio',
@@ -221,7 +221,7 @@ export function formatWebhookSignature(timestampSec: number, hexDigests: readonl
 }
 
 /**
- * Ours: realtime socket token for browsers (issue 4 uses it): `rtt_<sessionId>.<expiresUnixSec>.<sig>`
+ * Ours: realtime socket token for browsers (the socket checks it): `rtt_<sessionId>.<expiresUnixSec>.<sig>`
  * where sig = base64url(HMAC-SHA256(serverSecret, `${sessionId}.${expiresUnixSec}`)). Only the server can
  * check it; clients treat it as opaque.
  */
@@ -253,7 +253,7 @@ export const RECOGNIZER_REFUSALS = {
 } as const;
 
 // ---------------------------------------------------------------------------------------------------
-// Realtime socket (issue 4). docs/protocol.md "Realtime socket" is the prose version of this block.
+// Realtime socket. docs/protocol.md "Realtime socket" is the prose version of this block.
 // ---------------------------------------------------------------------------------------------------
 
 /**

@@ -33,7 +33,7 @@ export interface ServerOptions {
   /** 0 picks a free port. */
   readonly port?: number;
   readonly host?: string;
-  /** One account per key (issue 3). */
+  /** One account per key. */
   readonly accessKeys: readonly string[];
   readonly accountOverrides?: Readonly<Record<string, AccountOverrides>>;
   /**
@@ -56,7 +56,7 @@ export interface ServerOptions {
   readonly taskTiming?: Partial<TaskTiming>;
   /**
    * Realtime: supplementWaitMs, recoveryWindowMs (default protocol.ts REALTIME.recoveryWindowMs), and
-   * the rotation schedule rotateEveryMs / rotateEverySamples (issue 4; off by default).
+   * the rotation schedule rotateEveryMs / rotateEverySamples (off by default).
    */
   readonly realtimeTiming?: Partial<Omit<RealtimeTiming, 'retainAudioMaxSamples'>>;
   /** Realtime socket settings (defaults: protocol.ts SOCKET_DEFAULTS). */
@@ -105,7 +105,7 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Starts the reference service (issue 3). Resolves once it listens. */
+/** Starts the reference service. Resolves once it listens. */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   if (options.accessKeys.length === 0) throw new TypeError('startServer needs at least one access key');
   const clock = options.clock ?? systemClock;

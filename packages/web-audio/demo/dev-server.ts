@@ -8,7 +8,7 @@ import { startServer, type RunningServer, type ServerOptions } from '@soundclone
 import { bundleWorklet } from '../scripts/build-worklet.mjs';
 
 /**
- * The live-captions demo's development server (issue 6). It plays the app's backend: it holds the API
+ * The live-captions demo's development server. It plays the app's backend: it holds the API
  * key, creates realtime sessions with it, and hands the page only { sessionId, token, socketUrl }.
  * The reference server runs in-process beside it (another port: the page's WebSocket to it is not
  * subject to COEP).

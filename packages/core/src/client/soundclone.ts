@@ -10,7 +10,7 @@ import { Voices } from './resources/voices.js';
 import { Stt } from './stt/stt.js';
 
 /**
- * The REST client (issue 3). One transport (retries, timeouts, aborts, errors) under small resources
+ * The REST client. One transport (retries, timeouts, aborts, errors) under small resources
  * named after the spec's sections:
  *
  *   SoundClone

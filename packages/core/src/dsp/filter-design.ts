@@ -6,7 +6,7 @@ export type ResamplerQuality = 'best' | 'fast';
 
 /**
  * Band edges are fractions of the lower of the two rates, so "the same relative figures hold for
- * the other output rates" (issue 2). For 16 kHz output: pass 0–6.8 kHz, stop from 9 kHz.
+ * the other output rates". For 16 kHz output: pass 0–6.8 kHz, stop from 9 kHz.
  * `designPass` may sit below the guaranteed passband: Kaiser's transition starts flat, so the
  * guaranteed edge still meets its tolerance while the filter gets shorter.
  */

@@ -1,6 +1,6 @@
 import { DspError } from '../errors/dsp-error.js';
 
-/** The sample rates the encode path accepts, input or output (issue 2). */
+/** The sample rates the encode path accepts, input or output. */
 export const SUPPORTED_RATES = [8000, 11025, 16000, 22050, 24000, 32000, 44100, 48000, 88200, 96000] as const;
 export type SupportedRate = (typeof SUPPORTED_RATES)[number];
 

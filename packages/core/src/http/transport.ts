@@ -86,7 +86,7 @@ export class Transport {
 
   /**
    * The key and base URL, for the one caller that talks to the service outside HTTP: the realtime
-   * socket (issue 4) authenticates with the same key and derives its URL from the same base.
+   * socket authenticates with the same key and derives its URL from the same base.
    */
   get endpoint(): TransportEndpoint {
     return { accessKey: this.config.accessKey, baseUrl: this.config.baseUrl };

@@ -6,7 +6,7 @@ import { RealtimeError } from './realtime-error.js';
 
 export type { Gap } from './gap-ledger.js';
 
-/** Backpressure and memory, as numbers a UI can draw (issue 4 "bounded and observable"). */
+/** Backpressure and memory, as numbers a UI can draw (bounded and observable). */
 export interface AudioStats {
   /** Samples captured and encoded so far (16 kHz): the capturedSamples pause and finish report. */
   readonly producedSamples: number;

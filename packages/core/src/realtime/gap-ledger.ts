@@ -1,5 +1,5 @@
 /**
- * Audio the server will never get, declared instead of papered over (issue 4, spec "finish":
+ * Audio the server will never get, declared instead of papered over (spec "finish":
  * capturedSamples above what was received marks a transport gap).
  *
  * Two position spaces exist once a gap happened:

@@ -28,7 +28,7 @@ export interface LineUpdate {
 }
 
 /**
- * Lines by id (issue 4: "a line is emitted once, then updated, never duplicated"). A line seen again,
+ * Lines by id (a line is emitted once, then updated, never duplicated). A line seen again,
  * after a reconnect's session view or a repeated message, becomes an update, never a second line.
  * Supplements that arrive before their line (not expected, but cheap to tolerate) wait for it, for at
  * most MAX_EARLY_LINES line ids.

@@ -24,7 +24,7 @@ import { Waiters, invalidTimeout, type WaitOptions } from './waiters.js';
 export { socketUrlFor } from './socket-address.js';
 
 /**
- * A realtime session over the socket (issue 4): audio in, lines out, never losing a sample the
+ * A realtime session over the socket: audio in, lines out, never losing a sample the
  * server has not acknowledged.
  *
  * Generations: every socket gets a transport id, and every callback from a socket that is no longer

@@ -2,7 +2,7 @@ import type { Violation } from '../errors/api-errors.js';
 import { ValidationError } from '../errors/client-errors.js';
 
 /**
- * When to try the socket again after it was lost (issue 4 "Reconnect"). A policy is a pure function of
+ * When to try the socket again after it was lost. A policy is a pure function of
  * the context, so it can be swapped (fixed delays, give up offline, ...) and tested without sockets.
  */
 export interface ReconnectContext {

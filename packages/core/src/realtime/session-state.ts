@@ -1,5 +1,5 @@
 /**
- * The realtime session's states (issue 4). Drawn in packages/core/README.md "Realtime session":
+ * The realtime session's states. Drawn in packages/core/README.md "Realtime session":
  *
  *   idle ──► connecting ──► streaming ◄──────────► rotating      (usage.updated rotate:true → session.resume)
  *                │            │  ▲  │

@@ -6,7 +6,7 @@ import type { EntitiesMessage, PartialMessage } from './server-messages.js';
 import type { SessionState } from './session-state.js';
 
 /**
- * The session's rxjs side (issue 4): one Subject per stream, exposed read-only. Every stream completes
+ * The session's rxjs side: one Subject per stream, exposed read-only. Every stream completes
  * when the session reaches a terminal state, so `for await`/subscriptions end and nothing is retained.
  */
 export class SessionStreams {

@@ -1,6 +1,6 @@
 /**
- * The session's timers in one place, so that teardown clears every one of them (issue 4: finish
- * "removes every listener and timer it added"; the leak test counts them).
+ * The session's timers in one place, so that teardown clears every one of them (finish removes
+ * every listener and timer it added; the leak test counts them).
  */
 /** setTimeout's largest delay (about 24.8 days): a longer one fires at once. */
 export const MAX_TIMER_MS = 2_147_483_647;

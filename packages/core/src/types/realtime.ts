@@ -63,7 +63,7 @@ export interface RealtimeConnection {
   readonly recoveryExpired: boolean;
 }
 
-/** Ours: what session creation adds, the socket to stream audio to (issue 4). */
+/** Ours: what session creation adds, the socket to stream audio to. */
 export interface RealtimeSessionCreated extends RealtimeSession {
   readonly socket: { readonly url: string; readonly token: string; readonly expiresAt: string };
   readonly replayed: boolean;

@@ -4,7 +4,7 @@ import { ResampleClock } from '../../src/dsp/resample-clock.js';
 import { mulberry32 } from '../support/prng.js';
 
 /**
- * 24 hours of simulated 44.1 kHz audio (issue 2). Running the filter over 3.8·10^9 samples would
+ * 24 hours of simulated 44.1 kHz audio. Running the filter over 3.8·10^9 samples would
  * take minutes, so this drives the two things that decide counts and positions — the clock the
  * Resampler asks how many outputs are complete, and the phase tables its kernels walk — through the
  * whole day, output by output, and checks them against exact BigInt arithmetic.

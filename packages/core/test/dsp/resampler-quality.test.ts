@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { QUALITY_PRESETS, Resampler, SUPPORTED_RATES, aliasOf, fitTone, fitTones, sine, snrAgainstSine, toDb, type ResamplerQuality } from '@soundclone/core';
 
 /**
- * The quality guarantees of issue 2, for every supported rate pair and preset, measured on the float
+ * The resampler's quality guarantees, for every supported rate pair and preset, measured on the float
  * output against analytic sines. Band edges scale with the lower rate (6.8 kHz and 9 kHz at 16 kHz).
  * The output has no timeline delay, so output n is compared with the sine at n/outputRate exactly.
  */

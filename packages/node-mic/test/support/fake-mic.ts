@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /**
- * A fake system microphone (research: test-feasibility.md B1): a private PulseAudio daemon whose
+ * A fake system microphone: a private PulseAudio daemon whose
  * default source is the monitor of a null sink, so what paplay writes to the sink is what any capture
  * client (pvrecorder, parec, arecord) records, bit for bit when the rates match. norewinds=1 and a
  * 10 ms parec "keeper" avoid the startup stall and the rewind that would drop captured audio.

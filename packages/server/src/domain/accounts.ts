@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { ApiError } from '../errors.js';
 
 /**
- * Accounts: one per access key (issue 3: "--access-key repeatable, one account per key"). Everything
+ * Accounts: one per access key (--access-key is repeatable, one account per key). Everything
  * else (voices, uploads, tasks, sessions, covers) is owned by an account id; another key never sees it.
  * Plans and their quotas are ours (spec "Plan quotas": totalVoices and totalMonthlyChars per plan).
  */

@@ -4,7 +4,7 @@ import { REALTIME } from '../protocol.js';
 import type { RealtimeOptions } from './realtime-options.js';
 
 /**
- * One realtime session's audio state (spec "Real-time session"; the socket of issue 4 drives it).
+ * One realtime session's audio state (spec "Real-time session"; the realtime socket drives it).
  *
  *   ACTIVE --pause--> PAUSED --resume--> ACTIVE (epoch + 1)
  *   ACTIVE --rotate--> ACTIVE, accepting false, until resume (epoch + 1)
@@ -77,7 +77,7 @@ export type SessionEvent =
 export type SupplementDecision = 'now' | 'withhold' | { readonly delayMs: number };
 export type SupplementPolicy = (line: Line, kind: SupplementKind, context: { readonly sessionId: string }) => SupplementDecision;
 
-/** Ours: server-driven rotation (issue 4), whichever comes first; undefined disables that trigger. */
+/** Ours: server-driven rotation, whichever comes first; undefined disables that trigger. */
 export interface RotationSchedule {
   readonly rotateEveryMs?: number;
   readonly rotateEverySamples?: number;
@@ -176,7 +176,7 @@ export class SessionAudio {
     return out;
   }
 
-  /** Feeds PCM16 samples that start at absolute `startSample` of `epoch` (issue 4's socket calls this). */
+  /** Feeds PCM16 samples that start at absolute `startSample` of `epoch` (the realtime socket calls this). */
   feed(epoch: number, startSample: bigint, samples: Int16Array): FeedOutcome {
     if (!this.accepting || this.state !== 'ACTIVE') return { kind: 'rejected', reason: 'NOT_ACCEPTING', receivedSamples: this.received, epoch: this.epoch };
     if (epoch !== this.epoch) return { kind: 'rejected', reason: 'WRONG_EPOCH', receivedSamples: this.received, epoch: this.epoch };
@@ -345,7 +345,7 @@ export class SessionAudio {
     this.rotationTimer = undefined;
   }
 
-  /** Delivers a withheld supplement (issue 4's delayed-supplement faults call this). */
+  /** Delivers a withheld supplement (the delayed-supplement socket faults call this). */
   deliverSupplement(lineId: string, kind: SupplementKind): boolean {
     const line = this.lines.find((l) => l.id === lineId);
     if (line === undefined || !line.pending.has(kind)) return false;

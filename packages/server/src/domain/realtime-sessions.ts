@@ -24,9 +24,9 @@ export interface RealtimeTiming {
   /** Spec "finish" 3: wait for supplements at most this long (about 8 s), never past the recovery window. */
   readonly supplementWaitMs: number;
   readonly recoveryWindowMs: number;
-  /** Issue 4: rotate (usage.updated with rotate true) after this much wall time in one epoch. */
+  /** Rotate (usage.updated with rotate true) after this much wall time in one epoch. */
   readonly rotateEveryMs?: number;
-  /** Issue 4: rotate after this many samples received in one epoch. */
+  /** Rotate after this many samples received in one epoch. */
   readonly rotateEverySamples?: number;
   /** TEST-ONLY: keep up to this many received samples per session for the debug audio read. */
   readonly retainAudioMaxSamples?: number;
@@ -316,7 +316,7 @@ export class RealtimeSessions {
     });
   }
 
-  /** Socket token for browsers (protocol.ts SOCKET_TOKEN); issue 4 verifies it with verifyToken. */
+  /** Socket token for browsers (protocol.ts SOCKET_TOKEN); the socket verifies it with verifyToken. */
   issueToken(session: Session): { token: string; expiresAt: string } {
     const expires = Math.floor(this.clock.now() / 1000) + SOCKET_TOKEN.ttlSec;
     const sig = createHmac('sha256', this.tokenSecret).update(`${session.id}.${expires}`).digest('base64url');

@@ -35,7 +35,7 @@ export function sessionView(session: Session, now: number): Record<string, unkno
     notices: session.notices,
     // Ours: why the session FAILED (its recogniser did), as on the History task.
     ...(session.task.error !== undefined ? { error: session.task.error } : {}),
-    // Ours (issue 4): whether a socket is attached and the recovery window, so a client that reads the
+    // Ours: whether a socket is attached and the recovery window, so a client that reads the
     // session with GET after losing its socket knows whether resuming is still possible.
     connection: {
       attached: session.attachedSockets > 0,

@@ -1,5 +1,5 @@
 /**
- * The recovery window of one realtime session (issue 4): while no socket is attached a deadline runs;
+ * The recovery window of one realtime session: while no socket is attached a deadline runs;
  * a socket that attaches before it cancels it and resumes the same session from the received cursor.
  * When it passes the session stops accepting audio for good, but stays unfinished: the spec says a
  * plain disconnect never completes the task, so only finish (REST, which still works) settles it.

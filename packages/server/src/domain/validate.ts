@@ -72,7 +72,7 @@ export function plainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
-/** Refuses keys outside `known` (issue 3: "unknown options refused rather than dropped"). */
+/** Refuses keys outside `known` (unknown options are refused rather than dropped). */
 export function unknownKeys(v: Violations, prefix: string, object: Record<string, unknown>, known: readonly string[]): void {
   for (const key of Object.keys(object)) if (!known.includes(key)) v.add(prefix + key, 'is not a known field');
 }

@@ -42,7 +42,7 @@ interface ActiveRule {
 
 export class Faults {
   private rules: ActiveRule[] = [];
-  /** Realtime socket faults (issue 4): acks, supplements, rotation, closes, half-open, slow reads. */
+  /** Realtime socket faults: acks, supplements, rotation, closes, half-open, slow reads. */
   readonly socket = new SocketFaults();
 
   inject(rule: FaultRule): FaultHandle {

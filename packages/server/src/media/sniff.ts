@@ -1,5 +1,5 @@
 /**
- * Content sniffing by magic bytes (issue 3: voice files are "checked by content, not by name").
+ * Content sniffing by magic bytes (voice files are checked by content, not by name).
  * Returns the detected kind or undefined.
  */
 export type SniffedKind = 'wav' | 'mp3' | 'm4a';

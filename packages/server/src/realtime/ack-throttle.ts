@@ -1,7 +1,7 @@
 import type { AckMode } from './socket-faults.js';
 
 /**
- * When `audio.ack` goes out (issue 4). Leading and trailing throttle: the first accepted frame after a
+ * When `audio.ack` goes out. Leading and trailing throttle: the first accepted frame after a
  * quiet spell is acked at once, later ones at most every `intervalMs`, and the last cursor is always
  * acked, so a client never waits for an ack that is not coming. Fault injection can delay acks or
  * withhold them; a withheld ack is remembered and goes out when the fault is lifted (`faultsChanged`).

@@ -34,7 +34,7 @@ export interface SocketLogEntry {
 const LITTLE_ENDIAN = endianness() === 'LE';
 
 /**
- * One socket attached to one session (issue 4). It turns binary frames into `feed` calls, JSON into
+ * One socket attached to one session. It turns binary frames into `feed` calls, JSON into
  * the same pause/finish the REST routes use, and session events into messages. Everything it arms
  * (heartbeat, ack timer, read-resume timer, session subscription) is released in `dispose`, which runs
  * exactly once on every path that ends the socket.

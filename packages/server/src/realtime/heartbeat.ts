@@ -1,5 +1,5 @@
 /**
- * App-level heartbeat of one socket (issue 4). Browsers can neither send nor see WebSocket ping
+ * App-level heartbeat of one socket. Browsers can neither send nor see WebSocket ping
  * frames, so liveness is JSON: the server sends `{ type: "ping", id }` every intervalMs and counts any
  * inbound frame (audio, JSON, pong) as a sign of life. Nothing inbound for timeoutMs means the peer is
  * gone or the path is half-open (a NAT or proxy dropped it without a FIN): onTimeout closes our side.

@@ -29,7 +29,7 @@ export function lineMessage(line: Line): ServerMessage {
   };
 }
 
-/** One event per supplement and line (issue 4); an entities result with no entities is `entities: []`. */
+/** One event per supplement and line; an entities result with no entities is `entities: []`. */
 export function supplementMessage(line: Line, kind: SupplementKind): ServerMessage {
   switch (kind) {
     case 'alignment':

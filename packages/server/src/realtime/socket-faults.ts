@@ -1,7 +1,7 @@
 import type { SupplementDecision, SupplementKind } from '../domain/realtime-session.js';
 
 /**
- * Socket fault injection (issue 4), for our tests and for users testing their own apps against the
+ * Socket fault injection, for our tests and for users testing their own apps against the
  * reference server: `server.faults.socket`. Rules last until removed (or `clear()`); actions act once.
  *
  *   rules    withholdAcks, delayAcks, withholdSupplements, delaySupplements, slowReads

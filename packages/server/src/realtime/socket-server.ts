@@ -11,7 +11,7 @@ import { randomId } from '../util/ids.js';
 import { Connection, type SocketConfig, type SocketLogEntry } from './connection.js';
 
 /**
- * The realtime socket endpoint (issue 4): a `ws` server in noServer mode on the HTTP server's
+ * The realtime socket endpoint: a `ws` server in noServer mode on the HTTP server's
  * `upgrade` event, so authentication happens before the upgrade and an unauthenticated request never
  * becomes a socket (HTTP 401 with the failure envelope).
  *

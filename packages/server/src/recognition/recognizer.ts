@@ -1,5 +1,5 @@
 /**
- * The recognition seam (issue 3 "Recognition"). A Recognizer turns 16 kHz mono PCM into timed words,
+ * The recognition seam. A Recognizer turns 16 kHz mono PCM into timed words,
  * segments and speakers, per channel. Batch hands it whole channels; realtime opens a stream and pushes
  * PCM16 as it arrives, reading partials and committed segments. The default is the deterministic
  * EnergyRecognizer; PocketSphinxRecognizer (pocketsphinx/) is real recognition behind the same seam.

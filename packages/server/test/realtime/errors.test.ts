@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { start, type TestServer } from '../support/server.js';
 import { connect, encodeFrame, speech } from './support.js';
 
-/** Bad input gets typed errors and never crashes the server (issue 4 "Done when"). */
+/** Bad input gets typed errors and never crashes the server. */
 describe('realtime socket: refused frames and messages', () => {
   let server: TestServer;
   beforeAll(async () => {

@@ -14,7 +14,7 @@ import { checkIdempotencyKey, requireId, type CreateTranscriptionOptions } from 
 
 /**
  * Real-time sessions over REST (spec "GET /stt/realtime/sessions/{sessionId}", "pause", "finish";
- * creation is ours, with an Idempotency-Key like a batch create). The audio socket is issue 4.
+ * creation is ours, with an Idempotency-Key like a batch create). The audio socket is in src/realtime.
  *
  * capturedSamples is a count: pass a bigint, a safe integer or a decimal string; it is always sent
  * as a decimal string, "the contract form" (spec "finish"). pause and finish are retried like reads:
@@ -47,7 +47,7 @@ export class Realtime {
 
   /**
    * Creates a session over REST (one Idempotency-Key, reused on retries) and opens its socket
-   * (issue 4). Resolves once the server said session.ready; `signal` also ends the session later.
+   *. Resolves once the server said session.ready; `signal` also ends the session later.
    */
   async connect(params: RealtimeConnectParams = {}): Promise<RealtimeSocketSession> {
     const { title, languageHint, options, idempotencyKey, socketUrl, ...session } = params;
@@ -110,7 +110,7 @@ export class Realtime {
   }
 }
 
-/** connect(): the create body, its idempotency key, and the session's options (issue 4). */
+/** connect(): the create body, its idempotency key, and the session's options. */
 export interface RealtimeConnectParams extends CreateRealtimeSessionParams, RealtimeSocketOptions {
   readonly idempotencyKey?: string;
   /** ws(s) URL of the socket endpoint instead of the creation's `socket.url` (a proxy in between). */

@@ -3,7 +3,7 @@ import { ValidationError } from '../../errors/client-errors.js';
 
 /**
  * Collects every broken rule before anything is sent, so the caller sees all of them at once
- * (issue 3: "reports all violations at once"). Each checker records `{ field, rule }` and returns
+ * (validation reports all violations at once). Each checker records `{ field, rule }` and returns
  * whether the value passed; `undefined` always passes (absent optional fields are the service's
  * defaults).
  */

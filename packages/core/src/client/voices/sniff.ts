@@ -1,5 +1,5 @@
 /**
- * Audio type by content, not by file name (issue 3: voice files are "checked by content"). The spec
+ * Audio type by content, not by file name (voice files are checked by content). The spec
  * accepts mp3, wav and m4a (spec "POST /voices/tts"):
  *   wav  RIFF....WAVE
  *   mp3  an ID3v2 tag, or an MPEG audio frame sync (11 set bits) with a valid layer and bitrate index

@@ -1,0 +1,35 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+/**
+ * `pnpm run docs` builds the API reference with TypeDoc (typedoc.json at the root). Here the same build
+ * writes into a temporary folder: with treatWarningsAsErrors it fails on any warning (a broken
+ * {@link}, a README link TypeDoc cannot follow), and the main classes of the packages get pages.
+ */
+const root = resolve(import.meta.dirname, '../..');
+const out = mkdtempSync(join(tmpdir(), 'soundclone-api-'));
+
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+describe('API reference (pnpm run docs)', () => {
+  it('builds without warnings and documents the public classes of every package', () => {
+    // The packages import each other through their built declarations, as `pnpm run docs` does.
+    execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-b', 'tsconfig.json'], { cwd: root, stdio: 'pipe' });
+    execFileSync(process.execPath, [join(root, 'node_modules/typedoc/bin/typedoc'), '--out', out], { cwd: root, stdio: 'pipe' });
+
+    expect(existsSync(join(out, 'index.html'))).toBe(true);
+    const classes = readdirSync(join(out, 'classes'));
+    for (const name of ['SoundClone', 'RealtimeSocketSession', 'EncodePipeline', 'Resampler']) {
+      expect(classes).toContain(`_soundclone_core.${name}.html`);
+    }
+    const modules = readdirSync(join(out, 'modules'));
+    for (const pkg of ['core', 'node-mic', 'web-audio', 'server', 'cli']) {
+      expect(modules).toContain(`_soundclone_${pkg}.html`);
+    }
+    const session = readFileSync(join(out, 'classes', '_soundclone_core.RealtimeSocketSession.html'), 'utf8');
+    expect(session).toContain('finish');
+  }, 120_000);
+});
