@@ -18,3 +18,4 @@ export type { SocketConfig, SocketLogEntry } from './realtime/socket-config.js';
 export type { SocketFaults, SocketFaultRule, SocketFaultHandle } from './realtime/socket-faults.js';
 export { refusalForAddress, refusalForName } from './media/address-policy.js';
 export { signWebhook } from './webhooks/signing.js';
+export { parseServerFlags, SERVER_USAGE, SERVER_FLAG_OPTIONS, ServerFlagError, isServerFlagError, type ServerFlags } from './cli-flags.js';
