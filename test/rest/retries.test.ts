@@ -167,6 +167,22 @@ describe('retries, timeouts and aborts', () => {
     expect(retries).toHaveLength(2);
   });
 
+  it('names the method and URL in a ConnectionError, never the access key, user info or query', async () => {
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise<void>((r) => probe.close(() => r()));
+    const dead = new SoundClone({ accessKey: 'sk-very-secret-key', baseUrl: `http://127.0.0.1:${port}`, maxRetries: 0 });
+    const listed = (await rejectionOf((async () => dead.stt.transcriptions.list({ page: 3, pageSize: 7 }))())) as ConnectionError;
+    expect(listed).toBeInstanceOf(ConnectionError);
+    expect(listed.message).toMatch(new RegExp(`^GET http://127\\.0\\.0\\.1:${port}/sound_clone/api/v1/stt/transcriptions failed: .*ECONNREFUSED`));
+    expect(listed.message).not.toContain('sk-very-secret-key');
+    expect(listed.message).not.toContain('pageSize');
+    const created = (await rejectionOf(dead.uploads.create(wav(), { contentType: 'audio/wav', filename: 'private-name.wav' }))) as ConnectionError;
+    expect(created.message).toMatch(/^POST http:\/\/127\.0\.0\.1:\d+\/sound_clone\/api\/v1\/uploads failed: /);
+    expect(created.message).not.toContain('private-name');
+  });
+
   it('retries realtime session creation with its key: one session', async () => {
     server.faults.inject({ method: 'POST', path: '/stt/realtime/sessions', action: { kind: 'dropAfterProcessing' } });
     const session = await client.stt.realtime.create({ title: 'retried' });

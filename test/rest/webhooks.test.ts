@@ -49,10 +49,12 @@ describe('completion webhooks', () => {
         );
       });
     });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+    // The receiver is reached by name: the SDK refuses a notifyUrl whose host is a literal loopback
+    // address before sending, while a name is judged by the service when it connects (allowed here).
+    await new Promise<void>((r) => receiver.listen(0, 'localhost', () => r()));
     const port = (receiver.address() as AddressInfo).port;
-    origin = `http://127.0.0.1:${port}`;
-    server = await startTestServer({ allowMediaHosts: [`127.0.0.1:${port}`], webhookRetryDelaysMs: [50, 100] });
+    origin = `http://localhost:${port}`;
+    server = await startTestServer({ allowMediaHosts: [`localhost:${port}`], webhookRetryDelaysMs: [50, 100] });
     client = clientFor(server);
     uploadId = (await client.uploads.create(wav(), { contentType: 'audio/wav' })).uploadId;
   });

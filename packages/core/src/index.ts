@@ -36,6 +36,7 @@ export { WebhookVerificationError, type WebhookErrorCode } from './errors/webhoo
 export * from './errors/guards.js';
 export { backoffCeilingMs, backoffDelayMs, parseRetryAfterMs, retryDelayMs, DEFAULT_BACKOFF, type BackoffPolicy, type RetryDelayInput } from './http/retry-timing.js';
 export { buildPath, encodeSegment, path } from './http/path.js';
+export { classifyIPv4, classifyIPv6, ipv4Value, ipv6Groups, literalHostRefusal, type RefusalKind } from './http/address-policy.js';
 export { parseDecimal, parseOptionalDecimal, toDecimalString, isDecimalString, type CountInput } from './util/decimal.js';
 export { verifyWebhook, type VerifyOptions, type VerifiedWebhook } from './webhooks/verify.js';
 export { createWebhookVerifier, type WebhookVerifier, type WebhookVerifierOptions } from './webhooks/verifier.js';

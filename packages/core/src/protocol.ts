@@ -156,6 +156,30 @@ export const LIMITS = {
   maxCharactersPerLineMax: 16_384,
 } as const;
 
+/**
+ * Ours: the languages languageHint accepts (batch and realtime), each in both ISO 639 forms. Batch
+ * tasks report detectedLanguage in the three-letter form and realtime lines in the two-letter form
+ * (spec "Transcription task"), so a caller may pass back either; the hint is echoed as sent.
+ */
+export const LANGUAGES = [
+  { iso639_1: 'en', iso639_3: 'eng', name: 'English' },
+  { iso639_1: 'es', iso639_3: 'spa', name: 'Spanish' },
+  { iso639_1: 'fr', iso639_3: 'fra', name: 'French' },
+  { iso639_1: 'de', iso639_3: 'deu', name: 'German' },
+  { iso639_1: 'it', iso639_3: 'ita', name: 'Italian' },
+  { iso639_1: 'pt', iso639_3: 'por', name: 'Portuguese' },
+  { iso639_1: 'nl', iso639_3: 'nld', name: 'Dutch' },
+  { iso639_1: 'ja', iso639_3: 'jpn', name: 'Japanese' },
+  { iso639_1: 'zh', iso639_3: 'zho', name: 'Chinese' },
+  { iso639_1: 'ko', iso639_3: 'kor', name: 'Korean' },
+  { iso639_1: 'ru', iso639_3: 'rus', name: 'Russian' },
+  { iso639_1: 'ar', iso639_3: 'ara', name: 'Arabic' },
+  { iso639_1: 'hi', iso639_3: 'hin', name: 'Hindi' },
+] as const;
+
+/** Every accepted languageHint value: "auto" (the same as omitting it), then both forms of each language. */
+export const LANGUAGE_HINTS: readonly string[] = ['auto', ...LANGUAGES.flatMap((l) => [l.iso639_1, l.iso639_3])];
+
 /** Spec "options fields": accepted values. */
 export const ALIGNMENT_LEVELS = ['none', 'word', 'character'] as const;
 export const INPUT_ENCODINGS = ['other', 'pcm_s16le_16'] as const;

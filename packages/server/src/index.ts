@@ -14,7 +14,8 @@ export { chooseRecognizer, RECOGNIZER_CHOICES, type RecognizerChoice, type Chose
 export { RecognizerError, isRecognizerError, type RecognizerErrorCode } from './recognition/errors.js';
 export { SessionAudio, type FeedOutcome, type SessionEvent, type SupplementKind, type SupplementPolicy, type SupplementDecision, type RotationSchedule } from './domain/realtime-session.js';
 export type { RealtimeTiming } from './domain/realtime-sessions.js';
-export type { SocketConfig, SocketLogEntry } from './realtime/connection.js';
+export type { SocketConfig, SocketLogEntry } from './realtime/socket-config.js';
 export type { SocketFaults, SocketFaultRule, SocketFaultHandle } from './realtime/socket-faults.js';
 export { refusalForAddress, refusalForName } from './media/address-policy.js';
 export { signWebhook } from './webhooks/signing.js';
+export { parseServerFlags, SERVER_USAGE, SERVER_FLAG_OPTIONS, ServerFlagError, isServerFlagError, type ServerFlags } from './cli-flags.js';

@@ -16,7 +16,7 @@ import { Voices } from './domain/voices.js';
 import { failureBody, writeError, writeJson, writeReply } from './http/envelope.js';
 import { Faults } from './http/faults.js';
 import { Router } from './http/router.js';
-import type { SocketConfig, SocketLogEntry } from './realtime/connection.js';
+import type { SocketConfig, SocketLogEntry } from './realtime/socket-config.js';
 import { SocketServer } from './realtime/socket-server.js';
 import type { GuardOptions } from './media/guarded-fetch.js';
 import type { PocketSphinxOptions } from './recognition/pocketsphinx/pocketsphinx-recognizer.js';

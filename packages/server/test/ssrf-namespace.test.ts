@@ -18,6 +18,7 @@ interface Report {
   results: Array<{ mediaUrl: string; status: number; errorCode: string; details: { reason: string; refusal?: string; cause?: string }; ms: number }>;
   victimHits: string[];
   deliveries: Array<{ url: string; outcome: string; attempts: number }>;
+  submitRefusals: Array<{ notifyUrl: string; status: number; errorCode: string; reason: string }>;
 }
 
 describe('mediaUrl and notifyUrl refusals in a private network namespace', () => {
@@ -52,8 +53,13 @@ describe('mediaUrl and notifyUrl refusals in a private network namespace', () =>
     for (const r of unreachable) expect(r.details.reason).toBe('SOURCE_UNREACHABLE');
   });
 
-  it('refuses webhook destinations the same way, without retrying', () => {
-    expect(report.deliveries).toHaveLength(3);
+  it('refuses a literal refused notifyUrl at submit with details.reason DESTINATION_NOT_ALLOWED', () => {
+    expect(report.submitRefusals).toHaveLength(5);
+    for (const r of report.submitRefusals) expect(r).toMatchObject({ status: 400, errorCode: 'INPUT_INVALID', reason: 'DESTINATION_NOT_ALLOWED' });
+  });
+
+  it('refuses a webhook host name that resolves to a refused address when it connects, without retrying', () => {
+    expect(report.deliveries).toHaveLength(2);
     for (const d of report.deliveries) expect(d).toMatchObject({ outcome: 'refused', attempts: 1 });
   });
 });

@@ -18,6 +18,8 @@ const INVALID: Case[] = [
   { name: 'unknown top-level field', body: { colour: 'red' }, fields: ['colour'], rule: 'is not a known field' },
   { name: 'audioTrackIndex negative', body: { audioTrackIndex: -1 }, fields: ['audioTrackIndex'] },
   { name: 'languageHint unsupported', body: { languageHint: 'xx' }, fields: ['languageHint'] },
+  { name: 'languageHint three letters unlisted', body: { languageHint: 'xyz' }, fields: ['languageHint'] },
+  { name: 'languageHint upper case', body: { languageHint: 'FRA' }, fields: ['languageHint'] },
   { name: 'title too long', body: { title: 't'.repeat(257) }, fields: ['title'], rule: 'at most 256' },
   { name: 'modelId realtime', body: { modelId: 'svc_stt_realtime_v1' }, fields: ['modelId'] },
   { name: 'waitForCompletion not boolean', body: { waitForCompletion: 'yes' }, fields: ['waitForCompletion'] },
@@ -149,6 +151,34 @@ describe('POST /stt/transcriptions validation', () => {
     const meta = { a: 'x'.repeat(16 * 1024 - 8) }; // {"a":"…"} is exactly 16384 bytes
     expect(Buffer.byteLength(JSON.stringify(meta))).toBe(16 * 1024);
     expect((await create({ uploadId, options: { clientMetadata: meta } })).body.code).toBe(1);
+  });
+
+  it.each(['fr', 'fra', 'en', 'eng', 'de', 'deu', 'zh', 'zho', 'auto'])('accepts languageHint %s in either ISO 639 form and echoes it as sent', async (languageHint) => {
+    const r = await create({ uploadId, languageHint });
+    expect(r.body.errorCode).toBeUndefined();
+    expect(r.body.data.languageHint).toBe(languageHint);
+  });
+
+  it.each([
+    ['http://10.1.2.3/hook', 'private'],
+    ['http://[::1]/', 'loopback'],
+    ['http://169.254.169.254/', 'cloud-metadata'],
+    ['http://127.0.0.1:9/hook', 'loopback'],
+    ['http://[::ffff:192.168.0.1]/', 'private'],
+    ['http://2130706433/', 'loopback'],
+  ])('refuses notifyUrl %s at submit with details.reason DESTINATION_NOT_ALLOWED', async (notifyUrl, refusal) => {
+    const r = await create({ uploadId, options: { notifyUrl } });
+    expect(r.status).toBe(400);
+    expect(r.body.errorCode).toBe('INPUT_INVALID');
+    expect(r.body.details).toMatchObject({ reason: 'DESTINATION_NOT_ALLOWED', refusal });
+    expect(r.body.details.violations).toEqual([{ field: 'options.notifyUrl', rule: `must be a public URL; its host is a ${refusal} address (DESTINATION_NOT_ALLOWED)` }]);
+  });
+
+  it('accepts a notifyUrl with a host name or a public address (judged when the webhook connects)', async () => {
+    for (const notifyUrl of ['http://hooks.example.invalid/x', 'http://localhost:9/x', 'http://93.184.215.14/x']) {
+      const r = await create({ uploadId, options: { notifyUrl, notifyOnCompletion: false } });
+      expect(r.body.errorCode).toBeUndefined();
+    }
   });
 
   it('reports every violation at once', async () => {

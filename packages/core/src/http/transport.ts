@@ -153,7 +153,7 @@ export class Transport {
       if (link.parentAborted) throw new AbortError(signal?.reason);
       if (caught instanceof ResponseFormatError) return { ok: false, error: caught };
       if (link.timedOut) return { ok: false, error: new RequestTimeoutError(timeoutMs, { cause: caught }) };
-      return { ok: false, error: new ConnectionError(describeNetworkError(caught), !neverConnected(caught), { cause: caught }) };
+      return { ok: false, error: new ConnectionError(`${init.method ?? 'GET'} ${redactedUrl(url)} failed: ${describeNetworkError(caught)}`, !neverConnected(caught), { cause: caught }) };
     } finally {
       link.dispose();
     }
@@ -197,6 +197,20 @@ function neverConnected(error: unknown): boolean {
     if (typeof code === 'string' && NEVER_CONNECTED.has(code)) return true;
   }
   return false;
+}
+
+/**
+ * The URL as an error message may show it: scheme, host, port and path only. The access key travels in
+ * a header and never appears; user info, the query (which may carry tokens or file names) and the
+ * fragment are dropped.
+ */
+export function redactedUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+  } catch {
+    return '(invalid URL)';
+  }
 }
 
 function describeNetworkError(error: unknown): string {

@@ -184,3 +184,21 @@ describe('options: combination rules', () => {
     ]);
   });
 });
+
+describe('languageHint and notifyUrl, checked as the service checks them', () => {
+  it('accepts "auto" and both ISO 639 forms of each listed language, nothing else', () => {
+    for (const hint of ['auto', 'fr', 'fra', 'en', 'eng', 'zh', 'zho']) expect(fields({ uploadId: 'u', languageHint: hint })).toEqual([]);
+    for (const hint of ['xx', 'xyz', 'FRA', 'fr-FR', '', 7]) expect(fields({ uploadId: 'u', languageHint: hint as string })).toEqual(['languageHint']);
+  });
+
+  it('refuses a notifyUrl whose host is a literal refused address; host names pass', () => {
+    for (const url of ['http://10.1.2.3/hook', 'http://[::1]/', 'http://169.254.169.254/', 'http://127.1/', 'http://[fe80::1]/', 'http://0.0.0.0/']) {
+      expect(withOptions({ notifyUrl: url })).toEqual(['options.notifyUrl']);
+    }
+    const [violation] = checkCreateTranscription({ uploadId: 'u', options: { notifyUrl: 'http://[::1]/' } }).violations;
+    expect(violation?.rule).toBe('must be a public URL; its host is a loopback address (DESTINATION_NOT_ALLOWED)');
+    for (const url of ['https://hooks.example.com/x', 'http://localhost/x', 'http://8.8.8.8/x', 'http://[2001:4860::8888]/x']) expect(withOptions({ notifyUrl: url })).toEqual([]);
+    // A literal refused mediaUrl is left to the service, which answers MEDIA_FETCH_FAILED with the same reason.
+    expect(fields({ mediaUrl: 'http://10.1.2.3/a.wav' })).toEqual([]);
+  });
+});

@@ -114,6 +114,16 @@ describe('transport timing', () => {
     expect(b.requestMayHaveArrived).toBe(true);
   });
 
+  it('names method and URL in a ConnectionError without user info, query or the access key', async () => {
+    const refused: FakeFetch = async () => {
+      throw new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
+    };
+    const t = transport(refused, { maxRetries: 0, accessKey: 'secret-key', baseUrl: 'https://user:pw@api.example.com:8443/base/' });
+    const error = (await t.request({ method: 'POST', path: '/uploads', query: { token: 'tok_123', filename: 'a.wav' }, retry: 'once' }).catch((e: unknown) => e)) as ConnectionError;
+    expect(error.message).toBe('POST https://api.example.com:8443/base/uploads failed: fetch failed (ECONNREFUSED)');
+    for (const hidden of ['secret-key', 'user', 'pw@', 'tok_123', 'a.wav', '?']) expect(error.message).not.toContain(hidden);
+  });
+
   it('reads a non-envelope success as a format error, and a non-JSON failure by its status', async () => {
     const html: FakeFetch = async () => new Response('<html>', { status: 200 });
     expect(await transport(html).request(GET).catch((e: unknown) => e)).toMatchObject({ name: 'ResponseFormatError', code: 'MALFORMED_RESPONSE' });

@@ -1,4 +1,6 @@
-import { Violations } from '../errors.js';
+import { literalHostRefusal, protocol } from '@soundclone/core';
+import { ApiError, Violations } from '../errors.js';
+import { hostKey } from '../media/guarded-fetch.js';
 import { LIMITS, MODELS, type DownloadFormat } from '../protocol.js';
 import { validateExportFormats, validateExportOptions, type ExportOptions } from './export-options.js';
 import { bool, int, jsonDepth, num, oneOf, plainObject, str, strArray, unknownKeys } from './validate.js';
@@ -9,8 +11,12 @@ import { bool, int, jsonDepth, num, oneOf, plainObject, str, strArray, unknownKe
  * with details.violations [{ field, rule }]; unknown fields are refused, never dropped.
  */
 
-/** Ours: languages the hint accepts (two-letter), plus "auto" (the same as omitting it). */
-export const SUPPORTED_LANGUAGES = ['auto', 'en', 'es', 'fr', 'de', 'it', 'pt', 'nl', 'ja', 'zh', 'ko', 'ru', 'ar', 'hi'] as const;
+/**
+ * Languages the hint accepts: "auto" plus the ISO 639-1 and ISO 639-3 form of each listed language. The
+ * table is core's (protocol.LANGUAGES), so the SDK checks exactly what the service accepts; the hint
+ * is echoed as sent.
+ */
+export const SUPPORTED_LANGUAGES: readonly string[] = protocol.LANGUAGE_HINTS;
 
 /**
  * Ours: entity categories the model accepts at run time. Submit accepts any string (spec rule 6: a
@@ -125,6 +131,26 @@ export function validateTranscriptionRequest(body: Record<string, unknown>): Tra
     waitForCompletion,
     waitTimeoutMs: waitTimeoutMs ?? LIMITS.waitTimeoutMsDefault,
   };
+}
+
+/**
+ * notifyUrl is a public URL (spec "options fields"): a literal refused address (http://10.1.2.3/,
+ * http://[::1]/, http://169.254.169.254/) is refused at submit as INPUT_INVALID with the violation and
+ * details.reason DESTINATION_NOT_ALLOWED, mediaUrl's reason. Host names are judged when the webhook
+ * connects (guarded-fetch.ts). `allowHosts` (test-only) exempts exactly those host:port pairs, as it
+ * does for delivery.
+ */
+export function checkNotifyDestination(request: TranscriptionRequest, allowHosts: ReadonlySet<string>): void {
+  const notifyUrl = request.options.notifyUrl;
+  if (notifyUrl === undefined) return;
+  const url = new URL(notifyUrl);
+  if (allowHosts.has(hostKey(url))) return;
+  const refusal = literalHostRefusal(url);
+  if (refusal === undefined) return;
+  const violation = { field: 'options.notifyUrl', rule: `must be a public URL; its host is a ${refusal} address (DESTINATION_NOT_ALLOWED)` };
+  throw new ApiError('INPUT_INVALID', `${violation.field}: ${violation.rule}`, {
+    violations: [violation], reason: 'DESTINATION_NOT_ALLOWED', refusal, host: url.hostname,
+  });
 }
 
 function validateOptions(v: Violations, o: Record<string, unknown>): TranscriptionOptions {

@@ -9,7 +9,7 @@ import { reserve } from './billing.js';
 import { IdempotencyStore } from './idempotency.js';
 import { isTerminal, taskView, type Task, type Tasks } from './tasks.js';
 import type { TranscriptionRunner } from './transcription-runner.js';
-import { validateTranscriptionRequest, type TranscriptionRequest } from './transcription-request.js';
+import { checkNotifyDestination, validateTranscriptionRequest, type TranscriptionRequest } from './transcription-request.js';
 import type { Uploads } from './uploads.js';
 
 /**
@@ -38,6 +38,7 @@ export class TranscriptionService {
 
   async create(account: Account, body: Record<string, unknown>, idempotencyKey: string, requestId: string): Promise<{ data: Record<string, unknown>; replayed: boolean }> {
     const request = validateTranscriptionRequest(body);
+    checkNotifyDestination(request, this.guard.allowHosts);
     const { value, replayed } = await this.idempotency.run(`${account.id}/transcriptions`, idempotencyKey, body, () => this.start(account, request, requestId));
     if (request.waitForCompletion && !isTerminal(value.task.status)) {
       await this.tasks.waitForTerminal(value.task, request.waitTimeoutMs, this.signal);

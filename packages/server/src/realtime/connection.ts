@@ -8,28 +8,10 @@ import { dec } from '../util/decimal.js';
 import { AckThrottle } from './ack-throttle.js';
 import { Heartbeat } from './heartbeat.js';
 import { errorMessage, lineMessage, noticeMessage, parseClientMessage, resumeEpoch, supplementMessage, type ServerMessage } from './messages.js';
+import type { SocketConfig, SocketLogEntry } from './socket-config.js';
 import type { SocketFaults } from './socket-faults.js';
 
-/** Socket settings in force (protocol.ts SOCKET_DEFAULTS unless the server was started otherwise). */
-export interface SocketConfig {
-  readonly heartbeatIntervalMs: number;
-  readonly heartbeatTimeoutMs: number;
-  readonly ackIntervalMs: number;
-  readonly usageIntervalMs: number;
-  readonly maxFrameSamples: number;
-  readonly maxConsecutiveErrors: number;
-  readonly partialSkipBufferedBytes: number;
-  readonly maxBufferedBytes: number;
-}
-
-export interface SocketLogEntry {
-  readonly at: number;
-  readonly connectionId: string;
-  readonly sessionId: string | null;
-  /** connected, closed, refused, unknown-message, error, fault */
-  readonly kind: string;
-  readonly detail?: Record<string, unknown>;
-}
+export type { SocketConfig, SocketLogEntry } from './socket-config.js';
 
 const LITTLE_ENDIAN = endianness() === 'LE';
 

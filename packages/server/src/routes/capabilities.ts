@@ -59,7 +59,7 @@ export function capabilities(account: Account, usedVoices: number): Record<strin
         exportFormats: { type: 'array', values: DOWNLOAD_FORMATS, note: 'pre-generation only; every format stays downloadable' },
         exportOptions: { type: 'array', items: exportControl },
         notifyOnCompletion: { type: 'boolean', note: 'a notification is sent when notifyUrl is present unless this is false; true requires notifyUrl' },
-        notifyUrl: { type: 'string', schemes: ['http', 'https'] },
+        notifyUrl: { type: 'string', schemes: ['http', 'https'], note: 'a public URL: a literal private, loopback, link-local, unique-local or cloud-metadata address is refused at submit (details.reason DESTINATION_NOT_ALLOWED); host names are checked when the notification connects' },
         clientMetadata: { type: 'object', maxDepth: LIMITS.clientMetadataMaxDepth, maxBytes: LIMITS.clientMetadataMaxBytes },
         notificationSigningSecret: { type: 'string', writeOnly: true, maxLength: LIMITS.notificationSigningSecretMaxChars },
         matchKnownSpeakers: { state: 'UNAVAILABLE', note: 'must not be requested' },

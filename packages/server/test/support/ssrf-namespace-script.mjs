@@ -112,13 +112,19 @@ wav.write('RIFF', 0, 'ascii'); wav.writeUInt32LE(36 + 3200, 4); wav.write('WAVEf
 wav.writeUInt32LE(16, 16); wav.writeUInt16LE(1, 20); wav.writeUInt16LE(1, 22); wav.writeUInt32LE(16000, 24);
 wav.writeUInt32LE(32000, 28); wav.writeUInt16LE(2, 32); wav.writeUInt16LE(16, 34); wav.write('data', 36, 'ascii'); wav.writeUInt32LE(3200, 40);
 const up = await (await fetch(`${server.url}${PREFIX}/uploads`, { method: 'POST', headers: { accessKey: 'ns-key', 'Content-Type': 'audio/wav' }, body: wav })).json();
-const hooks = [`http://127.0.0.1:${vp}/hook`, 'http://169.254.169.254/hook', 'http://[::ffff:10.0.0.1]/hook'];
-for (const notifyUrl of hooks) {
-  await fetch(`${server.url}${PREFIX}/stt/transcriptions`, {
+// A literal refused address is refused at submit (INPUT_INVALID, details.reason DESTINATION_NOT_ALLOWED);
+// a host name is judged when the webhook connects, on the addresses it resolves to.
+const literalHooks = [`http://127.0.0.1:${vp}/hook`, 'http://169.254.169.254/hook', 'http://[::ffff:10.0.0.1]/hook', 'http://10.1.2.3/hook', 'http://[::1]/'];
+const namedHooks = [`http://localhost:${vp}/hook`, 'http://metadata.google.internal/hook'];
+const submitRefusals = [];
+for (const notifyUrl of [...literalHooks, ...namedHooks]) {
+  const r = await fetch(`${server.url}${PREFIX}/stt/transcriptions`, {
     method: 'POST',
     headers: { accessKey: 'ns-key', 'Content-Type': 'application/json', 'Idempotency-Key': `hook-${notifyUrl}` },
     body: JSON.stringify({ uploadId: up.data.uploadId, waitForCompletion: true, options: { notifyUrl } }),
   });
+  const body = await r.json();
+  if (literalHooks.includes(notifyUrl)) submitRefusals.push({ notifyUrl, status: r.status, errorCode: body.errorCode, reason: body.details?.reason });
 }
 await new Promise((r) => setTimeout(r, 200));
 const deliveries = server.services.webhooks.deliveries.map((d) => ({ url: d.url, outcome: d.outcome, attempts: d.attempts.length }));
@@ -126,4 +132,4 @@ const deliveries = server.services.webhooks.deliveries.map((d) => ({ url: d.url,
 await server.close();
 victim.close();
 media.close();
-process.stdout.write(JSON.stringify({ refusedCount: refused.length, results, victimHits, deliveries }));
+process.stdout.write(JSON.stringify({ refusedCount: refused.length, results, victimHits, deliveries, submitRefusals }));

@@ -1,6 +1,6 @@
 import { buildPath } from '../../http/path.js';
 import type { CallOptions, Transport } from '../../http/transport.js';
-import { HEADERS, LIMITS, PATHS } from '../../protocol.js';
+import { HEADERS, LANGUAGE_HINTS, LIMITS, PATHS } from '../../protocol.js';
 import type { CreateRealtimeSessionParams, RealtimeSession, RealtimeSessionCreated } from '../../types/realtime.js';
 import { toDecimalString, type CountInput } from '../../util/decimal.js';
 import { newIdempotencyKey } from '../../util/ids.js';
@@ -26,7 +26,7 @@ export class Realtime {
   async create(params: CreateRealtimeSessionParams = {}, options: CreateTranscriptionOptions = {}): Promise<RealtimeSessionCreated> {
     const c = new Checks();
     c.string('title', params.title, LIMITS.titleMaxChars, { allowEmpty: true });
-    c.string('languageHint', params.languageHint, 32);
+    c.oneOf('languageHint', params.languageHint, LANGUAGE_HINTS);
     if (params.options !== undefined && !isPlainObject(params.options)) c.add('options', 'must be an object');
     if (isPlainObject(params.options) && 'matchKnownSpeakers' in params.options) c.add('options.matchKnownSpeakers', 'is unavailable and must not be requested (rule 5)');
     const key = options.idempotencyKey ?? newIdempotencyKey();

@@ -1,6 +1,7 @@
 import {
-  ALIGNMENT_LEVELS, CHANNEL_RESULT_MODES, DOWNLOAD_FORMATS, INPUT_ENCODINGS, LIMITS, REDACTION_STYLES,
+  ALIGNMENT_LEVELS, CHANNEL_RESULT_MODES, DOWNLOAD_FORMATS, INPUT_ENCODINGS, LANGUAGE_HINTS, LIMITS, REDACTION_STYLES,
 } from '../../protocol.js';
+import { literalHostRefusal } from '../../http/address-policy.js';
 import type { CreateTranscriptionParams } from '../../types/transcription.js';
 import { Checks, isPlainObject, jsonDepth } from '../validation/checks.js';
 
@@ -13,7 +14,9 @@ import { Checks, isPlainObject, jsonDepth } from '../validation/checks.js';
  *   - rule 6 (an entity category the model rejects): only known when the task runs;
  *   - option names beyond the spec's list: passed through unchecked (spec: "Other option names exist").
  * Rules the reference service adds beyond the spec are not repeated here, so the SDK never refuses a
- * request the real service might accept.
+ * request the real service might accept, with two exceptions written up in docs/protocol.md and shared
+ * with the service: languageHint is one of protocol.LANGUAGE_HINTS, and a notifyUrl whose host is a
+ * literal refused address (loopback, private, link-local, metadata...) is refused before sending.
  */
 export function checkCreateTranscription(params: CreateTranscriptionParams): Checks {
   const c = new Checks();
@@ -26,7 +29,7 @@ export function checkCreateTranscription(params: CreateTranscriptionParams): Che
   c.string('uploadId', body['uploadId'], 128);
   c.httpUrl('mediaUrl', body['mediaUrl'], LIMITS.mediaUrlMaxChars);
   c.integer('audioTrackIndex', body['audioTrackIndex'], 0);
-  c.string('languageHint', body['languageHint'], 32);
+  c.oneOf('languageHint', body['languageHint'], LANGUAGE_HINTS);
   c.string('title', body['title'], LIMITS.titleMaxChars, { allowEmpty: true });
   c.string('modelId', body['modelId'], 64);
   c.boolean('waitForCompletion', body['waitForCompletion']);
@@ -66,7 +69,13 @@ function checkOptions(c: Checks, o: Record<string, unknown>): void {
   checkExportFormats(c, o['exportFormats']);
   checkExportOptions(c, o['exportOptions']);
   c.boolean(`${p}notifyOnCompletion`, o['notifyOnCompletion']);
-  c.httpUrl(`${p}notifyUrl`, o['notifyUrl'], LIMITS.mediaUrlMaxChars);
+  if (c.httpUrl(`${p}notifyUrl`, o['notifyUrl'], LIMITS.mediaUrlMaxChars) && typeof o['notifyUrl'] === 'string') {
+    // notifyUrl is a public URL; the service refuses a literal refused address at submit with
+    // details.reason DESTINATION_NOT_ALLOWED (docs/protocol.md "Destinations"). Host names are judged
+    // by the service when it connects.
+    const refusal = literalHostRefusal(o['notifyUrl']);
+    if (refusal !== undefined) c.add(`${p}notifyUrl`, notifyUrlRefusalRule(refusal));
+  }
   c.string(`${p}notificationSigningSecret`, o['notificationSigningSecret'], LIMITS.notificationSigningSecretMaxChars);
   checkClientMetadata(c, o['clientMetadata']);
 
@@ -113,6 +122,11 @@ function checkOptions(c: Checks, o: Record<string, unknown>): void {
   }
   // Rule 5: matchKnownSpeakers is unavailable and must not be requested, whatever its value.
   if ('matchKnownSpeakers' in o) c.add(`${p}matchKnownSpeakers`, 'is unavailable and must not be requested (rule 5)');
+}
+
+/** The rule text of a refused notifyUrl host, the same words the service uses. */
+export function notifyUrlRefusalRule(kind: string): string {
+  return `must be a public URL; its host is a ${kind} address (DESTINATION_NOT_ALLOWED)`;
 }
 
 function nonEmpty(value: unknown): boolean {

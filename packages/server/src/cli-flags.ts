@@ -1,0 +1,145 @@
+import { parseArgs } from 'node:util';
+import type { SupplementKind } from './domain/realtime-session.js';
+import type { SocketFaultRule } from './realtime/socket-faults.js';
+import { RECOGNIZER_CHOICES, type RecognizerChoice } from './recognition/select.js';
+import type { ServerOptions } from './server.js';
+
+/**
+ * The reference server's command-line flags, parsed into startServer options, so any CLI that starts
+ * the server (ours, `soundclone-server`, or another) accepts exactly the same flags with the same
+ * checks and the same usage text.
+ *
+ *   argv --parseServerFlags--> { help, options, socketFaults }
+ *        startServer(options) --> for each rule of socketFaults: server.faults.socket.inject(rule)
+ *
+ * Flags: --port N (default 8787), --host H (default 127.0.0.1), --access-key KEY (one or more,
+ * required), --allow-media-host HOST:PORT (TEST-ONLY: lets exactly that host:port through the
+ * mediaUrl/notifyUrl address policy). Realtime: --rotate-every-ms N, --rotate-every-samples N,
+ * --recovery-window-ms N, --heartbeat-interval-ms N, --heartbeat-timeout-ms N, --delay-acks-ms N,
+ * --withhold-acks, --withhold-supplements KINDS (comma list of alignment,entities,revision,language, or
+ * all), --delay-supplements-ms N, --retain-audio SECONDS (TEST-ONLY debug read of stored audio).
+ * --recognizer auto|pocketsphinx|deterministic: auto (the default here, unlike startServer's) uses
+ * PocketSphinx when it is installed. --max-decoders N: PocketSphinx streams at once (default 4, ~90 MB
+ * each); past it realtime sessions are refused with 503 RECOGNIZER_BUSY.
+ */
+
+export const SERVER_USAGE =
+  'usage: soundclone-server --port 8787 --access-key KEY [--access-key KEY2] [--host 127.0.0.1] [--allow-media-host HOST:PORT (test-only)]\n' +
+  '  realtime: [--rotate-every-ms N] [--rotate-every-samples N] [--recovery-window-ms N] [--heartbeat-interval-ms N]\n' +
+  '            [--heartbeat-timeout-ms N] [--delay-acks-ms N] [--withhold-acks] [--withhold-supplements KINDS|all]\n' +
+  '            [--delay-supplements-ms N] [--retain-audio SECONDS (test-only)]\n' +
+  '  recognition: [--recognizer auto|pocketsphinx|deterministic] (default auto: PocketSphinx when installed)\n' +
+  '               [--max-decoders N] (PocketSphinx streams at once, default 4)\n';
+
+const SUPPLEMENT_KINDS: readonly SupplementKind[] = ['alignment', 'entities', 'revision', 'language'];
+
+const NUMERIC = [
+  'rotate-every-ms', 'rotate-every-samples', 'recovery-window-ms', 'heartbeat-interval-ms', 'heartbeat-timeout-ms', 'delay-acks-ms',
+  'delay-supplements-ms', 'retain-audio', 'max-decoders',
+] as const;
+
+/**
+ * The flags as a `node:util` parseArgs option table, for a CLI that parses its own flags and the
+ * server's in one pass (then hands the server's values to parseServerFlags as argv, or simply passes
+ * its argv through). `help` is included.
+ */
+export const SERVER_FLAG_OPTIONS = {
+  port: { type: 'string', default: '8787' },
+  host: { type: 'string', default: '127.0.0.1' },
+  'access-key': { type: 'string', multiple: true },
+  'allow-media-host': { type: 'string', multiple: true },
+  'withhold-acks': { type: 'boolean', default: false },
+  'withhold-supplements': { type: 'string' },
+  recognizer: { type: 'string', default: 'auto' },
+  ...(Object.fromEntries(NUMERIC.map((name) => [name, { type: 'string' }])) as Record<(typeof NUMERIC)[number], { type: 'string' }>),
+  help: { type: 'boolean', default: false },
+} as const;
+
+/** A flag the server does not know, or a value it refuses; the message names the flag. */
+export class ServerFlagError extends Error {
+  override readonly name = 'ServerFlagError';
+  readonly code = 'INVALID_SERVER_FLAG' as const;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+export function isServerFlagError(value: unknown): value is ServerFlagError {
+  return value instanceof ServerFlagError || (value instanceof Error && value.name === 'ServerFlagError');
+}
+
+export interface ServerFlags {
+  /** --help was given: print SERVER_USAGE and start nothing (options are still the defaults' result). */
+  readonly help: boolean;
+  /** What to pass to startServer. */
+  readonly options: ServerOptions;
+  /** Socket faults the flags asked for; inject each into `server.faults.socket` once started. */
+  readonly socketFaults: readonly SocketFaultRule[];
+}
+
+/**
+ * Parses the server's flags (argv without the node and script entries; a lone `--` is ignored).
+ * Throws ServerFlagError for an unknown flag or a refused value. With --help the access key is not
+ * required.
+ */
+export function parseServerFlags(argv: readonly string[]): ServerFlags {
+  let values: Record<string, unknown>;
+  try {
+    values = parseArgs({ args: argv.filter((a) => a !== '--'), options: SERVER_FLAG_OPTIONS, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    throw new ServerFlagError(error instanceof Error ? error.message : String(error), { cause: error });
+  }
+  const help = values['help'] === true;
+  const keys = (values['access-key'] as string[] | undefined) ?? [];
+  const port = Number(values['port']);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new ServerFlagError(`--port takes 0..65535, got ${String(values['port'])}`);
+  if (keys.length === 0 && !help) throw new ServerFlagError('give at least one --access-key');
+  const allowed = (values['allow-media-host'] as string[] | undefined) ?? [];
+  const bad = allowed.find((h) => !/^(\[[0-9a-fA-F:.]+\]|[^:\s/]+):\d{1,5}$/.test(h));
+  if (bad !== undefined) throw new ServerFlagError(`--allow-media-host takes HOST:PORT (IPv6 as [::1]:PORT), got ${bad}`);
+  const numbers: Partial<Record<(typeof NUMERIC)[number], number>> = {};
+  for (const name of NUMERIC) {
+    const raw = values[name];
+    if (raw === undefined) continue;
+    const value = Number(raw);
+    if (!Number.isSafeInteger(value) || value <= 0) throw new ServerFlagError(`--${name} takes a positive integer, got ${String(raw)}`);
+    numbers[name] = value;
+  }
+  const withheld = values['withhold-supplements'] as string | undefined;
+  const kinds = withheld === undefined ? undefined : withheld === 'all' ? [...SUPPLEMENT_KINDS] : withheld.split(',');
+  const unknownKind = kinds?.find((k) => !(SUPPLEMENT_KINDS as readonly string[]).includes(k));
+  if (unknownKind !== undefined) throw new ServerFlagError(`--withhold-supplements takes ${SUPPLEMENT_KINDS.join(',')} or all, got ${unknownKind}`);
+  const recognizer = values['recognizer'] as string;
+  if (!(RECOGNIZER_CHOICES as readonly string[]).includes(recognizer)) {
+    throw new ServerFlagError(`--recognizer takes ${RECOGNIZER_CHOICES.join(', ')}, got ${recognizer}`);
+  }
+
+  const options: ServerOptions = {
+    port,
+    recognizer: recognizer as RecognizerChoice,
+    host: values['host'] as string,
+    accessKeys: keys,
+    allowMediaHosts: allowed,
+    realtimeTiming: {
+      ...(numbers['rotate-every-ms'] !== undefined ? { rotateEveryMs: numbers['rotate-every-ms'] } : {}),
+      ...(numbers['rotate-every-samples'] !== undefined ? { rotateEverySamples: numbers['rotate-every-samples'] } : {}),
+      ...(numbers['recovery-window-ms'] !== undefined ? { recoveryWindowMs: numbers['recovery-window-ms'] } : {}),
+    },
+    socket: {
+      ...(numbers['heartbeat-interval-ms'] !== undefined ? { heartbeatIntervalMs: numbers['heartbeat-interval-ms'] } : {}),
+      ...(numbers['heartbeat-timeout-ms'] !== undefined ? { heartbeatTimeoutMs: numbers['heartbeat-timeout-ms'] } : {}),
+    },
+    ...(numbers['retain-audio'] !== undefined ? { retainRealtimeAudioSamples: numbers['retain-audio'] * 16_000 } : {}),
+    ...(numbers['max-decoders'] !== undefined ? { pocketsphinx: { maxDecoders: numbers['max-decoders'] } } : {}),
+  };
+
+  // --withhold-acks wins over --delay-acks-ms, and --withhold-supplements over --delay-supplements-ms.
+  const socketFaults: SocketFaultRule[] = [];
+  if (values['withhold-acks'] === true) socketFaults.push({ kind: 'withholdAcks' });
+  else if (numbers['delay-acks-ms'] !== undefined) socketFaults.push({ kind: 'delayAcks', ms: numbers['delay-acks-ms'] });
+  if (kinds !== undefined) socketFaults.push({ kind: 'withholdSupplements', kinds: kinds as SupplementKind[] });
+  else if (numbers['delay-supplements-ms'] !== undefined) socketFaults.push({ kind: 'delaySupplements', ms: numbers['delay-supplements-ms'] });
+
+  return { help, options, socketFaults };
+}

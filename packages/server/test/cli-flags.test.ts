@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { SERVER_FLAG_OPTIONS, SERVER_USAGE, ServerFlagError, isServerFlagError, parseServerFlags, startServer } from '../src/index.js';
+
+/** The server's own flags as a library: the same options and faults its CLI starts with. */
+describe('parseServerFlags', () => {
+  it('fills the CLI defaults and requires an access key', () => {
+    const { help, options, socketFaults } = parseServerFlags(['--access-key', 'k1', '--access-key', 'k2']);
+    expect(help).toBe(false);
+    expect(options).toMatchObject({ port: 8787, host: '127.0.0.1', recognizer: 'auto', accessKeys: ['k1', 'k2'], allowMediaHosts: [] });
+    expect(socketFaults).toEqual([]);
+    expect(() => parseServerFlags([])).toThrow(ServerFlagError);
+  });
+
+  it('maps every realtime, recognition and fault flag', () => {
+    const { options, socketFaults } = parseServerFlags([
+      '--', '--port', '0', '--host', '::1', '--access-key', 'k', '--allow-media-host', '[::1]:9000', '--rotate-every-ms', '500', '--rotate-every-samples', '16000',
+      '--recovery-window-ms', '2000', '--heartbeat-interval-ms', '100', '--heartbeat-timeout-ms', '300', '--retain-audio', '2', '--max-decoders', '12',
+      '--recognizer', 'deterministic', '--withhold-acks', '--delay-acks-ms', '5', '--withhold-supplements', 'alignment,language',
+    ]);
+    expect(options).toEqual({
+      port: 0, host: '::1', recognizer: 'deterministic', accessKeys: ['k'], allowMediaHosts: ['[::1]:9000'],
+      realtimeTiming: { rotateEveryMs: 500, rotateEverySamples: 16_000, recoveryWindowMs: 2000 },
+      socket: { heartbeatIntervalMs: 100, heartbeatTimeoutMs: 300 },
+      retainRealtimeAudioSamples: 32_000,
+      pocketsphinx: { maxDecoders: 12 },
+    });
+    expect(socketFaults).toEqual([{ kind: 'withholdAcks' }, { kind: 'withholdSupplements', kinds: ['alignment', 'language'] }]);
+    expect(parseServerFlags(['--access-key', 'k', '--delay-acks-ms', '7', '--delay-supplements-ms', '9', '--withhold-supplements', 'all']).socketFaults).toEqual([
+      { kind: 'delayAcks', ms: 7 }, { kind: 'withholdSupplements', kinds: ['alignment', 'entities', 'revision', 'language'] },
+    ]);
+  });
+
+  it.each([
+    [['--access-key', 'k', '--port', '70000'], '--port'],
+    [['--access-key', 'k', '--max-decoders', '0'], '--max-decoders'],
+    [['--access-key', 'k', '--rotate-every-ms', '1.5'], '--rotate-every-ms'],
+    [['--access-key', 'k', '--allow-media-host', 'example.com'], '--allow-media-host'],
+    [['--access-key', 'k', '--withhold-supplements', 'words'], '--withhold-supplements'],
+    [['--access-key', 'k', '--recognizer', 'whisper'], '--recognizer'],
+    [['--access-key', 'k', '--colour', 'red'], 'colour'],
+    [['--access-key', 'k', 'stray'], 'stray'],
+  ])('refuses %j with a typed error naming %s', (argv, flag) => {
+    let caught: unknown;
+    try {
+      parseServerFlags(argv);
+    } catch (error) {
+      caught = error;
+    }
+    expect(isServerFlagError(caught)).toBe(true);
+    expect((caught as ServerFlagError).code).toBe('INVALID_SERVER_FLAG');
+    expect((caught as Error).message).toContain(flag);
+  });
+
+  it('--help needs no key; the usage and the option table list every flag', () => {
+    expect(parseServerFlags(['--help']).help).toBe(true);
+    for (const name of Object.keys(SERVER_FLAG_OPTIONS)) if (name !== 'help') expect(SERVER_USAGE).toContain(`--${name}`);
+  });
+
+  it('starts a server with the parsed options and faults', async () => {
+    const { options, socketFaults } = parseServerFlags(['--port', '0', '--access-key', 'k', '--recognizer', 'deterministic', '--withhold-acks']);
+    const server = await startServer(options);
+    try {
+      for (const rule of socketFaults) server.faults.socket.inject(rule);
+      const r = await fetch(`${server.url}/sound_clone/api/v1/stt/capabilities`, { headers: { accessKey: 'k' } });
+      expect(r.status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+});
