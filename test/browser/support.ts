@@ -5,7 +5,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { EncodePipeline, type ResamplerKernel } from '@soundclone/core';
 
 /**
- * Real-Chromium helpers for the web-audio tests (issue 6): Debian's chromium driven by playwright-core
+ * Real-Chromium helpers for the web-audio tests: Debian's chromium driven by playwright-core
  * (no browser download), its fake capture device fed from a WAV made here, and the Node-side
  * references the captured audio is compared with.
  */
