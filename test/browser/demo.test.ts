@@ -142,6 +142,21 @@ describe('live-captions demo in Chromium', () => {
     }
   });
 
+  it('leaving the page mid-capture finishes its session at once (its recognizer slot frees now, not after the recovery window)', async () => {
+    const page = await newPage();
+    try {
+      expect(await tryStart(page)).toBeNull();
+      const live = await until('audio', () => snapshot(page), (s) => (s.stats?.sentSamples ?? 0) >= 8000);
+      expect(recognizer.open).toBe(1);
+      await page.goto('about:blank');
+      await until('the release', async () => demo.released.includes(live.sessionId as string), (v) => v, 5000);
+      expect(recognizer.open).toBe(0);
+      expect((await client.stt.realtime.get(live.sessionId as string)).status).toBe('COMPLETED');
+    } finally {
+      await page.close();
+    }
+  });
+
   it('the captions keep the newest line in view, stay put while the reader scrolls back, and follow again from "Newest"', async () => {
     const page = await newPage();
     await page.setViewportSize({ width: 900, height: 520 });

@@ -74,14 +74,6 @@ export class CaptionsView {
     this.#follow();
   }
 
-  clear(): void {
-    this.#lines.replaceChildren();
-    this.#section = undefined;
-    this.#byId.clear();
-    this.#partial.textContent = '';
-    this.#placeholder.hidden = false;
-  }
-
   /** After a change: keep the newest text in view, unless the reader scrolled up. */
   #follow(): void {
     if (this.#following) this.#scrollToEnd();

@@ -123,8 +123,8 @@ async function start(options: DemoStartOptions = {}): Promise<{ transport: strin
       ...(options.ringMs !== undefined ? { ringMs: options.ringMs } : {}),
       ...(options.poolMs !== undefined ? { poolMs: options.poolMs } : {}),
     });
-    // A new heading for this session (before any audio went out, so before any line): earlier
-    // sessions' lines stay above it.
+    // A new heading for this session (its first line is a server round trip away): earlier sessions'
+    // lines stay above it.
     view.beginSession(`Session ${++sessionCount} · ${new Date().toLocaleTimeString()}`);
     watchCapture(capture);
     setButtons(true);
