@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { SoundClone } from '@soundclone/core';
+import { ApiError, SoundClone, isSoundCloneError } from '@soundclone/core';
 import { startServer, type RunningServer, type ServerOptions } from '@soundclone/server';
 import { bundleWorklet } from '../scripts/build-worklet.mjs';
 
@@ -20,10 +20,18 @@ import { bundleWorklet } from '../scripts/build-worklet.mjs';
  *
  *   GET  /                          the page          GET /app.js, /style.css   its bundle and style
  *   GET  /capture-worklet.js        the worklet       GET /capture-worklet-source.js   its text, as a module
- *   POST /api/session               { sessionId, token, socketUrl, expiresAt }
+ *   POST /api/session               { sessionId, token, socketUrl, expiresAt }; a refusal passes the
+ *                                   service's status and failure envelope through (503 SERVICE_UNAVAILABLE,
+ *                                   details.reason RECOGNIZER_BUSY when every recognizer slot is taken)
+ *   POST /api/session/{id}/release  finishes a session this server handed out, at once (a Start that
+ *                                   failed after it reserved one, a tab closed mid-capture): its
+ *                                   recognizer slot frees now instead of after the recovery window
  */
 export interface DemoOptions {
+  /** Port for the page (default 0: any free one). Taken: startDemo rejects with DemoServerError DEMO_PORT_IN_USE. */
   readonly port?: number;
+  /** Interface to listen on (default 127.0.0.1: a secure context for the microphone). */
+  readonly host?: string;
   /** Use this reference server instead of starting one (its first access key is used). */
   readonly server?: RunningServer;
   readonly accessKey?: string;
@@ -38,7 +46,31 @@ export interface DemoServer {
   readonly accessKey: string;
   /** Session ids the page created, oldest first. */
   readonly sessions: readonly string[];
+  /** Session ids the page released (finished through /api/session/{id}/release), in that order. */
+  readonly released: readonly string[];
   close(): Promise<void>;
+}
+
+/** The demo's own port when PORT is not set: the reference server's default is 8787. */
+export const DEFAULT_DEMO_PORT = 8788;
+
+export type DemoServerErrorCode = 'DEMO_PORT_IN_USE' | 'DEMO_PORT_FORBIDDEN' | 'DEMO_LISTEN_FAILED';
+
+/** The demo's server could not listen. Match on `code`; `port` is the one asked for. */
+export class DemoServerError extends Error {
+  override readonly name = 'DemoServerError';
+
+  constructor(readonly code: DemoServerErrorCode, readonly port: number, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+
+  static fromListen(caught: unknown, port: number, host: string): DemoServerError {
+    const code = (caught as { code?: unknown } | null)?.code;
+    if (code === 'EADDRINUSE') return new DemoServerError('DEMO_PORT_IN_USE', port, `port ${port} on ${host} is already in use`, { cause: caught });
+    if (code === 'EACCES') return new DemoServerError('DEMO_PORT_FORBIDDEN', port, `port ${port} on ${host} needs privileges this process does not have`, { cause: caught });
+    const detail = caught instanceof Error ? caught.message : String(caught);
+    return new DemoServerError('DEMO_LISTEN_FAILED', port, `cannot listen on ${host}:${port}: ${detail}`, { cause: caught });
+  }
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -66,24 +98,60 @@ export async function bundlePage(): Promise<string> {
 }
 
 export async function startDemo(options: DemoOptions = {}): Promise<DemoServer> {
-  const accessKey = options.accessKey ?? 'demo-key';
-  const server = options.server ?? (await startServer({ port: 0, host: '127.0.0.1', accessKeys: [accessKey], ...options.serverOptions }));
-  const ownsServer = options.server === undefined;
-  const client = new SoundClone({ accessKey, baseUrl: server.url });
-  const [app, worklet, html, css] = await Promise.all([
-    bundlePage(), bundleWorklet(), readFile(join(here, 'page', 'index.html'), 'utf8'), readFile(join(here, 'page', 'style.css'), 'utf8'),
-  ]);
-  const files: Record<string, { type: string; body: string }> = {
-    '/': { type: 'text/html; charset=utf-8', body: html },
-    '/app.js': { type: 'text/javascript; charset=utf-8', body: app },
-    '/style.css': { type: 'text/css; charset=utf-8', body: css },
-    '/capture-worklet.js': { type: 'text/javascript; charset=utf-8', body: worklet },
-    '/capture-worklet-source.js': { type: 'text/javascript; charset=utf-8', body: `export default ${JSON.stringify(worklet)};\n` },
+  const host = options.host ?? '127.0.0.1';
+  const port = options.port ?? 0;
+  // The port first: when it is taken, say so before starting anything else.
+  let handle: (req: IncomingMessage, res: ServerResponse) => Promise<void> = async (_req, res) => void res.writeHead(503).end('starting');
+  const http: Server = createServer((req, res) => {
+    handle(req, res).catch((caught: unknown) => {
+      if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain' });
+      res.end(caught instanceof Error ? caught.message : 'error');
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    const failed = (caught: unknown): void => reject(DemoServerError.fromListen(caught, port, host));
+    http.once('error', failed);
+    http.listen(port, host, () => {
+      http.off('error', failed);
+      resolve();
+    });
+  });
+  const closeHttp = async (): Promise<void> => {
+    http.closeAllConnections();
+    await new Promise<void>((resolve) => http.close(() => resolve()));
   };
+
+  const accessKey = options.accessKey ?? 'demo-key';
+  let server: RunningServer;
+  let files: Record<string, { type: string; body: string }>;
+  const ownsServer = options.server === undefined;
+  try {
+    server = options.server ?? (await startServer({ port: 0, host: '127.0.0.1', accessKeys: [accessKey], ...options.serverOptions }));
+    try {
+      const [app, worklet, html, css] = await Promise.all([
+        bundlePage(), bundleWorklet(), readFile(join(here, 'page', 'index.html'), 'utf8'), readFile(join(here, 'page', 'style.css'), 'utf8'),
+      ]);
+      files = {
+        '/': { type: 'text/html; charset=utf-8', body: html },
+        '/app.js': { type: 'text/javascript; charset=utf-8', body: app },
+        '/style.css': { type: 'text/css; charset=utf-8', body: css },
+        '/capture-worklet.js': { type: 'text/javascript; charset=utf-8', body: worklet },
+        '/capture-worklet-source.js': { type: 'text/javascript; charset=utf-8', body: `export default ${JSON.stringify(worklet)};\n` },
+      };
+    } catch (caught) {
+      if (ownsServer) await server.close();
+      throw caught;
+    }
+  } catch (caught) {
+    await closeHttp();
+    throw caught;
+  }
+  const client = new SoundClone({ accessKey, baseUrl: server.url });
   const sessions: string[] = [];
+  const released: string[] = [];
   const socketOrigin = server.url.replace(/^http/, 'ws');
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  handle = async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const headers: Record<string, string> = {
       'Content-Security-Policy': [
@@ -99,12 +167,33 @@ export async function startDemo(options: DemoOptions = {}): Promise<DemoServer> 
       headers['Cross-Origin-Opener-Policy'] = 'same-origin';
       headers['Cross-Origin-Embedder-Policy'] = 'require-corp';
     }
+    const json = (status: number, body: unknown, extra: Record<string, string> = {}): void =>
+      void res.writeHead(status, { ...headers, ...extra, 'Content-Type': 'application/json' }).end(JSON.stringify(body));
     if (req.method === 'POST' && url.pathname === '/api/session') {
-      // The backend's job: create the session with the key; the page gets the token only.
-      const created = await client.stt.realtime.create({ title: 'Live captions demo', options: { entityCategories: ['name'] } });
-      sessions.push(created.sessionId);
-      const body = JSON.stringify({ sessionId: created.sessionId, token: created.socket.token, socketUrl: created.socket.url, expiresAt: created.socket.expiresAt });
-      res.writeHead(200, { ...headers, 'Content-Type': 'application/json' }).end(body);
+      // The backend's job: create the session with the key; the page gets the token only. No retries:
+      // a busy service is the visitor's answer now, not after the client's backoff.
+      try {
+        const created = await client.stt.realtime.create({ title: 'Live captions demo', options: { entityCategories: ['name'] } }, { maxRetries: 0 });
+        sessions.push(created.sessionId);
+        json(200, { sessionId: created.sessionId, token: created.socket.token, socketUrl: created.socket.url, expiresAt: created.socket.expiresAt });
+      } catch (caught) {
+        refusal(caught, json);
+      }
+      return;
+    }
+    const release = req.method === 'POST' ? /^\/api\/session\/([^/]+)\/release$/.exec(url.pathname) : null;
+    if (release !== null) {
+      const sessionId = decodeURIComponent(release[1]!);
+      // Only sessions this server handed out: the page never finishes anyone else's.
+      if (!sessions.includes(sessionId)) return json(404, { code: -1, errorCode: 'NOT_FOUND', message: 'no such demo session' });
+      try {
+        // capturedSamples 0: whatever the service received counts; nothing is declared lost.
+        const finished = await client.stt.realtime.finish(sessionId, 0, { maxRetries: 0 });
+        if (!released.includes(sessionId)) released.push(sessionId);
+        json(200, { sessionId, status: finished.status });
+      } catch (caught) {
+        refusal(caught, json);
+      }
       return;
     }
     const file = req.method === 'GET' ? files[url.pathname] : undefined;
@@ -115,24 +204,32 @@ export async function startDemo(options: DemoOptions = {}): Promise<DemoServer> 
     res.writeHead(200, { ...headers, 'Content-Type': file.type }).end(file.body);
   };
 
-  const http: Server = createServer((req, res) => {
-    handle(req, res).catch((caught: unknown) => {
-      if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain' });
-      res.end(caught instanceof Error ? caught.message : 'error');
-    });
-  });
-  await new Promise<void>((resolve) => http.listen(options.port ?? 0, '127.0.0.1', resolve));
   const address = http.address();
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  const bound = typeof address === 'object' && address !== null ? address.port : port;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host}:${bound}`,
     server,
     accessKey,
     sessions,
+    released,
     async close() {
-      http.closeAllConnections();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
+      await closeHttp();
       if (ownsServer) await server.close();
     },
   };
+}
+
+/**
+ * The service's refusal, passed through to the page: its HTTP status and failure envelope
+ * (`{ code: -1, message, errorCode, requestId, details }`), so a 503 stays a 503 with its code. No
+ * answer from the service at all (it is down): 502 with the client's error code.
+ */
+function refusal(caught: unknown, json: (status: number, body: unknown) => void): void {
+  if (caught instanceof ApiError) {
+    const body = { code: -1, message: caught.message, errorCode: caught.code, ...(caught.requestId !== undefined ? { requestId: caught.requestId } : {}), ...(caught.details !== undefined ? { details: caught.details } : {}) };
+    json(caught.status, body);
+    return;
+  }
+  const code = isSoundCloneError(caught) ? caught.code : 'INTERNAL';
+  json(502, { code: -1, message: caught instanceof Error ? caught.message : String(caught), errorCode: code });
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EncodePipeline, SoundClone, type RealtimeSocketSession } from '@soundclone/core';
 import { startServer, type RunningServer } from '@soundclone/server';
-import { attachSession, isWebAudioError, startCapture, WebAudioError } from '@soundclone/web-audio';
+import { attachSession, isWebAudioError, openMicrophone, startCapture, WebAudioError } from '@soundclone/web-audio';
 import { LevelMeter, type AudioLevel } from '../src/capture/level-meter.ts';
 import { SessionEncoder } from '../src/capture/session-encoder.ts';
 
@@ -124,5 +124,29 @@ describe('startCapture outside a browser', () => {
   it('says AudioWorklet is missing where there is none', async () => {
     const session = { writePcm16: () => 0 } as never;
     await expect(startCapture({ session })).rejects.toMatchObject({ name: 'WebAudioError', code: 'WEB_AUDIO_UNSUPPORTED' });
+  });
+});
+
+describe('openMicrophone', () => {
+  const devices = (answer: (constraints: MediaStreamConstraints) => Promise<MediaStream>) => {
+    const asked: MediaStreamConstraints[] = [];
+    return { asked, mediaDevices: { getUserMedia: (c?: MediaStreamConstraints) => (asked.push(c ?? {}), answer(c ?? {})) } };
+  };
+
+  it("asks with startCapture's constraints (processing off, an exact device) and returns the stream", async () => {
+    const stream = {} as MediaStream;
+    const d = devices(async () => stream);
+    expect(await openMicrophone({ deviceId: 'mic-2', audio: { echoCancellation: true }, mediaDevices: d.mediaDevices })).toBe(stream);
+    expect(d.asked).toEqual([{ audio: { echoCancellation: true, noiseSuppression: false, autoGainControl: false, deviceId: { exact: 'mic-2' } } }]);
+  });
+
+  it("turns getUserMedia's refusals into typed errors, the original as cause", async () => {
+    const refuse = (name: string) => devices(async () => Promise.reject(Object.assign(new Error(`${name} says no`), { name }))).mediaDevices;
+    for (const [name, code] of [['NotAllowedError', 'WEB_AUDIO_PERMISSION_DENIED'], ['SecurityError', 'WEB_AUDIO_PERMISSION_DENIED'], ['NotFoundError', 'WEB_AUDIO_DEVICE_NOT_FOUND'], ['NotReadableError', 'WEB_AUDIO_UNSUPPORTED']] as const) {
+      const caught = await openMicrophone({ mediaDevices: refuse(name) }).catch((e: unknown) => e);
+      expect(caught).toMatchObject({ name: 'WebAudioError', code });
+      expect((caught as Error).cause).toMatchObject({ name });
+    }
+    await expect(openMicrophone({ deviceId: '' })).rejects.toMatchObject({ code: 'WEB_AUDIO_INVALID_OPTION' });
   });
 });

@@ -1,11 +1,12 @@
-import { attachSession, startCapture, type Capture, type CaptureDrop, type CaptureResult } from '@soundclone/web-audio';
-import type { RealtimeFinishResult, RealtimeSocketSession } from '@soundclone/core';
+import { attachSession, isWebAudioError, openMicrophone, startCapture, type Capture, type CaptureDrop, type CaptureResult } from '@soundclone/web-audio';
+import { apiErrorFromResponse, isApiError, type RealtimeFinishResult, type RealtimeSocketSession } from '@soundclone/core';
 import { CaptionsView } from './captions-view.js';
 
 /**
- * The live-captions demo page: Start asks the backend (the dev server) for a session and its
- * short-lived token, attaches to it, and captures the microphone into it. No framework: a few
- * subscriptions write into the DOM.
+ * The live-captions demo page: Start asks for the microphone, then asks the backend (the dev server)
+ * for a session and its short-lived token, attaches to it, and captures the microphone into it. A
+ * Start that fails after the session was reserved releases it at once, so a failed attempt never
+ * holds one of the service's recognizer slots. No framework: a few subscriptions write into the DOM.
  */
 export interface DemoStartOptions {
   /** Capture transport; default 'auto' (shared memory when the page is cross-origin isolated). */
@@ -32,7 +33,12 @@ export interface DemoSnapshot {
   readonly captureState: string;
   readonly epoch: number;
   readonly reconnects: number;
+  /** The current session's lines (earlier sessions stay on the page, under their own heading). */
   readonly lines: string[];
+  /** Sessions shown on the page, one heading each. */
+  readonly sessions: number;
+  /** What the page told the visitor last (a failed Start), in plain words; '' when nothing. */
+  readonly message: string;
   readonly entities: Array<{ text: string; category: string }>;
   readonly partial: string;
   readonly level: number;
@@ -71,6 +77,7 @@ const connection = $('connection');
 const reconnectsEl = $('reconnects');
 const levelEl = $('level');
 const details = $('details');
+const messageEl = $('message');
 
 let session: RealtimeSocketSession | undefined;
 let capture: Capture | undefined;
@@ -81,45 +88,99 @@ let keptFrames = 0;
 let segments: number[] = [];
 let drops: CaptureDrop[] = [];
 let levelFrame = 0;
+let starting = false;
+let sessionCount = 0;
+let stopping = false;
 
 async function start(options: DemoStartOptions = {}): Promise<{ transport: string; sampleRate: number; kernel: string; isolated: boolean }> {
-  if (capture !== undefined) throw new Error('already started');
+  if (capture !== undefined || starting || stopping) throw new Error('already started');
+  starting = true;
   buttons.start.disabled = true;
-  view.clear();
+  say('');
   reconnects = 0;
   kept = [];
   keptFrames = 0;
   segments = [];
   drops = [];
+  resetLevel();
   let context: AudioContext | undefined;
+  let stream: MediaStream | undefined;
+  let reserved: string | undefined;
   try {
+    // The microphone first: a visitor who says no (or has none) never reserves anything on the service.
+    stream = await openMicrophone(options.deviceId !== undefined ? { deviceId: options.deviceId } : {});
     // The backend creates the session with its key; the page only ever sees the token.
-    const response = await fetch('/api/session', { method: 'POST' });
-    if (!response.ok) throw new Error(`the backend refused a session: HTTP ${response.status}`);
-    const grant = (await response.json()) as { sessionId: string; token: string; socketUrl: string };
+    const grant = await reserveSession();
+    reserved = grant.sessionId;
     session = await attachSession(grant);
     watchSession(session);
     if (options.sampleRate !== undefined) context = new AudioContext({ sampleRate: options.sampleRate });
     const workletUrl = options.workletUrl ?? (options.worklet === 'blob' ? await blobWorkletUrl() : '/capture-worklet.js');
     capture = await startCapture({
-      session, transport: options.transport ?? 'auto', workletUrl,
-      ...(options.deviceId !== undefined ? { deviceId: options.deviceId } : {}),
-      ...(context !== undefined ? { context, releaseStream: true } : {}),
+      session, stream, releaseStream: true, transport: options.transport ?? 'auto', workletUrl,
+      ...(context !== undefined ? { context } : {}),
       ...(options.keepInput === true ? { onSamples: keep } : {}),
       ...(options.ringMs !== undefined ? { ringMs: options.ringMs } : {}),
       ...(options.poolMs !== undefined ? { poolMs: options.poolMs } : {}),
     });
+    // A new heading for this session (its first line is a server round trip away): earlier sessions'
+    // lines stay above it.
+    view.beginSession(`Session ${++sessionCount} · ${new Date().toLocaleTimeString()}`);
     watchCapture(capture);
     setButtons(true);
     return { transport: capture.transport, sampleRate: capture.sampleRate, kernel: capture.stats.kernel, isolated: crossOriginIsolated };
   } catch (caught) {
-    // startCapture released what it made; the context is ours (it never closes an app's context).
+    // startCapture released what it made; the stream and the context are ours (it never stops or
+    // closes what an app passed in when it fails).
+    stream?.getTracks().forEach((t) => t.stop());
     if (context !== undefined && context.state !== 'closed') await context.close().catch(() => undefined);
     session?.close();
+    session = undefined;
+    // Reserved but not started: finish it now, or its recognizer slot stays taken for the service's
+    // recovery window (a minute) and a few failed Starts lock every visitor out.
+    if (reserved !== undefined) await releaseSession(reserved);
     buttons.start.disabled = false;
+    say(plainWords(caught));
     details.textContent = `Could not start: ${caught instanceof Error ? caught.message : String(caught)}`;
     throw caught;
+  } finally {
+    starting = false;
   }
+}
+
+/** POST /api/session; a refusal becomes core's ApiError from the service's own envelope (the dev server passes it through). */
+async function reserveSession(): Promise<{ sessionId: string; token: string; socketUrl: string }> {
+  const response = await fetch('/api/session', { method: 'POST' });
+  const body: unknown = await response.json().catch(() => undefined);
+  if (!response.ok) throw apiErrorFromResponse({ status: response.status, body, headers: response.headers, requestIdHeader: 'X-Request-Id' });
+  return body as { sessionId: string; token: string; socketUrl: string };
+}
+
+/** Asks the backend to finish a session the page will not use; best effort (the service's recovery window is the backstop). */
+async function releaseSession(sessionId: string, keepalive = false): Promise<void> {
+  await fetch(`/api/session/${encodeURIComponent(sessionId)}/release`, { method: 'POST', keepalive }).catch(() => undefined);
+}
+
+/** What went wrong, for the visitor: no status codes, and what to do next. */
+function plainWords(caught: unknown): string {
+  if (isApiError(caught) && (caught.code === 'SERVICE_UNAVAILABLE' || caught.code === 'RATE_LIMITED')) return 'The speech service is busy, try again in a moment.';
+  if (isApiError(caught)) return `The speech service could not start captions (${caught.message}). Try again in a moment.`;
+  if (isWebAudioError(caught)) {
+    switch (caught.code) {
+      case 'WEB_AUDIO_PERMISSION_DENIED':
+        return 'The browser did not allow the microphone. Allow it for this page (the icon in the address bar), then press Start again.';
+      case 'WEB_AUDIO_DEVICE_NOT_FOUND':
+        return 'No microphone was found. Connect one, then press Start again.';
+      default:
+        return `The microphone could not be started (${caught.message}).`;
+    }
+  }
+  return `Captions could not start (${caught instanceof Error ? caught.message : String(caught)}).`;
+}
+
+function say(text: string): void {
+  messageEl.textContent = text;
+  messageEl.hidden = text === '';
 }
 
 function keep(block: Float32Array): void {
@@ -128,35 +189,48 @@ function keep(block: Float32Array): void {
 }
 
 async function stop(): Promise<DemoStopResult> {
-  if (capture === undefined || session === undefined) throw new Error('not started');
+  if (capture === undefined || session === undefined || stopping) throw new Error('not started');
+  stopping = true;
   setButtons(false);
-  const { context, stream } = capture;
-  const result = await capture.stop();
-  // startCapture closed the context it made and stopped the tracks it opened; ours we close here.
-  const tracksEnded = stream.getTracks().every((t) => t.readyState === 'ended');
-  const contextState = context.state;
-  if (context.state !== 'closed') await context.close();
-  const finished: RealtimeFinishResult = await session.finish();
-  const input = kept.length > 0 ? base64(concat(kept)) : undefined;
-  const out: DemoStopResult = {
-    capture: result,
-    finish: {
-      status: finished.session.status,
-      receivedSamples: String(finished.session.usage.receivedSamples),
-      capturedSamples: String(finished.session.usage.capturedSamples),
-      notices: finished.notices.map((n) => n.code),
-      lines: finished.lines.map((l) => l.text),
-    },
-    sessionStats: session.stats,
-    ...(input !== undefined ? { input } : {}),
-    segments,
-    tracksEnded,
-    contextState,
-  };
-  details.textContent = `Finished: ${finished.session.status} · ${finished.lines.length} lines · ${(Number(out.finish.receivedSamples) / 16000).toFixed(1)} s of audio`;
-  capture = undefined;
-  buttons.start.disabled = false;
-  return out;
+  const c = capture;
+  const s = session;
+  const { context, stream } = c;
+  try {
+    let result: CaptureResult;
+    try {
+      result = await c.stop();
+    } finally {
+      capture = undefined;
+      // Stopped means silent: the meter goes to zero, not frozen at the last level.
+      resetLevel();
+    }
+    // startCapture closed the context it made and stopped the tracks (releaseStream); ours we close here.
+    const tracksEnded = stream.getTracks().every((t) => t.readyState === 'ended');
+    const contextState = context.state;
+    if (context.state !== 'closed') await context.close();
+    const finished: RealtimeFinishResult = await s.finish();
+    const input = kept.length > 0 ? base64(concat(kept)) : undefined;
+    const out: DemoStopResult = {
+      capture: result,
+      finish: {
+        status: finished.session.status,
+        receivedSamples: String(finished.session.usage.receivedSamples),
+        capturedSamples: String(finished.session.usage.capturedSamples),
+        notices: finished.notices.map((n) => n.code),
+        lines: finished.lines.map((l) => l.text),
+      },
+      sessionStats: s.stats,
+      ...(input !== undefined ? { input } : {}),
+      segments,
+      tracksEnded,
+      contextState,
+    };
+    details.textContent = `Finished: ${finished.session.status} · ${finished.lines.length} lines · ${(Number(out.finish.receivedSamples) / 16000).toFixed(1)} s of audio`;
+    return out;
+  } finally {
+    stopping = false;
+    buttons.start.disabled = false;
+  }
 }
 
 function watchSession(s: RealtimeSocketSession): void {
@@ -175,6 +249,7 @@ function watchSession(s: RealtimeSocketSession): void {
 
 function watchCapture(c: Capture): void {
   c.level$.subscribe((level) => {
+    if (capture !== c) return; // a level queued before stop() must not light the meter again
     levelDb = level.dbfs;
     // One style write per frame, however often levels arrive.
     if (levelFrame === 0) levelFrame = requestAnimationFrame(drawLevel);
@@ -197,6 +272,13 @@ function watchCapture(c: Capture): void {
     const st = c.stats;
     details.textContent = `${st.transport === 'shared' ? 'SharedArrayBuffer ring' : 'transferred batches'} · ${st.sampleRate} Hz → 16 kHz (${st.kernel}) · ${(st.sentSamples / 16000).toFixed(1)} s sent`;
   }, 250);
+}
+
+function resetLevel(): void {
+  levelDb = Number.NEGATIVE_INFINITY;
+  if (levelFrame !== 0) cancelAnimationFrame(levelFrame);
+  levelFrame = 0;
+  levelEl.style.width = '0%';
 }
 
 function drawLevel(): void {
@@ -235,6 +317,11 @@ function base64(samples: Float32Array): string {
   return btoa(binary);
 }
 
+// A tab closed mid-capture: finish its session now rather than after the recovery window (best effort).
+addEventListener('pagehide', () => {
+  if (session !== undefined && capture !== undefined) void releaseSession(session.sessionId, true);
+});
+
 buttons.start.addEventListener('click', () => void start().catch(() => undefined));
 buttons.stop.addEventListener('click', () => void stop().catch(() => undefined));
 // An encoder segment ends at mute and pause (the resampler tail is flushed): tests replay that.
@@ -272,8 +359,10 @@ const api: DemoApi = {
     captureState: capture?.state ?? 'stopped',
     epoch: session?.epoch ?? 0,
     reconnects,
-    lines: Array.from(document.querySelectorAll('#lines .line')).map((p) => Array.from(p.childNodes).filter((n) => !(n instanceof HTMLElement && n.classList.contains('time'))).map((n) => n.textContent).join('')),
+    lines: Array.from(document.querySelectorAll('#lines .session:last-child .line')).map((p) => Array.from(p.childNodes).filter((n) => !(n instanceof HTMLElement && n.classList.contains('time'))).map((n) => n.textContent).join('')),
     entities: Array.from(document.querySelectorAll<HTMLElement>('#lines mark.entity')).map((m) => ({ text: m.textContent ?? '', category: m.dataset['category'] ?? '' })),
+    sessions: document.querySelectorAll('#lines .session').length,
+    message: messageEl.hidden ? '' : messageEl.textContent ?? '',
     partial: $('partial').textContent ?? '',
     level: Number.isFinite(levelDb) ? levelDb : -Infinity,
     stats: capture?.stats,

@@ -2,6 +2,7 @@ import { isSupportedRate, SUPPORTED_RATES, type ResamplerKernel } from '@soundcl
 import { WebAudioError } from '../errors.js';
 import { PROCESSOR_NAME } from '../worklet/protocol.js';
 import { Capture } from './capture.js';
+import { openMicrophone } from './open-microphone.js';
 import { DEFAULT_BUFFER_MS, poolSizeFor, SharedRingFeed, TransferFeed, type FeedSink, type SampleFeed } from './sample-feed.js';
 import { SessionEncoder } from './session-encoder.js';
 import type { CaptureSession } from './session.js';
@@ -130,16 +131,14 @@ export async function startCapture(options: StartCaptureOptions): Promise<Captur
   if (options.stream !== undefined) {
     stream = options.stream;
   } else {
-    const devices = options.mediaDevices ?? globalThis.navigator?.mediaDevices;
-    if (devices === undefined) return fail(new WebAudioError('WEB_AUDIO_UNSUPPORTED', 'navigator.mediaDevices is not available (a secure context is needed)'));
-    const audio: MediaTrackConstraints = {
-      echoCancellation: false, noiseSuppression: false, autoGainControl: false, ...options.audio,
-      ...(options.deviceId !== undefined ? { deviceId: { exact: options.deviceId } } : {}),
-    };
     try {
-      stream = await devices.getUserMedia({ audio });
+      stream = await openMicrophone({
+        ...(options.deviceId !== undefined ? { deviceId: options.deviceId } : {}),
+        ...(options.audio !== undefined ? { audio: options.audio } : {}),
+        ...(options.mediaDevices !== undefined ? { mediaDevices: options.mediaDevices } : {}),
+      });
     } catch (caught) {
-      return fail(WebAudioError.fromGetUserMedia(caught, options.deviceId));
+      return fail(caught);
     }
     cleanups.push(() => stream.getTracks().forEach((t) => t.stop()));
   }
