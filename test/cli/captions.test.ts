@@ -74,7 +74,11 @@ describe('soundclone captions in a terminal', () => {
     expect(done[1]).toBe('0');
     expect(screen).not.toContain('started the local reference server');
     expect(screen).toContain('[Ctrl-C: finishing the session');
-    expect(screen).toContain('[finishing (finish())]');
+    // States in words for people: no internal reasons such as "(finish())" or "(finished)".
+    expect(screen).toContain('[finishing: sending the last audio, waiting for the final transcript]');
+    expect(screen).toContain('[finished]');
+    expect(screen).not.toMatch(/\[\w+ \(/);
+    expect(screen).toMatch(/usage: \d+ samples received, \d+ captured, wall time \d+\.\d s$/m);
     const m = /finished: COMPLETED, \d+ lines, ([\d.]+) s captured \((\d+) frames at 16000 Hz\)/.exec(screen);
     expect(m).not.toBeNull();
     const frames = Number(m?.[2]);
@@ -100,7 +104,7 @@ describe('soundclone captions in a terminal', () => {
       const done = await term.waitFor(/EXIT:(\d+)/, 30_000);
       expect(done[1]).toBe('0');
       const screen = term.screen();
-      expect(screen).toContain('[streaming (reconnected)]');
+      expect(screen).toContain('[streaming again]');
       expect(screen).not.toContain('[rotating');
       const frames = Number(/\((\d+) frames at 16000 Hz\)/.exec(screen)?.[1]);
       expect(frames).toBeGreaterThan(32_000);
