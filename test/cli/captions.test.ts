@@ -114,6 +114,16 @@ describe('soundclone captions in a terminal', () => {
     }
   }, 60_000);
 
+  it('a binary download (--format pdf) to stdout is refused on a terminal, before anything connects', async () => {
+    term = Terminal.open(SHELL_ENV);
+    term.run(`${soundclone} transcripts get tr_any --format pdf`);
+    const done = await term.waitFor(/EXIT:(\d+)/, 20_000);
+    expect(done[1]).toBe('2');
+    const screen = term.screen();
+    expect(screen).toContain('--format pdf is binary and stdout is a terminal: give --out PATH or redirect stdout');
+    expect(screen).not.toContain('started the local reference server');
+  }, 30_000);
+
   describe('on the fake microphone', () => {
     let mic: FakeMic;
     let dir: string;

@@ -91,7 +91,7 @@ export async function openPvRecorder(wanted: string | number | undefined, queue:
   }
 }
 
-/** A failed open in the probe process: the native error's class name and message. */
+/** A failed open in the probe process: named after the native error's class, with its message. */
 class ProbeFailure extends Error {
   constructor(
     readonly kind: string,
@@ -100,6 +100,7 @@ class ProbeFailure extends Error {
     readonly stderr: string,
   ) {
     super(message);
+    this.name = kind === '' ? 'ProbeFailure' : kind;
   }
 }
 
