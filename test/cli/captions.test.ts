@@ -74,7 +74,11 @@ describe('soundclone captions in a terminal', () => {
     expect(done[1]).toBe('0');
     expect(screen).not.toContain('started the local reference server');
     expect(screen).toContain('[Ctrl-C: finishing the session');
-    expect(screen).toContain('[finishing (finish())]');
+    // States in words for people: no internal reasons such as "(finish())" or "(finished)".
+    expect(screen).toContain('[finishing: sending the last audio, waiting for the final transcript]');
+    expect(screen).toContain('[finished]');
+    expect(screen).not.toMatch(/\[\w+ \(/);
+    expect(screen).toMatch(/usage: \d+ samples received, \d+ captured, wall time \d+\.\d s$/m);
     const m = /finished: COMPLETED, \d+ lines, ([\d.]+) s captured \((\d+) frames at 16000 Hz\)/.exec(screen);
     expect(m).not.toBeNull();
     const frames = Number(m?.[2]);
@@ -100,7 +104,7 @@ describe('soundclone captions in a terminal', () => {
       const done = await term.waitFor(/EXIT:(\d+)/, 30_000);
       expect(done[1]).toBe('0');
       const screen = term.screen();
-      expect(screen).toContain('[streaming (reconnected)]');
+      expect(screen).toContain('[streaming again]');
       expect(screen).not.toContain('[rotating');
       const frames = Number(/\((\d+) frames at 16000 Hz\)/.exec(screen)?.[1]);
       expect(frames).toBeGreaterThan(32_000);
@@ -109,6 +113,16 @@ describe('soundclone captions in a terminal', () => {
       await rotating.close();
     }
   }, 60_000);
+
+  it('a binary download (--format pdf) to stdout is refused on a terminal, before anything connects', async () => {
+    term = Terminal.open(SHELL_ENV);
+    term.run(`${soundclone} transcripts get tr_any --format pdf`);
+    const done = await term.waitFor(/EXIT:(\d+)/, 20_000);
+    expect(done[1]).toBe('2');
+    const screen = term.screen();
+    expect(screen).toContain('--format pdf is binary and stdout is a terminal: give --out PATH or redirect stdout');
+    expect(screen).not.toContain('started the local reference server');
+  }, 30_000);
 
   describe('on the fake microphone', () => {
     let mic: FakeMic;

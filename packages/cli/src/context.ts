@@ -41,3 +41,15 @@ export async function connect(flags: GlobalFlags, env: Env, out: Output): Promis
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value;
 }
+
+/**
+ * For commands that create or list state (voices, transcriptions, history): the in-process server
+ * keeps everything in memory, so what such a command creates is gone at the next command and a list
+ * shows only this command's own work. One line on stderr says so and how to keep state.
+ */
+export function noteLocalState(connection: Connection, out: Output): void {
+  if (!connection.local) return;
+  out.note(
+    'the local reference server keeps nothing after this command exits; to keep voices and transcripts, run `soundclone server` in another terminal and pass its --base-url and --access-key (or set SOUNDCLONE_BASE_URL and SOUNDCLONE_ACCESS_KEY)',
+  );
+}

@@ -6,25 +6,31 @@ import { devices } from './commands/devices.js';
 import { history, user, voices } from './commands/rest.js';
 import { server } from './commands/server.js';
 import { transcribe } from './commands/transcribe.js';
+import { transcripts } from './commands/transcripts.js';
 import type { Env } from './context.js';
 import { Output } from './output.js';
+import { VERSION } from './version.js';
 
 export const USAGE = `usage: soundclone COMMAND [options]
 
   captions [FILE | - | --mic [DEVICE] | --sample]   live captions in the terminal
   transcribe FILE|URL [--wait] [--format F] [--out PATH]   a batch transcription
+  transcripts get|wait ID [--format F] [--out PATH]   the transcript of a transcription, by id
   voices list | create --name NAME FILE... | rename ID NAME
   user                                            plan and remaining characters
   history [--limit N]                             transcriptions, newest first
   devices                                         microphones
   server [--port N] [--access-key KEY]            run the reference server
+  version                                         the CLI's version (also --version)
 
 Every command: --base-url URL, --access-key KEY (or SOUNDCLONE_BASE_URL, SOUNDCLONE_ACCESS_KEY;
 with neither, the local reference server runs in-process), --json, --debug, --help.
 A local reference server recognizes speech with --recognizer auto|pocketsphinx|deterministic
 (default auto: PocketSphinx when installed, else made-up words with a notice).`;
 
-const COMMANDS: Readonly<Record<string, Command>> = { captions, transcribe, voices, user, history, devices, server };
+const version: Command = async (ctx) => (ctx.out.json ? ctx.out.data({ version: VERSION }) : ctx.out.print(VERSION), 0);
+
+const COMMANDS: Readonly<Record<string, Command>> = { captions, transcribe, transcripts, voices, user, history, devices, server, version };
 
 export interface Io {
   readonly stdout: Writable & { isTTY?: boolean; columns?: number };
@@ -44,6 +50,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   }
   if (name === '--help' || name === '-h' || name === 'help') {
     out.print(USAGE);
+    return 0;
+  }
+  if (name === '--version' || name === '-V') {
+    out.print(VERSION);
     return 0;
   }
   const command = COMMANDS[name];

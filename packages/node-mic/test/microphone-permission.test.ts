@@ -59,10 +59,10 @@ describe('a PulseAudio server that refuses us: MIC_PERMISSION_DENIED', () => {
     const caught = await openError({ backend: 'pvrecorder' });
     expect(caught).toMatchObject({ name: 'MicrophoneError', code: 'MIC_PERMISSION_DENIED', backend: 'pvrecorder' });
     expect(caught.message).toMatch(/^microphone access denied: the PulseAudio server refused the connection \(pactl: Connection failure: Access denied\)/);
-    // What pvrecorder itself reported, kept as the cause: the same words as with no server at all (next test).
+    // What pvrecorder itself reported (in the probe process, carried back by class name and message), kept as the cause: the same words as with no server at all (next test).
     const inner = caught.cause as MicrophoneError;
     expect(inner.code).toBe('MIC_NO_DEVICE');
-    expect((inner.cause as Error).constructor.name).toBe('PvRecorderStatusRuntimeError');
+    expect((inner.cause as Error).name).toBe('PvRecorderStatusRuntimeError');
     expect((inner.cause as Error).message).toBe('PvRecorder failed to initialize.');
     // Refused, pvrecorder lists ALSA's devices instead of the server's, so a name from the server
     // matches nothing: that is a refusal too, not MIC_DEVICE_NOT_FOUND.
@@ -87,7 +87,7 @@ describe('a PulseAudio server that refuses us: MIC_PERMISSION_DENIED', () => {
     try {
       const caught = await openError({ backend: 'pvrecorder' });
       expect(caught).toMatchObject({ name: 'MicrophoneError', code: 'MIC_NO_DEVICE', backend: 'pvrecorder' });
-      expect((caught.cause as Error).constructor.name).toBe('PvRecorderStatusRuntimeError');
+      expect((caught.cause as Error).name).toBe('PvRecorderStatusRuntimeError');
       expect((caught.cause as Error).message).toBe('PvRecorder failed to initialize.');
     } finally {
       restore();

@@ -1,4 +1,4 @@
-import type { RealtimeFinishResult } from '@soundclone/core';
+import type { RealtimeFinishResult, StateChange } from '@soundclone/core';
 import { BUNDLED_SAMPLE, openMicrophone, rawPcmSource, stdinSource, transcribeLive, wavFileSource, type AudioSource, type LiveTranscription, type Pace } from '@soundclone/node-mic';
 import { oneOf, parse, positiveInt, str } from '../args.js';
 import { CaptionScreen } from '../caption-screen.js';
@@ -8,7 +8,8 @@ import { connect, type Connection } from '../context.js';
 import type { CommandContext } from '../command.js';
 
 export const CAPTIONS_USAGE = `usage: soundclone captions [FILE | - | --mic [DEVICE] | --sample] [options]
-  FILE              a WAV file (any rate and channels), or raw PCM16LE with --raw; - reads stdin
+  FILE              a WAV file: integer 8/16/24/32-bit or float 32-bit PCM, any rate and channels;
+                    or headerless PCM16LE with --raw (see --rate, --channels); - reads stdin (either)
   --mic [DEVICE]    the microphone: the default one, or an index or name from \`soundclone devices\`
   --sample          the bundled LibriVox speech sample
   --pace realtime|fast   files only: as a microphone would (default), or as fast as the session takes
@@ -32,8 +33,10 @@ export async function captions(ctx: CommandContext): Promise<number> {
   });
   if (values.help) return ctx.out.print(CAPTIONS_USAGE), 0;
   const mic = str(values, 'mic');
-  const file = values['sample'] === true ? BUNDLED_SAMPLE.path : positionals[0];
-  if ((mic !== undefined ? 1 : 0) + (file !== undefined ? 1 : 0) !== 1 || positionals.length > 1) {
+  const sample = values['sample'] === true;
+  const file = sample ? BUNDLED_SAMPLE.path : positionals[0];
+  // Exactly one source: --sample with a FILE is refused like any other pair, never one silently ignored.
+  if ((mic !== undefined ? 1 : 0) + (sample ? 1 : 0) + positionals.length !== 1) {
     throw new CliUsageError('captions takes one source: FILE, -, --mic [DEVICE] or --sample');
   }
   const pace = oneOf<Pace>(values, 'pace', ['realtime', 'fast']);
@@ -79,7 +82,7 @@ async function show(ctx: CommandContext, live: LiveTranscription, drops: DropRel
   session.on('state', (change) => {
     // Rotations and reconnect attempts get their own, more telling lines below.
     if (change.to === 'rotating' || change.from === 'rotating' || change.to === 'reconnecting') return;
-    screen.status(`${change.to}${change.reason === '' ? '' : ` (${change.reason})`}`);
+    screen.status(stateLine(change));
   });
   session.on('reconnecting', (info) => screen.status(`reconnecting: attempt ${String(info.attempt)} in ${String(info.delayMs)} ms (${info.reason})`));
   session.on('reconnected', (info) => screen.status(`reconnected: server had ${String(info.receivedSamples)} samples, resending ${String(info.resendSamples)}`));
@@ -131,13 +134,31 @@ function summary(ctx: CommandContext, live: LiveTranscription, result: RealtimeF
   }
   ctx.out.print('');
   ctx.out.print(`finished: ${result.session.status}, ${String(result.lines.length)} lines, ${seconds.toFixed(2)} s captured (${String(live.frames)} frames at ${String(live.source.format.sampleRate)} Hz)`);
-  ctx.out.print(`usage: ${String(usage.receivedSamples)} samples received, ${String(usage.capturedSamples)} captured, ${String(usage.elapsedMs)} ms`);
+  ctx.out.print(`usage: ${String(usage.receivedSamples)} samples received, ${String(usage.capturedSamples)} captured, wall time ${(Number(usage.elapsedMs) / 1000).toFixed(1)} s`);
   ctx.out.print(`charge: ${String(usage.billableCharacters)} characters (estimated ${String(usage.estimatedCharacters)})`);
   if (gaps.totalGaps > 0) ctx.out.print(`lost: ${gaps.totalSeconds.toFixed(2)} s of audio in ${String(gaps.totalGaps)} gaps (see the gap lines above)`);
   for (const notice of result.notices) ctx.out.print(`notice ${notice.code}: ${notice.message}`);
 }
 
 const WIRE_RATE = 16_000;
+
+/**
+ * A session state change in words for people. The session's reasons are for logs ("finish()",
+ * "socket closed 1006"); only a failure keeps its reason, since that is the one a person acts on.
+ */
+export function stateLine(change: StateChange): string {
+  switch (change.to) {
+    case 'connecting': return 'connecting';
+    case 'streaming': return change.from === 'connecting' ? 'streaming' : 'streaming again';
+    case 'pausing': return 'pausing';
+    case 'paused': return 'paused';
+    case 'finishing': return 'finishing: sending the last audio, waiting for the final transcript';
+    case 'finished': return 'finished';
+    case 'closed': return 'closed';
+    case 'failed': return change.reason === '' ? 'failed' : `failed: ${change.reason}`;
+    default: return change.to;
+  }
+}
 
 /** Microphone drops reach the gap lines once they exist; drops before that (while connecting) wait. */
 class DropRelay {

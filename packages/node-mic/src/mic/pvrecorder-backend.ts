@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { MicrophoneError } from '../errors.js';
 import { selectDevice, type MicrophoneDevice } from './devices.js';
@@ -46,7 +47,23 @@ export function listPvRecorderDevices(): MicrophoneDevice[] {
     throw translate(caught, 'listing devices');
   }
   // pvrecorder opens index -1 as the system default; our list marks none, so selection by index is explicit.
-  return names.map((name, index) => ({ index, name, backend: 'pvrecorder' as const, sampleRate: 16_000, channels: 1, isDefault: false }));
+  // ALSA's converter and null plugins are listed beside real inputs; they are left out, and every device
+  // keeps pvrecorder's own index, which is what opening it takes.
+  return names
+    .map((name, index) => ({ index, name, backend: 'pvrecorder' as const, sampleRate: 16_000, channels: 1, isDefault: false }))
+    .filter((device) => !isAlsaPlugin(device.name));
+}
+
+/**
+ * ALSA PCM plugins that pvrecorder lists on Linux but that are no microphone: the null device ("Discard
+ * all samples ... or generate zero samples"), the rate converters, the channel and DSP filters, and
+ * the jack and oss bridges; the same PCMs the arecord list leaves out. PulseAudio's stays: it is the
+ * route to the sound server's inputs.
+ */
+const ALSA_PLUGINS = [/^Discard all samples/i, /^Rate Converter Plugin/i, /^Plugin for channel (upmix|downmix)/i, /^Plugin using Speex DSP/i, /^JACK Audio Connection Kit$/i, /^Open Sound System$/i];
+
+export function isAlsaPlugin(name: string): boolean {
+  return ALSA_PLUGINS.some((pattern) => pattern.test(name));
 }
 
 /** pvrecorder always delivers 16 kHz mono PCM16: the wire format, so its frames are sent bit for bit. */
@@ -59,7 +76,13 @@ export const PV_FRAME = 320;
  */
 export async function openPvRecorder(wanted: string | number | undefined, queue: PushSourceOptions = {}): Promise<PushSource> {
   try {
-    return startPvRecorder(wanted, queue);
+    const Recorder = recorderClass();
+    const devices = listPvRecorderDevices();
+    if (devices.length === 0) throw MicrophoneError.noDevice('pvrecorder');
+    const index = selectDevice(devices, wanted, 'pvrecorder')?.index ?? -1;
+    const failure = await probeOpen(index);
+    if (failure !== undefined) throw translate(failure, 'opening the device');
+    return startPvRecorder(Recorder, index, queue);
   } catch (caught) {
     if (!(caught instanceof MicrophoneError) || caught.code === 'MIC_BACKEND_UNAVAILABLE' || caught.code === 'MIC_PERMISSION_DENIED') throw caught;
     const refusal = await pulseRefusal();
@@ -68,15 +91,62 @@ export async function openPvRecorder(wanted: string | number | undefined, queue:
   }
 }
 
-function startPvRecorder(wanted: string | number | undefined, queue: PushSourceOptions): PushSource {
-  const Recorder = recorderClass();
-  const devices = listPvRecorderDevices();
-  if (devices.length === 0) throw MicrophoneError.noDevice('pvrecorder');
-  const device = selectDevice(devices, wanted, 'pvrecorder');
+/** A failed open in the probe process: named after the native error's class, with its message. */
+class ProbeFailure extends Error {
+  constructor(
+    readonly kind: string,
+    message: string,
+    /** What the native library wrote to stderr meanwhile (ALSA's probing of absent cards). */
+    readonly stderr: string,
+  ) {
+    super(message);
+    this.name = kind === '' ? 'ProbeFailure' : kind;
+  }
+}
+
+// Runs in a child process: opens and closes the device, prints the outcome as JSON on stdout.
+const PROBE = `
+const { PvRecorder } = require(process.argv[1]);
+try {
+  const r = new PvRecorder(Number(process.argv[2]), Number(process.argv[3]), 100);
+  r.start(); r.stop(); r.release();
+  process.stdout.write(JSON.stringify({ ok: true }));
+} catch (e) {
+  process.stdout.write(JSON.stringify({ ok: false, kind: e && e.constructor ? e.constructor.name : '', message: String(e && e.message) }));
+}`;
+
+/**
+ * Opens the device once in a child process first. Where no sound hardware or server exists, ALSA's
+ * native probing writes dozens of "ALSA lib ..." lines straight to file descriptor 2, which no
+ * JavaScript can catch; in the child they land in a pipe, and the failure comes back as one error.
+ * Resolves undefined when the device opened (or when the probe itself could not run: then the open
+ * in this process decides).
+ */
+function probeOpen(index: number): Promise<ProbeFailure | undefined> {
+  let modulePath: string;
+  try {
+    modulePath = createRequire(import.meta.url).resolve('@picovoice/pvrecorder-node');
+  } catch {
+    return Promise.resolve(undefined);
+  }
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, ['-e', PROBE, modulePath, String(PV_FRAME), String(index)], { timeout: 10_000 }, (error, stdout, stderr) => {
+      try {
+        const result = JSON.parse(stdout) as { ok: boolean; kind?: string; message?: string };
+        resolve(result.ok ? undefined : new ProbeFailure(result.kind ?? '', result.message ?? 'failed to open', stderr));
+      } catch {
+        resolve(undefined);
+      }
+    });
+    child.on('error', () => resolve(undefined));
+  });
+}
+
+function startPvRecorder(Recorder: PvRecorderClass, index: number, queue: PushSourceOptions): PushSource {
   let recorder: PvRecorderInstance;
   try {
     // 100 buffered frames: 2 s of slack before the native ring drops audio.
-    recorder = new Recorder(PV_FRAME, device?.index ?? -1, 100);
+    recorder = new Recorder(PV_FRAME, index, 100);
     recorder.start();
   } catch (caught) {
     throw translate(caught, 'opening the device');
@@ -106,7 +176,7 @@ function startPvRecorder(wanted: string | number | undefined, queue: PushSourceO
 function translate(caught: unknown, doing: string): MicrophoneError {
   if (caught instanceof MicrophoneError) return caught;
   const message = caught instanceof Error ? caught.message : String(caught);
-  const name = caught instanceof Error ? caught.constructor.name : '';
+  const name = caught instanceof ProbeFailure ? caught.kind : caught instanceof Error ? caught.constructor.name : '';
   if (/permission|denied|not authori[sz]ed/i.test(message)) {
     return new MicrophoneError('MIC_PERMISSION_DENIED', `microphone access denied while ${doing}: ${message}`, { cause: caught, backend: 'pvrecorder' });
   }
