@@ -166,4 +166,26 @@ describe('soundclone REST subcommands against the reference server', () => {
     expect(code).toBe(0);
     expect(stderr).toContain('server stopped');
   });
+
+  it('server: takes every flag of the reference server (realtime faults, decoder slots) and refuses a bad one with its message', async () => {
+    const child = spawn(process.execPath, [BIN, 'server', '--port', '0', '--recognizer', 'deterministic', '--max-decoders', '2', '--withhold-acks', '--recovery-window-ms', '5000'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+    const url = (await lines.next()).value as string;
+    const key = (await lines.next()).value as string;
+    expect(key).toMatch(/^dev-[0-9a-f]{16}$/);
+    // --withhold-acks is live: a realtime session gets no acknowledgement for the audio it sends.
+    const session = await new SoundClone({ accessKey: key, baseUrl: url }).stt.realtime.connect({ sampleRate: 16_000 });
+    session.writePcm16(new Int16Array(16_000));
+    await new Promise((r) => setTimeout(r, 500));
+    expect(session.stats.ackedSamples).toBe(0);
+    expect(session.stats.sentSamples).toBe(16_000);
+    session.close();
+    child.kill('SIGINT');
+    await new Promise((resolve) => child.once('exit', resolve));
+    const bad = await cli(['server', '--max-decoders', '0'], {});
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--max-decoders takes a positive integer');
+    const unknown = await cli(['server', '--no-such-flag'], {});
+    expect(unknown.code).toBe(2);
+  });
 });

@@ -20,7 +20,7 @@ export const USAGE = `usage: soundclone COMMAND [options]
   user                                            plan and remaining characters
   history [--limit N]                             transcriptions, newest first
   devices                                         microphones
-  server [--port N] [--access-key KEY]            run the reference server
+  server [--port N] [--access-key KEY] [flags]    run the reference server (every flag of its own command)
   version                                         the CLI's version (also --version)
 
 Every command: --base-url URL, --access-key KEY (or SOUNDCLONE_BASE_URL, SOUNDCLONE_ACCESS_KEY;

@@ -1,22 +1,30 @@
 import { randomBytes } from 'node:crypto';
-import { parse, str } from '../args.js';
 import { CliUsageError } from '../cli-error.js';
 import type { CommandContext } from '../command.js';
 
-export const SERVER_USAGE = `usage: soundclone server [--port 8787] [--host 127.0.0.1] [--access-key KEY] [--recognizer auto|pocketsphinx|deterministic]
-  Runs the reference service until Ctrl-C. Without --access-key a random key is made and printed.
-  --recognizer auto (the default) uses PocketSphinx when it is installed, else the deterministic one.
-  The first stdout line is the base URL, the second the key.`;
+export const SERVER_NOTE = `Runs the reference service until Ctrl-C, with exactly the flags of the server's own command
+(below). Without --access-key a random key is made and printed. The first stdout line is the base URL,
+the second the key; --json prints both as one object.`;
 
 export async function server(ctx: CommandContext): Promise<number> {
-  const { values, positionals } = parse(ctx.args, { port: { type: 'string' }, host: { type: 'string' } });
-  if (values.help) return ctx.out.print(SERVER_USAGE), 0;
-  if (positionals.length > 0) throw new CliUsageError('server takes no positional arguments');
-  const port = Number(str(values, 'port') ?? '8787');
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new CliUsageError(`--port takes 0..65535, got ${String(str(values, 'port'))}`);
-  const key = values.accessKey ?? `dev-${randomBytes(8).toString('hex')}`;
+  const { parseServerFlags, isServerFlagError, SERVER_USAGE } = await import('@soundclone/server');
+  // The CLI's own output flags; every other argument is the server's.
+  const argv = ctx.args.filter((arg) => arg !== '--json' && arg !== '--debug');
+  const withKey = argv.some((arg) => arg === '--access-key' || arg.startsWith('--access-key=')) || argv.includes('--help') || argv.includes('-h')
+    ? argv.map((arg) => (arg === '-h' ? '--help' : arg))
+    : [...argv, '--access-key', `dev-${randomBytes(8).toString('hex')}`];
+  let flags;
+  try {
+    flags = parseServerFlags(withKey);
+  } catch (caught) {
+    if (isServerFlagError(caught)) throw new CliUsageError(caught.message);
+    throw caught;
+  }
+  if (flags.help) return ctx.out.print(`usage: soundclone server [flags]\n${SERVER_NOTE}\n\n${SERVER_USAGE.replace(/^usage: soundclone-server /, 'flags: ')}`), 0;
+  const key = flags.options.accessKeys[0] as string;
   const { startServer } = await import('@soundclone/server');
-  const running = await startServer({ port, host: str(values, 'host') ?? '127.0.0.1', accessKeys: [key], recognizer: values.recognizer });
+  const running = await startServer(flags.options);
+  for (const rule of flags.socketFaults) running.faults.socket.inject(rule);
   if (running.recognizer.notice !== undefined) ctx.out.note(running.recognizer.notice);
   if (ctx.out.json) ctx.out.data({ url: running.url, accessKey: key });
   else {
