@@ -1,0 +1,95 @@
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KEY_A, PREFIX, start, type TestServer } from './support/server.js';
+import { speechWav } from './support/wav.js';
+
+const WAV = speechWav();
+
+/** Sends raw bytes over one TCP connection; resolves with what came back before the server closed or `waitMs` passed. */
+function rawExchange(url: string, payload: Buffer | string, waitMs = 3000, endAfterWrite = false): Promise<{ text: string; closed: boolean; elapsedMs: number }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const socket = connect(Number(port), hostname);
+    const chunks: Buffer[] = [];
+    let done = false;
+    const finish = (closed: boolean): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ text: Buffer.concat(chunks).toString('latin1'), closed, elapsedMs: Date.now() - started });
+    };
+    const timer = setTimeout(() => finish(false), waitMs);
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('close', () => finish(true));
+    socket.on('error', () => finish(true));
+    socket.write(payload, () => {
+      if (endAfterWrite) socket.end();
+    });
+  });
+}
+
+function multipartHead(boundary: string, length: number): string {
+  return `POST ${PREFIX}/voices/tts HTTP/1.1\r\nHost: 127.0.0.1\r\naccessKey: ${KEY_A}\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${length}\r\nConnection: close\r\n\r\n`;
+}
+
+async function stillAnswers(server: TestServer): Promise<void> {
+  const r = await server.call('GET', '/voices');
+  expect(r.status).toBe(200);
+  expect(r.body.code).toBe(1);
+}
+
+describe('hostile input', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await start();
+  });
+  afterAll(() => server.close());
+
+  describe('multipart bodies that end early', () => {
+    const boundary = 'XbOuNdArYx';
+    const partHead = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="name"\r\n\r\nhostile\r\n--${boundary}\r\nContent-Disposition: form-data; name="files"; filename="a.wav"\r\nContent-Type: audio/wav\r\n\r\n`, 'latin1');
+
+    it('refuses a file part with no closing boundary with a typed 400', async () => {
+      const body = Buffer.concat([partHead, WAV.subarray(0, 2048)]);
+      const r = await rawExchange(server.url, Buffer.concat([Buffer.from(multipartHead(boundary, body.length), 'latin1'), body]));
+      expect(r.text).toMatch(/^HTTP\/1\.1 400 /);
+      const json = JSON.parse(r.text.slice(r.text.indexOf('\r\n\r\n') + 4));
+      expect(json).toMatchObject({ code: -1, errorCode: 'INPUT_INVALID' });
+      expect(json.details.violations[0].field).toBe('body');
+      await stillAnswers(server);
+    });
+
+    it('refuses a body that ends in the middle of the part headers with a typed 400', async () => {
+      const body = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="fi`, 'latin1');
+      const r = await rawExchange(server.url, Buffer.concat([Buffer.from(multipartHead(boundary, body.length), 'latin1'), body]));
+      expect(r.text).toMatch(/^HTTP\/1\.1 400 /);
+      await stillAnswers(server);
+    });
+
+    it('does not hang or crash when the client resets in the middle of a file part', async () => {
+      const body = Buffer.concat([partHead, WAV.subarray(0, 2048)]);
+      const answered = (): number => server.requests.filter((e) => e.method === 'POST' && e.path.endsWith('/voices/tts')).length;
+      const before = answered();
+      // Declares far more bytes than it sends, then resets the connection.
+      const { hostname, port } = new URL(server.url);
+      await new Promise<void>((resolve) => {
+        const socket = connect(Number(port), hostname, () => {
+          socket.write(Buffer.concat([Buffer.from(multipartHead(boundary, body.length + 100_000), 'latin1'), body]), () => {
+            setTimeout(() => {
+              socket.resetAndDestroy();
+              resolve();
+            }, 100);
+          });
+        });
+        socket.on('error', () => undefined);
+      });
+      // The handler finishes (and logs) instead of waiting forever on the dead connection.
+      const deadline = Date.now() + 2000;
+      while (answered() === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(answered()).toBe(before + 1);
+      await stillAnswers(server);
+    });
+  });
+});
