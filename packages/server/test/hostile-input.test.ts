@@ -1,7 +1,8 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEY_A, PREFIX, start, type TestServer } from './support/server.js';
+import { KEY_A, PREFIX, idem, rawJson, start, type TestServer } from './support/server.js';
 import { speechWav } from './support/wav.js';
+import { jsonTooDeep } from '../src/util/json-depth.js';
 
 const WAV = speechWav();
 
@@ -90,6 +91,35 @@ describe('hostile input', () => {
       while (answered() === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       expect(answered()).toBe(before + 1);
       await stillAnswers(server);
+    });
+  });
+
+  describe('deeply nested JSON', () => {
+    const deep = (n: number): string => '['.repeat(n) + ']'.repeat(n);
+
+    it('refuses clientMetadata nested 400,000 deep with a typed 400 naming the body', async () => {
+      const body = `{"mediaUrl":"https://example.com/a.wav","clientMetadata":{"a":${deep(400_000)}}}`;
+      const r = await server.call('POST', '/stt/transcriptions', { body, headers: { 'Content-Type': 'application/json', 'Idempotency-Key': idem() } });
+      expect(r.status).toBe(400);
+      expect(r.body).toMatchObject({ code: -1, errorCode: 'INPUT_INVALID' });
+      expect(r.body.details.violations).toEqual([{ field: 'body', rule: 'must not nest objects or arrays more than 64 levels deep' }]);
+      await stillAnswers(server);
+    });
+
+    it('refuses a /tts/list body nested 400,000 deep with a typed 400', async () => {
+      const r = await rawJson(`${server.url}${PREFIX}/tts/list`, 'GET', { accessKey: KEY_A }, `{"limit":${deep(400_000)}}`);
+      expect(r.status).toBe(400);
+      expect(r.body.errorCode).toBe('INPUT_INVALID');
+      expect(r.body.details.violations).toEqual([{ field: 'body', rule: 'must not nest objects or arrays more than 64 levels deep' }]);
+      await stillAnswers(server);
+    });
+
+    it('counts nesting outside strings only, up to the limit inclusive', () => {
+      expect(jsonTooDeep(deep(64))).toBe(false);
+      expect(jsonTooDeep(deep(65))).toBe(true);
+      expect(jsonTooDeep(`{"a":"${'['.repeat(1000)}"}`)).toBe(false);
+      expect(jsonTooDeep(JSON.stringify({ a: '\\', b: '"[[[[', c: '['.repeat(100) }))).toBe(false);
+      expect(jsonTooDeep(JSON.stringify({ a: '\\' }) + deep(65))).toBe(true);
     });
   });
 });
