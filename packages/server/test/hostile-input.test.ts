@@ -122,4 +122,52 @@ describe('hostile input', () => {
       expect(jsonTooDeep(JSON.stringify({ a: '\\' }) + deep(65))).toBe(true);
     });
   });
+
+  describe('error bodies stay small', () => {
+    const numbers = '[' + new Array(500_000).fill('1').join(',') + ']';
+
+    const bounded = (r: { status: number; body: any }, field: string): void => {
+      expect(r.status).toBe(400);
+      expect(r.body.errorCode).toBe('INPUT_INVALID');
+      expect(r.body.details.violations.length).toBe(20);
+      expect(r.body.details.violations[1].field).toBe(`${field}[0]`);
+      expect(r.body.details.checkingStopped).toBe(true);
+      expect(r.body.message).toMatch(/and possibly more/);
+      expect(JSON.stringify(r.body).length).toBeLessThan(16 * 1024);
+    };
+
+    for (const field of ['vocabularyHints', 'entityCategories']) {
+      it(`lists 20 violations and counts the rest for 500,000 numbers in ${field}`, async () => {
+        const body = `{"mediaUrl":"https://example.com/a.wav","options":{"${field}":${numbers}}}`;
+        expect(body.length).toBeLessThan(1024 * 1024);
+        const r = await server.call('POST', '/stt/transcriptions', { body, headers: { 'Content-Type': 'application/json', 'Idempotency-Key': idem() } });
+        bounded(r, `options.${field}`);
+        await stillAnswers(server);
+      });
+    }
+
+    it('lists 20 violations and counts the rest for 500,000 numbers in cover ids', async () => {
+      const r = await server.call('DELETE', '/cover', { body: `{"ids":${numbers}}`, headers: { 'Content-Type': 'application/json' } });
+      bounded(r, 'ids');
+      expect(r.body.details.violations[0]).toEqual({ field: 'ids', rule: 'must hold at most 500 ids per call' });
+      await stillAnswers(server);
+    });
+
+    it('counts the violations past the first 20 when every one was checked', async () => {
+      const options = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`unknown${i}`, 1]));
+      const r = await server.call('POST', '/stt/transcriptions', { json: { mediaUrl: 'https://example.com/a.wav', options }, headers: { 'Idempotency-Key': idem() } });
+      expect(r.status).toBe(400);
+      expect(r.body.details.violations.length).toBe(20);
+      expect(r.body.details.omittedViolations).toBe(10);
+      expect(r.body.message).toMatch(/; and 10 more$/);
+    });
+
+    it('still lists every violation when there are at most 20', async () => {
+      const r = await server.call('DELETE', '/cover', { json: { ids: [1, 2, 3] } });
+      expect(r.status).toBe(400);
+      expect(r.body.details.violations.map((v: { field: string }) => v.field)).toEqual(['ids[0]', 'ids[1]', 'ids[2]']);
+      expect(r.body.details.omittedViolations).toBeUndefined();
+      expect(r.body.details.checkingStopped).toBeUndefined();
+    });
+  });
 });
