@@ -219,6 +219,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   server.on('connection', (socket) => {
     connections.add(socket);
     socket.on('close', () => connections.delete(socket));
+    refuseBlankLinePreamble(socket);
   });
   const sockets = new SocketServer({ accounts, sessions: services.realtime, faults, config: { ...SOCKET_DEFAULTS, ...options.socket } });
   sockets.attachTo(server);
@@ -257,6 +258,43 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       if (chosen.owned) recognizer.close?.();
     },
   };
+}
+
+/** CR and LF bytes before the request line past which a connection is refused (two empty lines). */
+const BLANK_PREAMBLE_MAX_BYTES = 4;
+
+/**
+ * The HTTP parser skips empty lines before a request line (RFC 9112 asks servers to tolerate at least
+ * one) and would wait for the rest until the headers timeout, so a client that sends only blank lines
+ * got no answer. Past two empty lines the connection gets a 400 in the failure envelope and is closed.
+ * Watching stops at the first other byte, so requests (and keep-alive requests after them) are untouched.
+ */
+function refuseBlankLinePreamble(socket: Socket): void {
+  let blank = 0;
+  const watch = (chunk: Buffer): void => {
+    let i = 0;
+    while (i < chunk.length && (chunk[i] === 0x0d || chunk[i] === 0x0a)) i++;
+    blank += i;
+    if (i < chunk.length) {
+      socket.off('data', watch);
+      return;
+    }
+    if (blank <= BLANK_PREAMBLE_MAX_BYTES) return;
+    socket.off('data', watch);
+    const requestId = randomId(ID_PREFIXES.request);
+    const rule = 'must start with a request line, not blank lines';
+    const body = failureBody(new ApiError('INPUT_INVALID', `request: ${rule}`, { violations: [{ field: 'request', rule }] }), requestId);
+    const head = [
+      'HTTP/1.1 400 Bad Request',
+      'Content-Type: application/json; charset=utf-8',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      `${HEADERS.requestId}: ${requestId}`,
+      'Connection: close',
+    ].join('\r\n');
+    if (socket.writable) socket.end(`${head}\r\n\r\n${body}`, () => socket.destroy());
+    else socket.destroy();
+  };
+  socket.on('data', watch);
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {

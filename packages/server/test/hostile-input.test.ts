@@ -170,4 +170,22 @@ describe('hostile input', () => {
       expect(r.body.details.checkingStopped).toBeUndefined();
     });
   });
+
+  describe('blank lines instead of a request', () => {
+    it('answers a connection that sends only blank lines with a 400 at once and closes it', async () => {
+      const r = await rawExchange(server.url, '\r\n\r\n\r\n', 3000);
+      expect(r.closed).toBe(true);
+      expect(r.elapsedMs).toBeLessThan(1000);
+      expect(r.text).toMatch(/^HTTP\/1\.1 400 /);
+      const json = JSON.parse(r.text.slice(r.text.indexOf('\r\n\r\n') + 4));
+      expect(json).toMatchObject({ code: -1, errorCode: 'INPUT_INVALID', details: { violations: [{ field: 'request' }] } });
+      await stillAnswers(server);
+    });
+
+    it('still serves a request after one tolerated empty line, and keep-alive requests after it', async () => {
+      const get = `GET ${PREFIX}/voices HTTP/1.1\r\nHost: 127.0.0.1\r\naccessKey: ${KEY_A}\r\n\r\n`;
+      const r = await rawExchange(server.url, `\r\n${get}${get.replace('HTTP/1.1\r\n', 'HTTP/1.1\r\nConnection: close\r\n')}`, 3000);
+      expect(r.text.match(/HTTP\/1\.1 200 /g)?.length).toBe(2);
+    });
+  });
 });
