@@ -188,4 +188,36 @@ describe('hostile input', () => {
       expect(r.text.match(/HTTP\/1\.1 200 /g)?.length).toBe(2);
     });
   });
+
+  describe('Matroska declared sample rates', () => {
+    // A one-track PCM file whose SamplingFrequency (0xb5) is written as a float64.
+    const vint = (n: number): number[] => (n < 0x7f ? [0x80 | n] : [0x40 | (n >> 8), n & 0xff]);
+    const el = (id: number[], body: number[]): number[] => [...id, ...vint(body.length), ...body];
+    function mka(rate: number): Buffer {
+      const f64 = Buffer.alloc(8);
+      f64.writeDoubleBE(rate);
+      const track = el([0xae], [...el([0xd7], [1]), ...el([0x83], [2]), ...el([0x86], [...Buffer.from('A_PCM/INT/LIT')]),
+        ...el([0xe1], [...el([0xb5], [...f64]), ...el([0x9f], [1]), ...el([0x62, 0x64], [16])])]);
+      const block = [0x81, 0, 0, 0x80, ...new Array<number>(100).fill(0)];
+      const segment = [...el([0x16, 0x54, 0xae, 0x6b], track), ...el([0x1f, 0x43, 0xb6, 0x75], el([0xa3], block))];
+      return Buffer.from([...el([0x1a, 0x45, 0xdf, 0xa3], el([0x42, 0x82], [...Buffer.from('matroska')])), ...el([0x18, 0x53, 0x80, 0x67], segment)]);
+    }
+    const send = (rate: number) => server.call('POST', '/uploads', { body: new Uint8Array(mka(rate)), headers: { 'Content-Type': 'audio/x-matroska' } });
+
+    it('accepts a file that declares 16000 Hz', async () => {
+      const r = await send(16000);
+      expect(r.status).toBe(200);
+      expect(r.body.code).toBe(1);
+    });
+
+    for (const rate of [0, Number.NaN, 1e-30, -16000, Number.POSITIVE_INFINITY, 0.5, 999, 1e9]) {
+      it(`refuses a declared rate of ${rate} Hz with a typed UNSUPPORTED_TYPE`, async () => {
+        const r = await send(rate);
+        expect(r.status).toBe(415);
+        expect(r.body).toMatchObject({ code: -1, errorCode: 'UNSUPPORTED_TYPE' });
+        expect(r.body.message).toMatch(/sampling frequency/);
+        await stillAnswers(server);
+      });
+    }
+  });
 });
