@@ -182,6 +182,15 @@ describe('hostile input', () => {
       await stillAnswers(server);
     });
 
+    it('answers a request the HTTP parser cannot read with a 400 in the failure envelope', async () => {
+      const r = await rawExchange(server.url, 'NOT AN HTTP REQUEST\r\n\r\n', 3000);
+      expect(r.closed).toBe(true);
+      expect(r.text).toMatch(/^HTTP\/1\.1 400 /);
+      const json = JSON.parse(r.text.slice(r.text.indexOf('\r\n\r\n') + 4));
+      expect(json).toMatchObject({ code: -1, errorCode: 'INPUT_INVALID', details: { violations: [{ field: 'request', rule: 'must be a well-formed HTTP/1.1 request' }] } });
+      await stillAnswers(server);
+    });
+
     it('still serves a request after one tolerated empty line, and keep-alive requests after it', async () => {
       const get = `GET ${PREFIX}/voices HTTP/1.1\r\nHost: 127.0.0.1\r\naccessKey: ${KEY_A}\r\n\r\n`;
       const r = await rawExchange(server.url, `\r\n${get}${get.replace('HTTP/1.1\r\n', 'HTTP/1.1\r\nConnection: close\r\n')}`, 3000);
