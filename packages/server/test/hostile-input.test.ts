@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_A, PREFIX, idem, rawJson, start, type TestServer } from './support/server.js';
 import { speechWav } from './support/wav.js';
 import { jsonTooDeep } from '../src/util/json-depth.js';
+import { parseClientMessage } from '../src/realtime/messages.js';
 
 const WAV = speechWav();
 
@@ -112,6 +113,11 @@ describe('hostile input', () => {
       expect(r.body.errorCode).toBe('INPUT_INVALID');
       expect(r.body.details.violations).toEqual([{ field: 'body', rule: 'must not nest objects or arrays more than 64 levels deep' }]);
       await stillAnswers(server);
+    });
+
+    it('refuses a realtime text message nested 400,000 deep as invalid, without parsing it', () => {
+      expect(parseClientMessage(`{"type":"finish","x":${deep(400_000)}}`)).toEqual({ kind: 'invalid', reason: 'nested too deep' });
+      expect(parseClientMessage(`{"type":"finish","x":${deep(10)}}`).kind).not.toBe('invalid');
     });
 
     it('counts nesting outside strings only, up to the limit inclusive', () => {
