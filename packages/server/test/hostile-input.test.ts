@@ -70,6 +70,17 @@ describe('hostile input', () => {
       await stillAnswers(server);
     });
 
+    it('logs a typed 400, not an internal error, when an upload body stops before its declared length', async () => {
+      const before = server.requests.length;
+      const head = `POST ${PREFIX}/uploads HTTP/1.1\r\nHost: 127.0.0.1\r\naccessKey: ${KEY_A}\r\nContent-Type: audio/wav\r\nContent-Length: 100000\r\n\r\n`;
+      const r = await rawExchange(server.url, Buffer.concat([Buffer.from(head, 'latin1'), WAV.subarray(0, 1000)]), 3000, true);
+      expect(r.closed).toBe(true);
+      const deadline = Date.now() + 2000;
+      while (server.requests.length === before && Date.now() < deadline) await new Promise((res) => setTimeout(res, 20));
+      expect(server.requests.slice(before).map((e) => e.status)).toEqual([400]);
+      await stillAnswers(server);
+    });
+
     it('does not hang or crash when the client resets in the middle of a file part', async () => {
       const body = Buffer.concat([partHead, WAV.subarray(0, 2048)]);
       const answered = (): number => server.requests.filter((e) => e.method === 'POST' && e.path.endsWith('/voices/tts')).length;

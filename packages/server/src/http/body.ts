@@ -32,7 +32,15 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
     req.on('end', () => {
       if (!over) resolve(Buffer.concat(chunks, size));
     });
-    req.on('error', (error) => reject(error));
+    // A client that stops or resets before its declared length: a typed refusal, not an internal error.
+    const cut = (error?: unknown): void => {
+      chunks.length = 0;
+      reject(new ApiError('INPUT_INVALID', 'body: ended before its declared length', { violations: [{ field: 'body', rule: 'must be sent whole' }] }, error === undefined ? undefined : { cause: error }));
+    };
+    req.on('error', cut);
+    req.on('close', () => {
+      if (!req.complete) cut();
+    });
   });
 }
 
