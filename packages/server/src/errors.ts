@@ -30,9 +30,22 @@ export class ApiError extends Error {
     if (options?.retryAfterSec !== undefined) this.retryAfterSec = options.retryAfterSec;
   }
 
-  static invalid(violations: readonly Violation[]): ApiError {
-    const message = violations.map((v) => `${v.field}: ${v.rule}`).join('; ');
-    return new ApiError('INPUT_INVALID', message, { violations });
+  /**
+   * INPUT_INVALID with at most MAX_REPORTED_VIOLATIONS violations, so a hostile body cannot make the
+   * error larger than the request. `details.omittedViolations` counts the further ones found (`omitted`
+   * adds those a collector already left out); `details.checkingStopped: true` says some array elements
+   * were not checked at all once the report was full.
+   */
+  static invalid(violations: readonly Violation[], omitted = 0, checkingStopped = false): ApiError {
+    const reported = violations.slice(0, MAX_REPORTED_VIOLATIONS);
+    const more = omitted + violations.length - reported.length;
+    const tail = more > 0 ? `; and ${more} more` : checkingStopped ? '; and possibly more (checking stopped)' : '';
+    const message = reported.map((v) => `${v.field}: ${v.rule}`).join('; ') + tail;
+    return new ApiError('INPUT_INVALID', message, {
+      violations: reported,
+      ...(more > 0 ? { omittedViolations: more } : {}),
+      ...(checkingStopped ? { checkingStopped: true } : {}),
+    });
   }
 
   static invalidField(field: string, rule: string): ApiError {
@@ -59,19 +72,42 @@ export function isApiError(value: unknown): value is ApiError {
   return value instanceof ApiError || (value instanceof Error && value.name === 'ApiError');
 }
 
-/** Collects violations so a validator reports every broken rule at once. */
+/** Ours: the most violations one INPUT_INVALID lists; the rest are only counted. */
+export const MAX_REPORTED_VIOLATIONS = 20;
+
+/**
+ * Collects violations so a validator reports every broken rule at once, up to MAX_REPORTED_VIOLATIONS;
+ * past that it only counts, and `full` tells array loops they may stop checking elements.
+ */
 export class Violations {
   readonly list: Violation[] = [];
+  /** Every violation added, kept or not. */
+  count = 0;
 
   add(field: string, rule: string): void {
-    this.list.push({ field, rule });
+    this.count++;
+    if (this.list.length < MAX_REPORTED_VIOLATIONS) this.list.push({ field, rule });
   }
 
   get empty(): boolean {
-    return this.list.length === 0;
+    return this.count === 0;
+  }
+
+  /** Set by a loop that stopped checking elements because the report was full. */
+  checkingStopped = false;
+
+  /** True once the report holds as many violations as it will list. */
+  get full(): boolean {
+    return this.list.length >= MAX_REPORTED_VIOLATIONS;
+  }
+
+  /** For array loops: true (and remembered) when the report is full and the loop should stop. */
+  stopChecking(): boolean {
+    if (this.full) this.checkingStopped = true;
+    return this.checkingStopped;
   }
 
   throwIfAny(): void {
-    if (this.list.length > 0) throw ApiError.invalid(this.list);
+    if (this.count > 0) throw ApiError.invalid(this.list, this.count - this.list.length, this.checkingStopped);
   }
 }

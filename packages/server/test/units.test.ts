@@ -56,7 +56,8 @@ describe('address policy', () => {
     ['10.1.2.3', 'private'], ['172.31.255.255', 'private'], ['192.168.0.1', 'private'], ['100.127.0.1', 'shared-address-space'],
     ['169.254.1.1', 'link-local'], ['169.254.169.254', 'cloud-metadata'], ['fd00:ec2::254', 'cloud-metadata'], ['fe80::1%eth0', 'link-local'],
     ['fc00::1', 'unique-local'], ['fdff:ffff::1', 'unique-local'], ['::ffff:127.0.0.1', 'loopback'], ['::ffff:a9fe:a9fe', 'cloud-metadata'],
-    ['::ffff:10.0.0.1', 'private'], ['64:ff9b::a00:1', 'private'], ['2002:7f00:1::', 'loopback'], ['2001:0:4136:e378::1', 'ipv4-translation'],
+    ['::ffff:10.0.0.1', 'private'], ['64:ff9b::a00:1', 'private'], ['2002:7f00:1::', 'loopback'], ['2001:0:4136:e378::1', 'reserved'], // Teredo: client 255.255.255.254 (last 32 bits inverted)
+    ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', 'ipv4-translation'], // Teredo around the public 8.8.8.8
     ['224.0.0.251', 'multicast'], ['ff02::fb', 'multicast'], ['255.255.255.255', 'reserved'], ['192.0.2.1', 'documentation'], ['2001:db8::1', 'documentation'],
     ['not-an-ip', 'reserved'],
   ])('refuses %s as %s', (address, kind) => {

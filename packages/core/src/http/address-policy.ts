@@ -86,14 +86,23 @@ export function classifyIPv6(groups: readonly number[]): RefusalKind | undefined
   const embedded = (hi: number, lo: number): number => hi * 65536 + lo;
   if (groups.every((g) => g === 0)) return 'unspecified';
   if (g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0 && g6 === 0 && g7 === 1) return 'loopback';
-  if (g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0 && (g5 === 0xffff || g5 === 0)) {
-    // IPv4-mapped (::ffff:a.b.c.d) and the deprecated IPv4-compatible (::a.b.c.d): judge the IPv4 inside.
-    return classifyIPv4(embedded(g6, g7)) ?? (g5 === 0 ? 'ipv4-translation' : undefined);
+  const low = embedded(g6, g7);
+  if (g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0) {
+    // IPv4-mapped ::ffff:a.b.c.d and IPv4-translated ::ffff:0:a.b.c.d: the IPv4 inside is the destination.
+    if ((g4 === 0 && g5 === 0xffff) || (g4 === 0xffff && g5 === 0)) return classifyIPv4(low);
+    // The deprecated IPv4-compatible ::a.b.c.d: judged by the IPv4 inside, and refused even when public.
+    if (g4 === 0 && g5 === 0) return classifyIPv4(low) ?? 'ipv4-translation';
   }
-  if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) return classifyIPv4(embedded(g6, g7));
-  if (g0 === 0x64 && g1 === 0xff9b) return 'ipv4-translation';
-  if (g0 === 0x2002) return classifyIPv4(embedded(g1, g2)) ?? undefined;
-  if (g0 === 0x2001 && g1 === 0) return 'ipv4-translation'; // Teredo hides an IPv4 peer.
+  // NAT64, well-known prefix 64:ff9b::/96: the IPv4 inside is the destination.
+  if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) return classifyIPv4(low);
+  // Local-use NAT64 64:ff9b:1::/48 (and the rest of 64:ff9b::/32): the prefix length is not known, so the
+  // low 32 bits (the /96 layout) are judged and the address is refused anyway.
+  if (g0 === 0x64 && g1 === 0xff9b) return classifyIPv4(low) ?? 'ipv4-translation';
+  // 6to4 2002:a.b.c.d::/48: the IPv4 of the relay router inside.
+  if (g0 === 0x2002) return classifyIPv4(embedded(g1, g2));
+  // Teredo 2001:0::/32: server IPv4 in bits 32..63, client IPv4 in the last 32 bits, inverted. The tunnel
+  // hides an IPv4 peer, so it is refused anyway; a refused IPv4 inside names the refusal.
+  if (g0 === 0x2001 && g1 === 0) return classifyIPv4((~low) >>> 0) ?? classifyIPv4(embedded(g2, g3)) ?? 'ipv4-translation';
   if (g0 === 0xfd00 && g1 === 0x0ec2 && g7 === 0x254 && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0 && g6 === 0) return 'cloud-metadata';
   if ((g0 & 0xfe00) === 0xfc00) return 'unique-local';
   if ((g0 & 0xffc0) === 0xfe80) return 'link-local';

@@ -31,9 +31,10 @@ export class Covers {
     } else {
       if (ids.length === 0) v.add('ids', 'must hold at least 1 id');
       if (ids.length > LIMITS.coverIdsMax) v.add('ids', `must hold at most ${LIMITS.coverIdsMax} ids per call`);
-      ids.forEach((id, i) => {
+      for (const [i, id] of ids.entries()) {
+        if (v.stopChecking()) break;
         if (typeof id !== 'string' || id === '') v.add(`ids[${i}]`, 'must be a non-empty string');
-      });
+      }
     }
     v.throwIfAny();
     const result = { succeedIds: [] as string[], nonExistIds: [] as string[], unMatchIds: [] as string[] };

@@ -26,11 +26,12 @@ export function validateExportFormats(v: Violations, value: unknown): DownloadFo
     return [];
   }
   const seen = new Set<string>();
-  value.forEach((f, i) => {
+  for (const [i, f] of value.entries()) {
+    if (v.stopChecking()) break;
     if (typeof f !== 'string' || !(DOWNLOAD_FORMATS as readonly string[]).includes(f)) v.add(`${field}[${i}]`, `must be one of ${DOWNLOAD_FORMATS.join(', ')}`);
     else if (seen.has(f)) v.add(`${field}[${i}]`, 'must not repeat a format');
     else seen.add(f);
-  });
+  }
   return [...seen] as DownloadFormat[];
 }
 
@@ -44,13 +45,14 @@ export function validateExportOptions(v: Violations, value: unknown): ExportOpti
   const out: ExportOptions[] = [];
   const seen = new Set<string>();
   value.forEach((entry, i) => {
+    if (v.stopChecking()) return;
     const p = `${field}[${i}].`;
     if (!plainObject(entry)) {
       v.add(`${field}[${i}]`, 'must be an object');
       return;
     }
     unknownKeys(v, p, entry, EXPORT_OPTION_FIELDS);
-    const before = v.list.length;
+    const before = v.count;
     const format = entry['format'] === undefined ? (v.add(`${p}format`, 'is required'), undefined) : oneOf(v, `${p}format`, entry['format'], DOWNLOAD_FORMATS);
     if (format !== undefined && seen.has(format)) v.add(`${p}format`, 'must not repeat a format of another entry');
     if (format !== undefined) seen.add(format);
@@ -60,7 +62,7 @@ export function validateExportOptions(v: Violations, value: unknown): ExportOpti
     const maxDur = num(v, `${p}maxSegmentDurationS`, entry['maxSegmentDurationS'], 0, 3600, { minExclusive: true });
     const maxChars = int(v, `${p}maxSegmentChars`, entry['maxSegmentChars'], 1, 100_000);
     const perLine = int(v, `${p}maxCharactersPerLine`, entry['maxCharactersPerLine'], 1, 16_384);
-    if (v.list.length > before || format === undefined) return;
+    if (v.count > before || format === undefined) return;
     out.push({
       format,
       includeSpeakers,

@@ -61,10 +61,12 @@ export function strArray(v: Violations, field: string, value: unknown, maxItems:
     return undefined;
   }
   if (value.length > maxItems) v.add(field, `must hold at most ${maxItems} strings`);
-  value.forEach((item, i) => {
+  // Elements are checked until the report is full; a hostile array costs no more than the report holds.
+  for (const [i, item] of value.entries()) {
+    if (v.stopChecking()) break;
     if (typeof item !== 'string' || item === '') v.add(`${field}[${i}]`, 'must be a non-empty string');
     else if ([...item].length > maxChars) v.add(`${field}[${i}]`, `must be at most ${maxChars} characters`);
-  });
+  }
   return value.filter((item): item is string => typeof item === 'string');
 }
 

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../errors.js';
 import { LIMITS } from '../protocol.js';
+import { JSON_MAX_DEPTH, jsonTooDeep } from '../util/json-depth.js';
 
 /**
  * Reads a whole request body up to `maxBytes`. Past the limit it stops keeping bytes, discards the rest
@@ -31,7 +32,15 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
     req.on('end', () => {
       if (!over) resolve(Buffer.concat(chunks, size));
     });
-    req.on('error', (error) => reject(error));
+    // A client that stops or resets before its declared length: a typed refusal, not an internal error.
+    const cut = (error?: unknown): void => {
+      chunks.length = 0;
+      reject(new ApiError('INPUT_INVALID', 'body: ended before its declared length', { violations: [{ field: 'body', rule: 'must be sent whole' }] }, error === undefined ? undefined : { cause: error }));
+    };
+    req.on('error', cut);
+    req.on('close', () => {
+      if (!req.complete) cut();
+    });
   });
 }
 
@@ -47,6 +56,10 @@ export async function readJson(req: IncomingMessage): Promise<unknown> {
   const raw = await readBody(req, LIMITS.jsonBodyMaxBytes);
   const text = raw.toString('utf8').trim();
   if (text === '') return undefined;
+  if (jsonTooDeep(text)) {
+    const rule = `must not nest objects or arrays more than ${JSON_MAX_DEPTH} levels deep`;
+    throw new ApiError('INPUT_INVALID', `body: ${rule}`, { violations: [{ field: 'body', rule }] });
+  }
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {

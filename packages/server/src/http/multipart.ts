@@ -39,8 +39,20 @@ export function parseMultipart(req: IncomingMessage, limits: { maxFileBytes: num
     let tooManyFiles = false;
     let openFiles = 0;
     let parserClosed = false;
+    let settled = false;
     const finish = (): void => {
-      if (parserClosed && openFiles === 0) resolve({ fields, files, tooManyFiles });
+      if (settled || !parserClosed || openFiles !== 0) return;
+      settled = true;
+      resolve({ fields, files, tooManyFiles });
+    };
+    // A body that ends early or lacks its closing boundary makes busboy fail the parser and the open
+    // file stream; both become one typed refusal, never an unhandled 'error' event.
+    const fail = (error: unknown): void => {
+      if (settled) return;
+      settled = true;
+      req.unpipe(parser);
+      req.resume();
+      reject(new ApiError('INPUT_INVALID', 'body: malformed multipart/form-data', { violations: [{ field: 'body', rule: 'must be well-formed multipart/form-data' }] }, { cause: error }));
     };
     parser.on('field', (name, value) => fields.set(name, [...(fields.get(name) ?? []), value]));
     parser.on('file', (field, stream, info) => {
@@ -48,6 +60,7 @@ export function parseMultipart(req: IncomingMessage, limits: { maxFileBytes: num
       let size = 0;
       const head: Buffer[] = [];
       let headSize = 0;
+      stream.on('error', fail);
       stream.on('data', (chunk: Buffer) => {
         size += chunk.length;
         if (headSize < 64) {
@@ -64,7 +77,12 @@ export function parseMultipart(req: IncomingMessage, limits: { maxFileBytes: num
     parser.on('filesLimit', () => {
       tooManyFiles = true;
     });
-    parser.on('error', (error) => reject(new ApiError('INPUT_INVALID', 'body: malformed multipart/form-data', { violations: [{ field: 'body', rule: 'must be well-formed multipart/form-data' }] }, { cause: error })));
+    parser.on('error', fail);
+    // A client that resets mid-body: the request never ends, so the parser would wait forever.
+    req.on('error', fail);
+    req.on('close', () => {
+      if (!req.complete) fail(new Error('request closed before its body ended'));
+    });
     parser.on('close', () => {
       parserClosed = true;
       finish();

@@ -88,7 +88,24 @@ export function demuxMatroskaAudio(bytes: Uint8Array): MatroskaAudioTrack[] {
 
   const audio = [...tracks.values()].filter((t) => t.type === AUDIO_TRACK_TYPE).sort((a, b) => a.number - b.number);
   if (audio.length === 0) throw new MatroskaError('the file has no audio track');
+  for (const track of audio) checkSampleRate(track);
   return audio.map((track, index) => ({ index, codecId: track.codecId, sampleRate: track.sampleRate, channels: decodePcm(track) }));
+}
+
+/** Ours: the declared rates accepted, the same range as WAV (the recogniser path resamples any of them). */
+export const MATROSKA_RATE_MIN_HZ = 1000;
+export const MATROSKA_RATE_MAX_HZ = 384_000;
+
+/**
+ * A declared SamplingFrequency is a float: 0, NaN, negative, infinite or tiny rates would turn a
+ * duration or a resampled length into NaN, Infinity or a huge allocation. Refused before decoding.
+ * (Sample counts themselves come from the payload bytes, so they never exceed what the file holds.)
+ */
+function checkSampleRate(track: TrackInfo): void {
+  const rate = track.sampleRate;
+  if (!Number.isFinite(rate) || rate < MATROSKA_RATE_MIN_HZ || rate > MATROSKA_RATE_MAX_HZ) {
+    throw new MatroskaError(`audio track ${track.number} declares a sampling frequency of ${rate} Hz; the reference service reads ${MATROSKA_RATE_MIN_HZ} to ${MATROSKA_RATE_MAX_HZ} Hz`);
+  }
 }
 
 function readTrackField(track: TrackInfo, id: number, bytes: Uint8Array, view: DataView, body: number, end: number): void {

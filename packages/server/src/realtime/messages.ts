@@ -2,6 +2,7 @@ import { CLIENT_MESSAGES, type ClientMessageType, type ServerMessageType, type S
 import type { Violation } from '../errors.js';
 import type { Line, SessionNotice, SupplementKind } from '../domain/realtime-session.js';
 import { lineView } from '../domain/realtime-view.js';
+import { jsonTooDeep } from '../util/json-depth.js';
 
 /**
  * JSON messages of the realtime socket (docs/protocol.md "Realtime socket"). The server side builds
@@ -55,6 +56,7 @@ export type ClientMessage =
 
 export function parseClientMessage(text: string): ClientMessage {
   let value: unknown;
+  if (jsonTooDeep(text)) return { kind: 'invalid', reason: 'nested too deep' };
   try {
     value = JSON.parse(text);
   } catch {
