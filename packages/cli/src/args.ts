@@ -6,6 +6,7 @@ export const GLOBAL_OPTIONS = {
   'base-url': { type: 'string' },
   'access-key': { type: 'string' },
   recognizer: { type: 'string' },
+  ephemeral: { type: 'boolean', default: false },
   json: { type: 'boolean', default: false },
   debug: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
@@ -16,6 +17,8 @@ export interface GlobalFlags {
   readonly accessKey: string | undefined;
   /** For a local reference server only: which speech recognizer it runs. */
   readonly recognizer: LocalRecognizer;
+  /** For a local reference server only: keep nothing (no data directory). */
+  readonly ephemeral: boolean;
   readonly json: boolean;
   readonly debug: boolean;
   readonly help: boolean;
@@ -51,6 +54,7 @@ export function parse<O extends Options>(args: readonly string[], options: O): P
       baseUrl: v['base-url'] as string | undefined,
       accessKey: v['access-key'] as string | undefined,
       recognizer: oneOf(v, 'recognizer', LOCAL_RECOGNIZERS) ?? 'auto',
+      ephemeral: v['ephemeral'] === true,
       json: v['json'] === true,
       debug: v['debug'] === true,
       help: v['help'] === true,

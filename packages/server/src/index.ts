@@ -5,6 +5,8 @@
 export { startServer, type RunningServer, type ServerOptions, type RequestLogEntry } from './server.js';
 export * as protocol from './protocol.js';
 export { ApiError, type Violation } from './errors.js';
+export { StateStoreError, isStateStoreError, type StateErrorCode } from './state/state-error.js';
+export type { StateReport } from './state/state-store.js';
 export type { FaultAction, FaultRule, FaultHandle, Faults } from './http/faults.js';
 export type { AccountOverrides } from './domain/accounts.js';
 export type { Recognizer, RecognizerStream, RecognitionRequest, RecognitionResult, RecognizedSegment, RecognizedWord, StreamEvent } from './recognition/recognizer.js';

@@ -29,6 +29,8 @@ import type { Services } from './services.js';
 import { sleep, systemClock, type Clock } from './util/clock.js';
 import { randomId } from './util/ids.js';
 import { WebhookDispatcher } from './webhooks/delivery.js';
+import { DISCARD_CHANGES } from './domain/state-changes.js';
+import { StateStore, type StateReport } from './state/state-store.js';
 
 export interface ServerOptions {
   /** 0 picks a free port. */
@@ -80,6 +82,14 @@ export interface ServerOptions {
   /** Seeded data sizes per account. */
   readonly ttsHistorySeedCount?: number;
   readonly coverSeedCount?: number;
+  /**
+   * Keep the state across restarts in this directory (created if missing): accounts' character
+   * ledgers and periods, voices, saved designs, deleted covers, transcriptions with their transcripts
+   * and billing (docs/protocol.md "Local state"). One process at a time: startServer rejects with
+   * StateStoreError STATE_LOCKED while another holds it, STATE_CORRUPT for a damaged journal. Without
+   * it, everything lives in memory and is gone at close.
+   */
+  readonly dataDir?: string;
 }
 
 export interface RequestLogEntry {
@@ -103,6 +113,8 @@ export interface RunningServer {
   readonly services: Services;
   /** The recognizer in use, and why `auto` fell back to the deterministic one (when it did). */
   readonly recognizer: { readonly id: string; readonly notice?: string };
+  /** With a dataDir: where the state is kept and what the start found there. */
+  readonly state?: StateReport;
   close(): Promise<void>;
 }
 
@@ -110,6 +122,18 @@ export interface RunningServer {
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   if (options.accessKeys.length === 0) throw new TypeError('startServer needs at least one access key');
   const clock = options.clock ?? systemClock;
+  // First, before anything that costs (a recognizer): a locked or damaged directory is refused at once.
+  const store = options.dataDir !== undefined ? StateStore.open(options.dataDir) : undefined;
+  try {
+    return await start(options, clock, store);
+  } catch (error) {
+    store?.close();
+    throw error;
+  }
+}
+
+async function start(options: ServerOptions, clock: Clock, store: StateStore | undefined): Promise<RunningServer> {
+  const changes = store?.record ?? DISCARD_CHANGES;
   const lifetime = new AbortController();
   // Every sleeping task and waiting request listens to the lifetime signal; there is no leak to warn of.
   setMaxListeners(0, lifetime.signal);
@@ -122,7 +146,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     account.chars.monthlyUsed += used < account.chars.monthlyTotal ? used : account.chars.monthlyTotal;
   }
   const guard = { allowHosts: new Set(options.allowMediaHosts ?? []), ...(options.resolveHost ? { resolve: options.resolveHost } : {}) };
-  const tasks = new Tasks();
+  const tasks = new Tasks(changes);
   const uploads = new Uploads();
   const chosen = chooseRecognizer(options.recognizer, options.pocketsphinx);
   const recognizer = chosen.recognizer;
@@ -134,9 +158,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const services: Services = {
     clock,
     accounts,
-    voices: new Voices(accounts.all),
+    voices: new Voices(accounts.all, changes),
     tts,
-    covers: new Covers(accounts.all, options.coverSeedCount ?? 600),
+    covers: new Covers(accounts.all, options.coverSeedCount ?? 600, changes),
     uploads,
     tasks,
     transcriptions: new TranscriptionService(tasks, uploads, runner, { ...guard, timeoutMs: options.mediaFetchTimeoutMs ?? 15_000 }, clock, lifetime.signal),
@@ -155,6 +179,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     webhooks,
     baseUrl: '',
   };
+  if (store !== undefined) {
+    store.restore(services);
+    store.report.interruptedTasks = tasks.failInterrupted(accounts, clock.now());
+  }
   const router = new Router();
   for (const route of [...accountRoutes(services), ...sttRoutes(services)]) router.add(route);
   const requests: RequestLogEntry[] = [];
@@ -248,6 +276,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     services,
     sockets,
     recognizer: { id: recognizer.id, ...(chosen.notice !== undefined ? { notice: chosen.notice } : {}) },
+    ...(store !== undefined ? { state: store.report } : {}),
     close: async () => {
       lifetime.abort();
       await sockets.close();
@@ -258,6 +287,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         for (const socket of connections) socket.destroy();
       });
       if (chosen.owned) recognizer.close?.();
+      store?.close();
     },
   };
 }

@@ -1,6 +1,6 @@
 import { parse, positiveInt, str } from '../args.js';
 import { CliUsageError } from '../cli-error.js';
-import { connect, noteLocalState } from '../context.js';
+import { connect } from '../context.js';
 import type { CommandContext } from '../command.js';
 
 export const VOICES_USAGE = `usage: soundclone voices list
@@ -17,7 +17,6 @@ export async function voices(ctx: CommandContext): Promise<number> {
   if (action === 'rename' && rest.length !== 2) throw new CliUsageError('voices rename takes ID NAME');
   const connection = await connect(values, ctx.env, ctx.out);
   try {
-    noteLocalState(connection, ctx.out);
     const { client } = connection;
     if (action === 'list') {
       const list = await client.voices.list();
@@ -72,7 +71,6 @@ export async function history(ctx: CommandContext): Promise<number> {
   const limit = positiveInt(values, 'limit') ?? 20;
   const connection = await connect(values, ctx.env, ctx.out);
   try {
-    noteLocalState(connection, ctx.out);
     const items = [];
     for await (const item of connection.client.stt.transcriptions.list()) {
       items.push(item);

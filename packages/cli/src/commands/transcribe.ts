@@ -1,7 +1,8 @@
 import { protocol } from '@soundclone/core';
+import { lastValueFrom } from 'rxjs';
 import { parse, str } from '../args.js';
 import { CliUsageError } from '../cli-error.js';
-import { connect, noteLocalState } from '../context.js';
+import { connect } from '../context.js';
 import { checkReadableFile } from '../readable-file.js';
 import type { CommandContext } from '../command.js';
 import { deliver, downloadTarget, follow } from './transcripts.js';
@@ -34,7 +35,6 @@ export async function transcribe(ctx: CommandContext): Promise<number> {
   if (!isUrl) await checkReadableFile(input);
   const connection = await connect(values, ctx.env, ctx.out);
   try {
-    noteLocalState(connection, ctx.out);
     const { client } = connection;
     let uploadId: string | undefined;
     if (!isUrl) {
@@ -52,7 +52,13 @@ export async function transcribe(ctx: CommandContext): Promise<number> {
     if (!wait) {
       if (ctx.out.json) ctx.out.data(task);
       else ctx.out.print(task.transcriptionId);
-      if (connection.local) ctx.out.note('add --wait to see the result: this transcription ends with this command');
+      if (connection.keepsState) {
+        // The local server stops with this command: the work is finished here, so the kept task has a
+        // result for `transcripts get` in a later command instead of being failed as interrupted.
+        ctx.out.note(`the local server stops with this command, so the transcription finishes first; then: soundclone transcripts get ${task.transcriptionId}`);
+        const done = await lastValueFrom(client.stt.transcriptions.watch(task.transcriptionId));
+        ctx.out.note(`transcription ${task.transcriptionId}: ${done.status}`);
+      } else if (connection.local) ctx.out.note('add --wait to see the result: this transcription ends with this command (--ephemeral)');
       else ctx.out.note(`fetch the result with: soundclone transcripts get ${task.transcriptionId} (or transcripts wait)`);
       return 0;
     }

@@ -3,7 +3,7 @@ import { lastValueFrom, tap } from 'rxjs';
 import { protocol, type SoundClone, type TranscriptionTask } from '@soundclone/core';
 import { oneOf, parse, str } from '../args.js';
 import { CliUsageError } from '../cli-error.js';
-import { connect, noteLocalState } from '../context.js';
+import { connect } from '../context.js';
 import { toJson, type Output } from '../output.js';
 import type { CommandContext } from '../command.js';
 
@@ -26,7 +26,6 @@ export async function transcripts(ctx: CommandContext): Promise<number> {
   const target = downloadTarget(values, ctx.out);
   const connection = await connect(values, ctx.env, ctx.out);
   try {
-    noteLocalState(connection, ctx.out);
     const { client } = connection;
     const task = action === 'wait' ? await follow(ctx.out, client, await client.stt.transcriptions.get(id)) : await client.stt.transcriptions.get(id);
     return await deliver(ctx.out, client, task, target);

@@ -35,8 +35,8 @@ export interface Account {
   readonly plan: Plan;
   readonly totalVoices: number;
   readonly cancelled: boolean;
-  /** End of the current benefit period (ms since epoch). */
-  readonly periodEndsAt: number;
+  /** End of the current benefit period (ms since epoch); restored from kept state when there is some. */
+  periodEndsAt: number;
   /** Character ledger (billing.ts is the only writer). */
   readonly chars: { monthlyTotal: bigint; monthlyUsed: bigint; orderTotal: bigint; orderUsed: bigint; reserved: bigint };
 }
@@ -79,6 +79,18 @@ export class Accounts {
     const account = this.byKey.get(key);
     if (account === undefined) throw ApiError.unauthorized('unknown');
     return account;
+  }
+
+  byId(id: string): Account | undefined {
+    return this.all.find((a) => a.id === id);
+  }
+
+  /** Kept state (state/state-store.ts): the period and the character ledger as they were last recorded. */
+  restore(id: string, kept: { periodEndsAt: number; chars: Account['chars'] }): void {
+    const account = this.byId(id);
+    if (account === undefined) return;
+    account.periodEndsAt = kept.periodEndsAt;
+    Object.assign(account.chars, kept.chars);
   }
 
   byAccessKey(key: string): Account | undefined {

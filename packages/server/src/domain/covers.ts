@@ -1,6 +1,7 @@
 import { Violations } from '../errors.js';
 import { LIMITS } from '../protocol.js';
 import type { Account } from './accounts.js';
+import { DISCARD_CHANGES, type ChangeSink } from './state-changes.js';
 
 /**
  * AI cover history (spec "DELETE /cover"). Cover generation is not part of this service: each account
@@ -13,10 +14,19 @@ export class Covers {
   /** cover id -> owner account id */
   private readonly owners = new Map<string, string>();
 
-  constructor(accounts: readonly Account[], seedCount: number) {
+  constructor(
+    accounts: readonly Account[],
+    seedCount: number,
+    private readonly changes: ChangeSink = DISCARD_CHANGES,
+  ) {
     for (const account of accounts) {
       for (let i = 1; i <= seedCount; i++) this.owners.set(Covers.idFor(account, i), account.id);
     }
+  }
+
+  /** Kept state: ids deleted in earlier runs stay deleted. */
+  restore(deletedIds: readonly string[]): void {
+    for (const id of deletedIds) this.owners.delete(id);
   }
 
   static idFor(account: Account, seq: number): string {
@@ -48,6 +58,7 @@ export class Covers {
         result.succeedIds.push(id);
       }
     }
+    if (result.succeedIds.length > 0) this.changes({ kind: 'covers-deleted', account, ids: result.succeedIds });
     return result;
   }
 }

@@ -2,7 +2,8 @@ import { ApiError, Violations } from '../errors.js';
 import { LIMITS, TERMINAL_STATUSES, type DownloadFormat, type TaskStatus } from '../protocol.js';
 import { dec } from '../util/decimal.js';
 import type { Account } from './accounts.js';
-import { billingView, type BillingRecord } from './billing.js';
+import { billingView, release, releaseRealtime, type BillingRecord } from './billing.js';
+import { DISCARD_CHANGES, type ChangeSink } from './state-changes.js';
 import type { Transcript } from './transcript.js';
 import type { TranscriptionOptions } from './transcription-request.js';
 
@@ -55,9 +56,48 @@ export class Tasks {
   /** Insertion order is creation order. */
   private readonly order: Task[] = [];
 
+  constructor(private readonly changes: ChangeSink = DISCARD_CHANGES) {}
+
   add(task: Task): void {
     this.tasks.set(task.id, task);
     this.order.push(task);
+    this.changes({ kind: 'task', task });
+  }
+
+  /** Kept state, oldest first: a task as last recorded (a later record of the same id replaces it). */
+  restore(task: Task): void {
+    const index = this.order.findIndex((t) => t.id === task.id);
+    if (index >= 0) this.order[index] = task;
+    else this.order.push(task);
+    this.tasks.set(task.id, task);
+  }
+
+  /**
+   * After a restart: a task that was still running when the process stopped has lost its audio (uploads
+   * are not kept) and its worker. It ends FAILED, retryable, with its reservation released: nothing was
+   * charged for it, and the release is recorded with the task in one write, so it happens exactly once.
+   * Returns how many were failed.
+   */
+  failInterrupted(accounts: { byId(id: string): Account | undefined }, now: number): number {
+    let failed = 0;
+    for (const task of this.order) {
+      if (isTerminal(task.status)) continue;
+      // A task of an account this server was not started with stays as recorded, for when it is.
+      const account = accounts.byId(task.ownerId);
+      if (account === undefined) continue;
+      if (task.kind === 'batch') release(account, task.billing);
+      else releaseRealtime(task.billing);
+      task.error = {
+        errorCode: 'INTERNAL',
+        message: 'the service stopped while this transcription was running; nothing was charged, submit it again',
+        retryable: true,
+        action: 'RETRY',
+        requestId: task.requestId,
+      };
+      this.setStatus(task, 'FAILED', now);
+      failed++;
+    }
+    return failed;
   }
 
   /** An owned task, or NOT_FOUND (another account's task is reported exactly like a missing one). */
@@ -72,6 +112,7 @@ export class Tasks {
     task.status = status;
     task.updatedAt = now;
     if (isTerminal(status)) task.completedAt = now;
+    this.changes({ kind: 'task', task });
     for (const listener of [...task.listeners]) listener();
   }
 

@@ -2,6 +2,7 @@ import { ApiError, Violations } from '../errors.js';
 import { LIMITS } from '../protocol.js';
 import { DecimalIdSequence } from '../util/ids.js';
 import type { Account } from './accounts.js';
+import { DISCARD_CHANGES, type ChangeSink } from './state-changes.js';
 
 /**
  * Voices (spec "Voice"). Values of type, feature and channel are ours ("not shown"):
@@ -30,7 +31,10 @@ export class Voices {
   /** designId -> owning account id (spec "POST /voices/design/save"; see designIdsFor). */
   private readonly designs = new Map<string, string>();
 
-  constructor(accounts: readonly Account[]) {
+  constructor(
+    accounts: readonly Account[],
+    private readonly changes: ChangeSink = DISCARD_CHANGES,
+  ) {
     for (const name of SYSTEM_VOICES) {
       this.voices.push({ id: this.ids.take(), ownerId: null, name, type: 'system', feature: 'tts', channel: 'system', fileCount: 0, totalFileSize: 0 });
     }
@@ -47,6 +51,17 @@ export class Voices {
    */
   static designIdsFor(account: Account): string[] {
     return Array.from({ length: DESIGNS_PER_ACCOUNT }, (_, i) => `design-${account.index + 1}-${String(i + 1).padStart(2, '0')}`);
+  }
+
+  /** Kept state: created and renamed voices replace their seeded or earlier selves; saved designs are used up. */
+  restore(voices: readonly Voice[], savedDesignIds: readonly string[]): void {
+    for (const voice of voices) {
+      const index = this.voices.findIndex((v) => v.id === voice.id);
+      if (index >= 0) this.voices[index] = voice;
+      else this.voices.push(voice);
+      this.ids.advancePast(voice.id);
+    }
+    for (const designId of savedDesignIds) this.designs.delete(designId);
   }
 
   list(account: Account): Voice[] {
@@ -71,6 +86,7 @@ export class Voices {
       fileCount: files.length, totalFileSize: files.reduce((sum, f) => sum + f.size, 0),
     };
     this.voices.push(voice);
+    this.changes({ kind: 'voice', voice });
     return voice;
   }
 
@@ -86,6 +102,7 @@ export class Voices {
     this.designs.delete(designId as string);
     const voice: Voice = { id: this.ids.take(), ownerId: account.id, name: body['name'] as string, type: 'design', feature: 'tts', channel: 'api', fileCount: 0, totalFileSize: 0 };
     this.voices.push(voice);
+    this.changes({ kind: 'voice', voice, savedDesignId: designId as string });
     return voice;
   }
 
@@ -98,6 +115,7 @@ export class Voices {
     const voice = this.voices.find((x) => x.id === id && x.ownerId === account.id);
     if (voice === undefined) throw ApiError.notFound('voice');
     voice.name = body['name'] as string;
+    this.changes({ kind: 'voice', voice });
   }
 }
 

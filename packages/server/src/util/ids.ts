@@ -13,6 +13,12 @@ export class DecimalIdSequence {
     this.next = start;
   }
 
+  /** After a restore: the next id comes after `id`, so a restored id is never handed out again. */
+  advancePast(id: string): void {
+    const n = BigInt(id);
+    if (n >= this.next) this.next = n + 1n;
+  }
+
   take(): string {
     const id = this.next.toString();
     this.next += 1n;
