@@ -6,13 +6,14 @@ import { BUNDLED_SAMPLE, decodeWav } from '@soundclone/node-mic';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { indexOfSamples, writeWav } from '../../packages/node-mic/test/support/audio.js';
 import { startFakeMic, type FakeMic } from '../../packages/node-mic/test/support/fake-mic.js';
-import { BIN, buildCli, cli } from './support/cli.js';
+import { BIN, buildCli, cli, freshDataDir } from './support/cli.js';
 import { Terminal } from './support/terminal.js';
 import { normalize, report, wer } from '../recognition/support.js';
 
 const KEY = 'key-cli';
 const SAMPLE = decodeWav(readFileSync(BUNDLED_SAMPLE.path)).samples as Int16Array;
-const SHELL_ENV = { PATH: process.env['PATH'], HOME: process.env['HOME'] };
+// The local server keeps its state in a test directory, never the real home.
+const SHELL_ENV = { PATH: process.env['PATH'], HOME: process.env['HOME'], SOUNDCLONE_DATA_DIR: freshDataDir() };
 const soundclone = `${process.execPath} ${BIN}`;
 
 async function stored(server: RunningServer, sessionId: string): Promise<Int16Array> {

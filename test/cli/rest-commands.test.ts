@@ -1,33 +1,29 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { startServer, type RunningServer } from '@soundclone/server';
 import { SoundClone } from '@soundclone/core';
 import { BUNDLED_SAMPLE } from '@soundclone/node-mic';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, ROOT, buildCli, cli } from './support/cli.js';
+import { BIN, ROOT, cli } from './support/cli.js';
+import { startCliServer, type CliServer } from './support/cli-server.js';
 
 const KEY = 'key-cli-rest';
 
 /** The REST subcommands as scripts use them: a real process, no terminal, config from the environment. */
 describe('soundclone REST subcommands against the reference server', () => {
+  let setup: CliServer | undefined;
   let server: RunningServer;
   let env: Record<string, string>;
   let dir: string;
   beforeAll(async () => {
-    buildCli();
-    server = await startServer({ port: 0, host: '127.0.0.1', accessKeys: [KEY] });
-    env = { SOUNDCLONE_BASE_URL: server.url, SOUNDCLONE_ACCESS_KEY: KEY };
-    dir = mkdtempSync(join(tmpdir(), 'cli-rest-'));
+    setup = await startCliServer(KEY, 'cli-rest-');
+    ({ server, env, dir } = setup);
   }, 120_000);
-  afterAll(async () => {
-    await server?.close();
-    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => setup?.close());
 
   it('user: a table for people, the same facts as JSON for scripts', async () => {
     const info = await new SoundClone({ accessKey: KEY, baseUrl: server.url }).user.info();

@@ -1,15 +1,16 @@
 import { execFile, spawn } from 'node:child_process';
-import { chmodSync, closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, closeSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startServer, type RunningServer } from '@soundclone/server';
+import { startServer } from '@soundclone/server';
 import { BUNDLED_SAMPLE } from '@soundclone/node-mic';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, ROOT, buildCli, cli } from './support/cli.js';
+import { BIN, ROOT, cli, freshDataDir } from './support/cli.js';
+import { startCliServer, type CliServer } from './support/cli-server.js';
 
 const KEY = 'key-cli-transcripts';
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'packages/cli/package.json'), 'utf8')) as { version: string }).version;
-const LOCAL_NOTE = /^soundclone: the local reference server keeps nothing after this command exits; .*run `soundclone server` in another terminal.*--base-url.*--access-key.*SOUNDCLONE_BASE_URL.*SOUNDCLONE_ACCESS_KEY/m;
+const KEPT_NOTE = /^soundclone: local state is kept in /m;
+const EPHEMERAL_NOTE = /^soundclone: --ephemeral: the local reference server keeps nothing after this command exits$/m;
 
 /** Runs the CLI with stdout redirected to a file (not a pipe, not a terminal): the bytes as written. */
 function cliToFile(args: readonly string[], env: Record<string, string>, path: string): Promise<{ code: number | null; stderr: string }> {
@@ -27,19 +28,14 @@ function cliToFile(args: readonly string[], env: Record<string, string>, path: s
 
 /** Transcripts by id, the version, and the CLI's plain-words promises, as a real process. */
 describe('soundclone transcripts, version and honest notes', () => {
-  let server: RunningServer;
+  let setup: CliServer | undefined;
   let env: Record<string, string>;
   let dir: string;
   beforeAll(async () => {
-    buildCli();
-    server = await startServer({ port: 0, host: '127.0.0.1', accessKeys: [KEY] });
-    env = { SOUNDCLONE_BASE_URL: server.url, SOUNDCLONE_ACCESS_KEY: KEY };
-    dir = mkdtempSync(join(tmpdir(), 'cli-transcripts-'));
+    setup = await startCliServer(KEY, 'cli-transcripts-');
+    ({ env, dir } = setup);
   }, 120_000);
-  afterAll(async () => {
-    await server?.close();
-    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => setup?.close());
 
   it('transcribe without --wait prints an id that transcripts wait and transcripts get accept', async () => {
     const started = await cli(['transcribe', BUNDLED_SAMPLE.path, '--title', 'by id'], env);
@@ -141,16 +137,22 @@ describe('soundclone transcripts, version and honest notes', () => {
     expect((await cli(['--help'], {})).stdout).toMatch(/^\s+version\s/m);
   });
 
-  it('with the in-process local server, commands that create or list state say it keeps nothing, and how to keep it', async () => {
-    for (const args of [['voices', 'list'], ['voices', 'create', '--name', 'Gone', BUNDLED_SAMPLE.path], ['history'], ['transcribe', BUNDLED_SAMPLE.path]]) {
-      const run = await cli(args, {});
+  it('with the in-process local server, every command says in one line where local state is kept; --ephemeral says nothing is kept', async () => {
+    const dataDir = freshDataDir();
+    for (const args of [['voices', 'list'], ['voices', 'create', '--name', 'Kept', BUNDLED_SAMPLE.path], ['history'], ['user']]) {
+      const run = await cli([...args, '--recognizer', 'deterministic'], { SOUNDCLONE_DATA_DIR: dataDir });
       expect(run.code, `${args.join(' ')}\n${run.stderr}`).toBe(0);
-      expect(run.stderr, args.join(' ')).toMatch(LOCAL_NOTE);
-      expect(run.stderr.split('\n').filter((l) => LOCAL_NOTE.test(l))).toHaveLength(1);
+      expect(run.stderr.split('\n').filter((l) => KEPT_NOTE.test(l)), args.join(' ')).toEqual([`soundclone: local state is kept in ${dataDir} (set SOUNDCLONE_DATA_DIR to move it, --ephemeral to keep nothing)`]);
+      expect(run.stderr).not.toMatch(EPHEMERAL_NOTE);
     }
-    // Against a configured server nothing is forgotten, so nothing is said.
+    const ephemeral = await cli(['voices', 'list', '--ephemeral', '--recognizer', 'deterministic'], { SOUNDCLONE_DATA_DIR: dataDir });
+    expect(ephemeral.code, ephemeral.stderr).toBe(0);
+    expect(ephemeral.stderr.split('\n').filter((l) => EPHEMERAL_NOTE.test(l))).toHaveLength(1);
+    expect(ephemeral.stderr).not.toMatch(KEPT_NOTE);
+    // Against a configured server the CLI keeps nothing itself, so nothing is said.
     const remote = await cli(['voices', 'list'], env);
-    expect(remote.stderr).not.toMatch(LOCAL_NOTE);
+    expect(remote.stderr).not.toMatch(KEPT_NOTE);
+    expect(remote.stderr).not.toMatch(EPHEMERAL_NOTE);
   });
 
   it('captions --help and transcribe --help list the audio formats they take', async () => {

@@ -20,7 +20,8 @@ import type { ServerOptions } from './server.js';
  * all), --delay-supplements-ms N, --retain-audio SECONDS (TEST-ONLY debug read of stored audio).
  * --recognizer auto|pocketsphinx|deterministic: auto (the default here, unlike startServer's) uses
  * PocketSphinx when it is installed. --max-decoders N: PocketSphinx streams at once (default 4, ~90 MB
- * each); past it realtime sessions are refused with 503 RECOGNIZER_BUSY.
+ * each); past it realtime sessions are refused with 503 RECOGNIZER_BUSY. --data-dir DIR: keep the state
+ * there across restarts (startServer dataDir; default: in memory only).
  */
 
 export const SERVER_USAGE =
@@ -29,7 +30,8 @@ export const SERVER_USAGE =
   '            [--heartbeat-timeout-ms N] [--delay-acks-ms N] [--withhold-acks] [--withhold-supplements KINDS|all]\n' +
   '            [--delay-supplements-ms N] [--retain-audio SECONDS (test-only)]\n' +
   '  recognition: [--recognizer auto|pocketsphinx|deterministic] (default auto: PocketSphinx when installed)\n' +
-  '               [--max-decoders N] (PocketSphinx streams at once, default 4)\n';
+  '               [--max-decoders N] (PocketSphinx streams at once, default 4)\n' +
+  '  state: [--data-dir DIR] (keep accounts, voices and transcriptions there across restarts; default in memory)\n';
 
 const SUPPLEMENT_KINDS: readonly SupplementKind[] = ['alignment', 'entities', 'revision', 'language'];
 
@@ -51,6 +53,7 @@ export const SERVER_FLAG_OPTIONS = {
   'withhold-acks': { type: 'boolean', default: false },
   'withhold-supplements': { type: 'string' },
   recognizer: { type: 'string', default: 'auto' },
+  'data-dir': { type: 'string' },
   ...(Object.fromEntries(NUMERIC.map((name) => [name, { type: 'string' }])) as Record<(typeof NUMERIC)[number], { type: 'string' }>),
   help: { type: 'boolean', default: false },
 } as const;
@@ -115,8 +118,12 @@ export function parseServerFlags(argv: readonly string[]): ServerFlags {
     throw new ServerFlagError(`--recognizer takes ${RECOGNIZER_CHOICES.join(', ')}, got ${recognizer}`);
   }
 
+  const dataDir = values['data-dir'] as string | undefined;
+  if (dataDir !== undefined && dataDir.trim() === '') throw new ServerFlagError('--data-dir takes a directory path');
+
   const options: ServerOptions = {
     port,
+    ...(dataDir !== undefined ? { dataDir } : {}),
     recognizer: recognizer as RecognizerChoice,
     host: values['host'] as string,
     accessKeys: keys,

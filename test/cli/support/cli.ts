@@ -1,6 +1,6 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,15 +34,34 @@ export function buildCli(): void {
   }
 }
 
+/**
+ * A CLI run without a base URL starts the local reference server, which keeps its state in a data
+ * directory. Tests never let it write to the real home: every run gets SOUNDCLONE_DATA_DIR, a fresh
+ * directory under one per-process root (removed when the test process exits) unless the test names one.
+ */
+let dataRoot: string | undefined;
+export function freshDataDir(): string {
+  if (dataRoot === undefined) {
+    const root = mkdtempSync(join(tmpdir(), 'soundclone-cli-data-'));
+    dataRoot = root;
+    process.once('exit', () => rmSync(root, { recursive: true, force: true }));
+  }
+  return mkdtempSync(join(dataRoot, 'run-'));
+}
+
 export interface CliRun {
   readonly code: number;
   readonly stdout: string;
   readonly stderr: string;
 }
 
-/** Runs `soundclone ARGS` as a process without a terminal (scripts, pipes) with exactly `env`. */
+/**
+ * Runs `soundclone ARGS` as a process without a terminal (scripts, pipes) with exactly `env`, plus a
+ * fresh SOUNDCLONE_DATA_DIR when `env` has no such key (see freshDataDir).
+ */
 export function cli(args: readonly string[], env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<CliRun> {
   const clean: Record<string, string> = { PATH: process.env['PATH'] ?? '/usr/bin:/bin' };
+  if (!('SOUNDCLONE_DATA_DIR' in env)) clean['SOUNDCLONE_DATA_DIR'] = freshDataDir();
   for (const [k, v] of Object.entries(env)) if (v !== undefined) clean[k] = v;
   return new Promise((resolve) => {
     execFile(process.execPath, [BIN, ...args], { env: clean, timeout: timeoutMs, cwd: ROOT }, (error, stdout, stderr) => {
