@@ -85,9 +85,14 @@ describe('packed artifacts', () => {
   it('run the packed soundclone command through its bin entry, with its dependencies from the other tarballs', () => {
     const manifest = JSON.parse(readFileSync(join(dir, 'node_modules', '@soundclone', 'cli', 'package.json'), 'utf8')) as { bin: Record<string, string>; version: string };
     const bin = join(dir, 'node_modules', '@soundclone', 'cli', manifest.bin['soundclone'] as string);
-    const help = execFileSync(process.execPath, [bin, '--help'], { cwd: dir, encoding: 'utf8' });
+    // Its local server keeps state: in a directory of this test, never the real home.
+    const env = { PATH: process.env['PATH'] ?? '', SOUNDCLONE_DATA_DIR: join(dir, 'soundclone-data') };
+    const help = execFileSync(process.execPath, [bin, '--help'], { cwd: dir, encoding: 'utf8', env });
     expect(help).toMatch(/^usage: soundclone COMMAND/);
     expect(help).toContain('captions');
+    const voices = JSON.parse(execFileSync(process.execPath, [bin, 'voices', 'list', '--json', '--recognizer', 'deterministic'], { cwd: dir, encoding: 'utf8', env, stdio: 'pipe' })) as Array<{ name: string }>;
+    expect(voices.map((v) => v.name)).toContain('Aria');
+    expect(readFileSync(join(dir, 'soundclone-data', 'state.jsonl'), 'utf8')).toMatch(/^\{"type":"header","format":"soundclone-state","version":1\}\n/);
   });
 
   it('type-check from a TypeScript consumer with NodeNext resolution', () => {

@@ -25,7 +25,9 @@ export const USAGE = `usage: soundclone COMMAND [options]
 
 Every command: --base-url URL, --access-key KEY (or SOUNDCLONE_BASE_URL, SOUNDCLONE_ACCESS_KEY;
 with neither, the local reference server runs in-process), --json, --debug, --help.
-A local reference server recognizes speech with --recognizer auto|pocketsphinx|deterministic
+The local reference server keeps voices, transcriptions and balances between commands in
+$SOUNDCLONE_DATA_DIR, else $XDG_DATA_HOME/soundclone, else ~/.local/share/soundclone;
+--ephemeral keeps nothing. It recognizes speech with --recognizer auto|pocketsphinx|deterministic
 (default auto: PocketSphinx when installed, else made-up words with a notice).`;
 
 const version: Command = async (ctx) => (ctx.out.json ? ctx.out.data({ version: VERSION }) : ctx.out.print(VERSION), 0);

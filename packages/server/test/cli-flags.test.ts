@@ -11,6 +11,13 @@ describe('parseServerFlags', () => {
     expect(() => parseServerFlags([])).toThrow(ServerFlagError);
   });
 
+  it('--data-dir keeps the state there; an empty one is refused', () => {
+    expect(parseServerFlags(['--access-key', 'k', '--data-dir', '/tmp/kept']).options.dataDir).toBe('/tmp/kept');
+    expect(parseServerFlags(['--access-key', 'k']).options).not.toHaveProperty('dataDir');
+    expect(() => parseServerFlags(['--access-key', 'k', '--data-dir', ''])).toThrow(/--data-dir takes a directory path/);
+    expect(SERVER_USAGE).toContain('[--data-dir DIR]');
+  });
+
   it('maps every realtime, recognition and fault flag', () => {
     const { options, socketFaults } = parseServerFlags([
       '--', '--port', '0', '--host', '::1', '--access-key', 'k', '--allow-media-host', '[::1]:9000', '--rotate-every-ms', '500', '--rotate-every-samples', '16000',
