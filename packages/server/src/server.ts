@@ -163,7 +163,7 @@ async function start(options: ServerOptions, clock: Clock, store: StateStore | u
     covers: new Covers(accounts.all, options.coverSeedCount ?? 600, changes),
     uploads,
     tasks,
-    transcriptions: new TranscriptionService(tasks, uploads, runner, { ...guard, timeoutMs: options.mediaFetchTimeoutMs ?? 15_000 }, clock, lifetime.signal),
+    transcriptions: new TranscriptionService(tasks, uploads, runner, { ...guard, timeoutMs: options.mediaFetchTimeoutMs ?? 15_000 }, clock, lifetime.signal, changes),
     realtime: new RealtimeSessions(
       tasks,
       recognizer,

@@ -93,6 +93,45 @@ describe('state kept in a data directory', () => {
     expect((await s.call('GET', `/stt/transcriptions/${id}`)).body.data).toEqual(failed);
   });
 
+  it('an Idempotency-Key used before a restart replays the same task after it (and still refuses another body)', async () => {
+    let s = await open();
+    const uploadId = await upload(s, speechWav());
+    const key = idem();
+    const first = await s.call('POST', '/stt/transcriptions', { json: { uploadId, title: 'once' }, headers: { 'Idempotency-Key': key } });
+    expect(first.status).toBe(200);
+    s = await restart();
+    const again = await s.call('POST', '/stt/transcriptions', { json: { uploadId, title: 'once' }, headers: { 'Idempotency-Key': key } });
+    expect(again.status).toBe(200);
+    expect(again.body.data.transcriptionId).toBe(first.body.data.transcriptionId);
+    expect(again.body.data.requestId).toBe(first.body.data.requestId);
+    const other = await s.call('POST', '/stt/transcriptions', { json: { uploadId, title: 'other' }, headers: { 'Idempotency-Key': key } });
+    expect(other.body.errorCode).toBe('IDEMPOTENCY_CONFLICT');
+    expect((await s.call('GET', '/stt/transcriptions')).body.data.total).toBe(1);
+  });
+
+  it('an open realtime session at a stop is FAILED at the next start, nothing charged', async () => {
+    let s = await open();
+    const session = await s.call('POST', '/stt/realtime/sessions', { json: {}, headers: { 'Idempotency-Key': idem() } });
+    const id = session.body.data.transcriptionId as string;
+    expect((await s.call('GET', `/stt/transcriptions/${id}`)).body.data).toMatchObject({ status: 'PROCESSING', billing: { state: 'ACCRUING' } });
+    const before = { ...s.services.accounts.byAccessKey(KEY_A)?.chars };
+    s = await restart();
+    expect(s.state?.interruptedTasks).toBe(1);
+    expect((await s.call('GET', `/stt/transcriptions/${id}`)).body.data).toMatchObject({ status: 'FAILED', billing: { state: 'RELEASED', settledCharacters: '0' } });
+    expect(s.services.accounts.byAccessKey(KEY_A)?.chars).toEqual(before);
+  });
+
+  it('a long run compacts its journal as it goes: the file stays small and the last change wins', async () => {
+    let s = await open();
+    const account = s.services.accounts.byAccessKey(KEY_A);
+    if (account === undefined) throw new Error('no account');
+    const voice = s.services.voices.createClone(account, 'v0', [{ size: 1 }]);
+    for (let i = 1; i <= 2100; i++) s.services.voices.rename(account, voice.id, { name: `v${i}` });
+    expect(lines(join(dataDir, 'state.jsonl')).length).toBeLessThan(200);
+    s = await restart();
+    expect(s.services.voices.list(account).find((v) => v.id === voice.id)?.name).toBe('v2100');
+  }, 60_000);
+
   it('a last line cut short by a crash is dropped and cut off the file; a bad last line too; the rest loads', async () => {
     let s = await open();
     const task = await transcribe(s, { uploadId: await upload(s, speechWav()) });

@@ -19,7 +19,16 @@ interface Entry<T> {
 export class IdempotencyStore<T> {
   private readonly entries = new Map<string, Entry<T>>();
 
-  async run(scope: string, key: string, body: unknown, create: () => Promise<T>): Promise<{ value: T; replayed: boolean }> {
+  /** Kept state: a create that succeeded in an earlier run replays as it did then. */
+  restore(scope: string, key: string, bodyHash: string, value: T): void {
+    this.entries.set(`${scope}\n${key}`, { bodyHash, outcome: Promise.resolve(value) });
+  }
+
+  /**
+   * `onCreated` runs once, after a create that ran here succeeded (not on a replay): the caller records
+   * the key's outcome where it keeps state.
+   */
+  async run(scope: string, key: string, body: unknown, create: () => Promise<T>, onCreated?: (bodyHash: string, value: T) => void): Promise<{ value: T; replayed: boolean }> {
     const id = `${scope}\n${key}`;
     const bodyHash = hashBody(body);
     const existing = this.entries.get(id);
@@ -31,12 +40,15 @@ export class IdempotencyStore<T> {
     }
     const outcome = create();
     this.entries.set(id, { bodyHash, outcome });
+    let value: T;
     try {
-      return { value: await outcome, replayed: false };
+      value = await outcome;
     } catch (error) {
       if (this.entries.get(id)?.outcome === outcome) this.entries.delete(id);
       throw error;
     }
+    onCreated?.(bodyHash, value);
+    return { value, replayed: false };
   }
 }
 

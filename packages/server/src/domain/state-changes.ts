@@ -12,11 +12,14 @@ import type { Voice } from './voices.js';
  *                   reservation, a settlement or a release never lands without its task, or twice.
  *   voice           created (clone or saved design: savedDesignId) or renamed
  *   covers-deleted  ids an account deleted
+ *   idempotency     a transcription create's Idempotency-Key, its body hash and the task it made
+ *                   (emitted after that task's own change), so a retry after a restart replays
  */
 export type StateChange =
   | { readonly kind: 'task'; readonly task: Task }
   | { readonly kind: 'voice'; readonly voice: Voice; readonly savedDesignId?: string }
-  | { readonly kind: 'covers-deleted'; readonly account: Account; readonly ids: readonly string[] };
+  | { readonly kind: 'covers-deleted'; readonly account: Account; readonly ids: readonly string[] }
+  | { readonly kind: 'idempotency'; readonly scope: string; readonly key: string; readonly bodyHash: string; readonly taskId: string; readonly requestId: string };
 
 export type ChangeSink = (change: StateChange) => void;
 

@@ -100,6 +100,11 @@ export class Tasks {
     return failed;
   }
 
+  /** Any account's task, for restoring kept state (never for answering a request). */
+  byId(id: string): Task | undefined {
+    return this.tasks.get(id);
+  }
+
   /** An owned task, or NOT_FOUND (another account's task is reported exactly like a missing one). */
   get(account: Account, id: string): Task {
     const task = this.tasks.get(id);

@@ -7,6 +7,7 @@ import type { Clock } from '../util/clock.js';
 import type { Account } from './accounts.js';
 import { reserve } from './billing.js';
 import { IdempotencyStore } from './idempotency.js';
+import { DISCARD_CHANGES, type ChangeSink } from './state-changes.js';
 import { isTerminal, taskView, type Task, type Tasks } from './tasks.js';
 import type { TranscriptionRunner } from './transcription-runner.js';
 import { checkNotifyDestination, validateTranscriptionRequest, type TranscriptionRequest } from './transcription-request.js';
@@ -34,12 +35,21 @@ export class TranscriptionService {
     private readonly guard: Omit<GuardOptions, 'maxBytes' | 'timeoutMs'> & { timeoutMs: number },
     private readonly clock: Clock,
     private readonly signal: AbortSignal,
+    private readonly changes: ChangeSink = DISCARD_CHANGES,
   ) {}
+
+  /** Kept state: a key whose create succeeded in an earlier run (see IdempotencyStore.restore). */
+  restoreIdempotency(scope: string, key: string, bodyHash: string, task: Task, requestId: string): void {
+    this.idempotency.restore(scope, key, bodyHash, { task, requestId });
+  }
 
   async create(account: Account, body: Record<string, unknown>, idempotencyKey: string, requestId: string): Promise<{ data: Record<string, unknown>; replayed: boolean }> {
     const request = validateTranscriptionRequest(body);
     checkNotifyDestination(request, this.guard.allowHosts);
-    const { value, replayed } = await this.idempotency.run(`${account.id}/transcriptions`, idempotencyKey, body, () => this.start(account, request, requestId));
+    const scope = `${account.id}/transcriptions`;
+    const { value, replayed } = await this.idempotency.run(scope, idempotencyKey, body, () => this.start(account, request, requestId), (bodyHash, created) =>
+      this.changes({ kind: 'idempotency', scope, key: idempotencyKey, bodyHash, taskId: created.task.id, requestId: created.requestId }),
+    );
     if (request.waitForCompletion && !isTerminal(value.task.status)) {
       await this.tasks.waitForTerminal(value.task, request.waitTimeoutMs, this.signal);
     }

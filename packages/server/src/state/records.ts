@@ -16,6 +16,7 @@ import type { Voice } from '../domain/voices.js';
  *   design-saved    { designId }                      (compaction's form of a voice's savedDesignId)
  *   task            { task: { ...every field but cached downloads }, account? }   (account: the owner's ledger)
  *   covers-deleted  { accountId, ids }
+ *   idempotency     { scope, key, bodyHash, taskId, requestId }   (a transcription create's key)
  */
 export const FORMAT = 'soundclone-state';
 export const VERSION = 1;
@@ -26,8 +27,9 @@ export interface VoiceRecord { readonly type: 'voice'; readonly voice: Voice; re
 export interface DesignSavedRecord { readonly type: 'design-saved'; readonly designId: string }
 export interface TaskRecord { readonly type: 'task'; readonly task: StoredTask; readonly account?: AccountRecord }
 export interface CoversDeletedRecord { readonly type: 'covers-deleted'; readonly accountId: string; readonly ids: readonly string[] }
+export interface IdempotencyRecord { readonly type: 'idempotency'; readonly scope: string; readonly key: string; readonly bodyHash: string; readonly taskId: string; readonly requestId: string }
 export interface HeaderRecord { readonly type: 'header'; readonly format: string; readonly version: number }
-export type StateRecord = HeaderRecord | AccountRecord | VoiceRecord | DesignSavedRecord | TaskRecord | CoversDeletedRecord;
+export type StateRecord = HeaderRecord | AccountRecord | VoiceRecord | DesignSavedRecord | TaskRecord | CoversDeletedRecord | IdempotencyRecord;
 
 interface StoredTask {
   readonly id: string;
@@ -116,6 +118,9 @@ export function checkRecord(value: unknown): asserts value is StateRecord {
     }
     case 'design-saved':
       str(r, 'designId', 'design-saved');
+      return;
+    case 'idempotency':
+      for (const f of ['scope', 'key', 'bodyHash', 'taskId', 'requestId']) str(r, f, 'idempotency');
       return;
     case 'covers-deleted':
       str(r, 'accountId', 'covers-deleted');

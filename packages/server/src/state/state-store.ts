@@ -4,6 +4,7 @@ import type { Accounts } from '../domain/accounts.js';
 import type { Covers } from '../domain/covers.js';
 import type { StateChange } from '../domain/state-changes.js';
 import type { Tasks } from '../domain/tasks.js';
+import type { TranscriptionService } from '../domain/transcription-service.js';
 import type { Voices, Voice } from '../domain/voices.js';
 import { DataDirLock } from './data-dir-lock.js';
 import { Journal } from './journal.js';
@@ -28,6 +29,7 @@ export interface Domain {
   readonly voices: Voices;
   readonly tasks: Tasks;
   readonly covers: Covers;
+  readonly transcriptions: TranscriptionService;
 }
 
 /** Compact once this many lines were appended since the last rewrite and most of them are superseded. */
@@ -89,6 +91,7 @@ export class StateStore {
     this.domain = domain;
     const voices: Voice[] = [];
     const designs: string[] = [];
+    const keys: Array<Extract<StateRecord, { type: 'idempotency' }>> = [];
     for (const record of this.view.values()) {
       switch (record.type) {
         case 'account':
@@ -106,11 +109,19 @@ export class StateStore {
         case 'covers-deleted':
           domain.covers.restore(record.ids);
           break;
+        case 'idempotency':
+          keys.push(record);
+          break;
         case 'header':
           break;
       }
     }
     domain.voices.restore(voices, designs);
+    // After the tasks: a key replays the very task object the server serves.
+    for (const k of keys) {
+      const task = domain.tasks.byId(k.taskId);
+      if (task !== undefined) domain.transcriptions.restoreIdempotency(k.scope, k.key, k.bodyHash, task, k.requestId);
+    }
   }
 
   /** The domain's ChangeSink. Throws StateStoreError STATE_WRITE_FAILED when the line cannot be synced. */
@@ -128,6 +139,9 @@ export class StateStore {
         break;
       case 'covers-deleted':
         record = { type: 'covers-deleted', accountId: change.account.id, ids: change.ids };
+        break;
+      case 'idempotency':
+        record = { type: 'idempotency', scope: change.scope, key: change.key, bodyHash: change.bodyHash, taskId: change.taskId, requestId: change.requestId };
         break;
     }
     this.journal.append(record);
@@ -171,6 +185,9 @@ export class StateStore {
         if (account !== undefined) this.view.set(`account:${account.id}`, account);
         return;
       }
+      case 'idempotency':
+        this.view.set(`idempotency:${record.scope}\n${record.key}`, record);
+        return;
       case 'covers-deleted': {
         const key = `covers:${record.accountId}`;
         const earlier = this.view.get(key);
