@@ -1,5 +1,6 @@
 import { isServerFlagError, parseServerFlags, SERVER_USAGE } from './cli-flags.js';
 import { isRecognizerError } from './recognition/errors.js';
+import { isStateStoreError } from './state/state-error.js';
 import { startServer } from './server.js';
 
 /**
@@ -25,7 +26,8 @@ async function main(): Promise<void> {
   try {
     server = await startServer(flags.options);
   } catch (error) {
-    if (!isRecognizerError(error)) throw error;
+    // A recognizer that cannot run, a data directory held by another process or damaged: one line.
+    if (!isRecognizerError(error) && !isStateStoreError(error)) throw error;
     process.stderr.write(`error: ${error.message} [${error.code}]\n`);
     process.exitCode = 1;
     return;
