@@ -4,6 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll } from 'vitest';
 
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const BIN = fileURLToPath(new URL('../../../packages/cli/bin/soundclone.js', import.meta.url));
@@ -37,15 +38,13 @@ export function buildCli(): void {
 /**
  * A CLI run without a base URL starts the local reference server, which keeps its state in a data
  * directory. Tests never let it write to the real home: every run gets SOUNDCLONE_DATA_DIR, a fresh
- * directory under one per-process root (removed when the test process exits) unless the test names one.
+ * directory under one root per test file (removed after the file's other afterAll hooks: hooks run in
+ * reverse order, and this one is registered first, when the file imports this module).
  */
-let dataRoot: string | undefined;
+const dataRoot = mkdtempSync(join(tmpdir(), 'soundclone-cli-data-'));
+afterAll(() => rmSync(dataRoot, { recursive: true, force: true }));
+
 export function freshDataDir(): string {
-  if (dataRoot === undefined) {
-    const root = mkdtempSync(join(tmpdir(), 'soundclone-cli-data-'));
-    dataRoot = root;
-    process.once('exit', () => rmSync(root, { recursive: true, force: true }));
-  }
   return mkdtempSync(join(dataRoot, 'run-'));
 }
 
