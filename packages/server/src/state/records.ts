@@ -113,6 +113,7 @@ export function checkRecord(value: unknown): asserts value is StateRecord {
       for (const f of ['id', 'name', 'type', 'feature', 'channel']) str(v, f, 'voice');
       for (const f of ['fileCount', 'totalFileSize']) num(v, f, 'voice');
       if (!/^[0-9]{1,19}$/.test(v['id'] as string)) throw new Error('voice.id must be a decimal id');
+      if (v['ownerId'] !== null && typeof v['ownerId'] !== 'string') throw new Error('voice.ownerId must be a string or null');
       if (r['savedDesignId'] !== undefined) str(r, 'savedDesignId', 'voice record');
       return;
     }

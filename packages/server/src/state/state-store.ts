@@ -135,7 +135,8 @@ export class StateStore {
         record = taskRecord(change.task, this.domain?.accounts.byId(change.task.ownerId));
         break;
       case 'voice':
-        record = { type: 'voice', voice: change.voice, ...(change.savedDesignId !== undefined ? { savedDesignId: change.savedDesignId } : {}) };
+        // A copy: the domain's voice object changes on rename, a record must not.
+        record = { type: 'voice', voice: { ...change.voice }, ...(change.savedDesignId !== undefined ? { savedDesignId: change.savedDesignId } : {}) };
         break;
       case 'covers-deleted':
         record = { type: 'covers-deleted', accountId: change.account.id, ids: change.ids };
