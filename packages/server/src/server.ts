@@ -85,7 +85,7 @@ export interface ServerOptions {
   /**
    * Keep the state across restarts in this directory (created if missing): accounts' character
    * ledgers and periods, voices, saved designs, deleted covers, transcriptions with their transcripts
-   * and billing (docs/protocol.md "Local state"). One process at a time: startServer rejects with
+   * and billing, transcription Idempotency-Keys (docs/protocol.md "Local state"). One process at a time: startServer rejects with
    * StateStoreError STATE_LOCKED while another holds it, STATE_CORRUPT for a damaged journal. Without
    * it, everything lives in memory and is gone at close.
    */

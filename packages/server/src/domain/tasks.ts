@@ -66,8 +66,7 @@ export class Tasks {
 
   /** Kept state, oldest first: a task as last recorded (a later record of the same id replaces it). */
   restore(task: Task): void {
-    const index = this.order.findIndex((t) => t.id === task.id);
-    if (index >= 0) this.order[index] = task;
+    if (this.tasks.has(task.id)) this.order[this.order.findIndex((t) => t.id === task.id)] = task;
     else this.order.push(task);
     this.tasks.set(task.id, task);
   }
