@@ -116,8 +116,12 @@ export class Tasks {
     task.status = status;
     task.updatedAt = now;
     if (isTerminal(status)) task.completedAt = now;
-    this.changes({ kind: 'task', task });
-    for (const listener of [...task.listeners]) listener();
+    try {
+      this.changes({ kind: 'task', task });
+    } finally {
+      // Waiters learn the status even when it could not be recorded (the error still reaches the caller).
+      for (const listener of [...task.listeners]) listener();
+    }
   }
 
   /** Resolves when the task is terminal or `timeoutMs` passed, whichever first; never rejects. */

@@ -7,7 +7,7 @@ import { EXPORTERS } from '../exports/index.js';
 import type { Account } from './accounts.js';
 import { release, settle } from './billing.js';
 import { renderExport } from './downloads.js';
-import type { Task, Tasks } from './tasks.js';
+import { isTerminal, type Task, type Tasks } from './tasks.js';
 import { buildTranscript } from './transcript.js';
 import { SUPPORTED_ENTITY_CATEGORIES, type TranscriptionOptions } from './transcription-request.js';
 
@@ -79,6 +79,8 @@ export class TranscriptionRunner {
       this.tasks.setStatus(task, exportFailed ? 'PARTIAL' : 'COMPLETED', this.clock.now());
       this.onTerminal(task);
     } catch (error) {
+      // Reached its end already (only recording that failed): an ended task is never failed afterwards.
+      if (isTerminal(task.status)) return;
       // A recogniser that cannot serve (a decoder that would not load) is worth a retry, and says so.
       if (isRecognizerError(error)) return this.fail(task, account, RECOGNIZER_REFUSALS.taskErrorCode, `recognition failed: ${error.message}`, true, 'RETRY');
       this.fail(task, account, 'INTERNAL', `processing failed: ${(error as Error).message}`, true, 'RETRY');
@@ -88,7 +90,14 @@ export class TranscriptionRunner {
   private fail(task: Task, account: Account, errorCode: string, message: string, retryable: boolean, action: 'FIX_INPUT' | 'RETRY'): void {
     release(account, task.billing);
     task.error = { errorCode, message, retryable, action, requestId: task.requestId };
-    this.tasks.setStatus(task, 'FAILED', this.clock.now());
+    try {
+      this.tasks.setStatus(task, 'FAILED', this.clock.now());
+    } catch {
+      // The kept state could not record it (StateStoreError STATE_WRITE_FAILED): the task is FAILED in
+      // memory, and a later start fails it as interrupted from what was last recorded. Nobody awaits
+      // this run, so throwing would only end the process.
+      return;
+    }
     this.onTerminal(task);
   }
 }

@@ -28,12 +28,18 @@ export interface LoadedJournal {
 
 export class Journal {
   private fd: number;
+  /** Bytes of whole lines in the file: where a failed append is cut back to. */
+  private size: number;
+  /** Set when a failed append could not be cut back: appending after a partial line would corrupt the file. */
+  private broken: StateStoreError | undefined;
 
   private constructor(
     readonly file: string,
     fd: number,
+    size: number,
   ) {
     this.fd = fd;
+    this.size = size;
   }
 
   /**
@@ -44,24 +50,42 @@ export class Journal {
     rmSync(`${file}.tmp`, { force: true });
     const fd = openSync(file, 'a+', 0o600);
     try {
-      const loaded = readAndRepair(file, fd, check);
-      return { journal: new Journal(file, fd), loaded };
+      const { size, ...loaded } = readAndRepair(file, fd, check);
+      return { journal: new Journal(file, fd, size), loaded };
     } catch (error) {
       closeSync(fd);
       throw error;
     }
   }
 
+  /**
+   * One line, written and fsync'd. A failed write (disk full) is cut back off the file so the next
+   * append starts on a line boundary; when even that fails, every later append refuses too.
+   */
   append(value: unknown): void {
-    writeAllAndSync(this.fd, `${JSON.stringify(value)}\n`, this.file);
+    if (this.broken !== undefined) throw this.broken;
+    const line = Buffer.from(`${JSON.stringify(value)}\n`, 'utf8');
+    try {
+      writeAllAndSync(this.fd, line, this.file);
+      this.size += line.length;
+    } catch (error) {
+      try {
+        ftruncateSync(this.fd, this.size);
+      } catch {
+        this.broken = error as StateStoreError;
+      }
+      throw error;
+    }
   }
 
   /** Replaces the whole file with `values` (compaction), crash-safe as described above. */
   rewrite(values: readonly unknown[]): void {
     const temp = `${this.file}.tmp`;
+    let data: Buffer;
     const tempFd = openSync(temp, 'w', 0o600);
     try {
-      writeAllAndSync(tempFd, values.map((v) => `${JSON.stringify(v)}\n`).join(''), temp);
+      data = Buffer.from(values.map((v) => `${JSON.stringify(v)}\n`).join(''), 'utf8');
+      writeAllAndSync(tempFd, data, temp);
     } finally {
       closeSync(tempFd);
     }
@@ -70,6 +94,7 @@ export class Journal {
     // The old descriptor names the replaced inode: appends must go to the new file.
     closeSync(this.fd);
     this.fd = openSync(this.file, 'a', 0o600);
+    this.size = data.length;
   }
 
   close(): void {
@@ -77,7 +102,7 @@ export class Journal {
   }
 }
 
-function readAndRepair(file: string, fd: number, check: (value: unknown, line: number) => void): LoadedJournal {
+function readAndRepair(file: string, fd: number, check: (value: unknown, line: number) => void): LoadedJournal & { size: number } {
   const bytes = readFileSync(fd);
   const values: unknown[] = [];
   let start = 0;
@@ -111,11 +136,10 @@ function readAndRepair(file: string, fd: number, check: (value: unknown, line: n
     ftruncateSync(fd, goodEnd);
     fsyncSync(fd);
   }
-  return dropped === undefined ? { values } : { values, dropped };
+  return dropped === undefined ? { values, size: goodEnd } : { values, dropped, size: goodEnd };
 }
 
-function writeAllAndSync(fd: number, text: string, file: string): void {
-  const data = Buffer.from(text, 'utf8');
+function writeAllAndSync(fd: number, data: Buffer, file: string): void {
   try {
     let offset = 0;
     while (offset < data.length) offset += writeSync(fd, data, offset, data.length - offset);
