@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer } from '@soundclone/server';
@@ -80,6 +80,19 @@ describe('soundclone with the local reference server keeps state between command
     } finally {
       rmSync(home, { recursive: true, force: true });
     }
+  });
+
+  it('a journal whose last line a crash cut short: the next command drops it, says so on one line, and goes on', async () => {
+    const dir = freshDataDir();
+    const env = { SOUNDCLONE_DATA_DIR: dir };
+    const created = await cli(['voices', 'create', '--name', 'Survivor', BUNDLED_SAMPLE.path, '--recognizer', 'deterministic'], env);
+    expect(created.code, created.stderr).toBe(0);
+    appendFileSync(join(dir, 'state.jsonl'), '{"type":"voice","voice":{"id":"100');
+    const listed = await cli(['voices', 'list', '--recognizer', 'deterministic'], env);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stderr).toMatch(new RegExp(`^soundclone: ${join(dir, 'state.jsonl')}: line \\d+ was cut short by an earlier crash and was dropped \\(34 bytes\\)$`, 'm'));
+    expect(listed.stdout).toMatch(/\sSurvivor\s/);
+    expect(readFileSync(join(dir, 'state.jsonl'), 'utf8').endsWith('}\n')).toBe(true);
   });
 
   describe('a data directory another process holds', () => {
