@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -7,7 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 /**
  * `pnpm run docs` builds the API reference with TypeDoc (typedoc.json at the root). Here the same build
  * writes into a temporary folder: with treatWarningsAsErrors it fails on any warning (a broken
- * {@link}, a README link TypeDoc cannot follow), and the main classes of the packages get pages.
+ * {@link}, a README link TypeDoc cannot follow, a type that an exported signature uses but no entry
+ * exports, so a reader would meet a name with no page), and the main classes of the packages get pages.
  */
 const root = resolve(import.meta.dirname, '../..');
 const out = mkdtempSync(join(tmpdir(), 'soundclone-api-'));
@@ -18,7 +19,14 @@ describe('API reference (pnpm run docs)', () => {
   it('builds without warnings and documents the public classes of every package', () => {
     // The packages import each other through their built declarations, as `pnpm run docs` does.
     execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-b', 'tsconfig.json'], { cwd: root, stdio: 'pipe' });
-    execFileSync(process.execPath, [join(root, 'node_modules/typedoc/bin/typedoc'), '--out', out], { cwd: root, stdio: 'pipe' });
+    // notExported is what reports a type used by a public signature but left out of the entry.
+    const config = JSON.parse(readFileSync(join(root, 'typedoc.json'), 'utf8')) as { validation: { notExported: boolean }; packageOptions: { validation: { notExported: boolean } } };
+    expect([config.validation.notExported, config.packageOptions.validation.notExported]).toEqual([true, true]);
+    const typedoc = spawnSync(process.execPath, [join(root, 'node_modules/typedoc/bin/typedoc'), '--out', out], { cwd: root, encoding: 'utf8' });
+    const log = `${typedoc.stdout}${typedoc.stderr}`;
+    expect(log).not.toContain('not included in the documentation');
+    expect(log).not.toMatch(/\[warning\]/);
+    expect(typedoc.status).toBe(0);
 
     expect(existsSync(join(out, 'index.html'))).toBe(true);
     const classes = readdirSync(join(out, 'classes'));

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -112,4 +112,105 @@ describe('packed artifacts', () => {
     const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
     expect(() => execFileSync(process.execPath, [tsc, '-p', dir], { cwd: dir, encoding: 'utf8', stdio: 'pipe' })).not.toThrow();
   });
+});
+
+/**
+ * The CLI as one file: `pnpm pack:cli` (packages/cli/scripts/pack-standalone.mjs) packs it with every
+ * package it runs on bundled inside, and the README's commands run it with npx and pnpm dlx. Here they
+ * run exactly as the READMEs print them, in an empty folder, with a fresh HOME (so an empty npm cache and
+ * pnpm store and no user configuration) and npm_config_offline=true: nothing may come from a registry.
+ */
+describe('the standalone CLI tarball', () => {
+  const { version } = JSON.parse(readFileSync(join(root, 'packages', 'cli', 'package.json'), 'utf8')) as { version: string };
+  const tarball = `soundclone-cli-${version}.tgz`;
+  let work: string;
+  let cwd: string;
+
+  /** The `npx` and `pnpm dlx` lines of a README's code blocks, without their trailing comments. */
+  function readmeCommands(path: string): { npx: string; dlx: string } {
+    const lines = readFileSync(path, 'utf8').split('\n').map((l) => l.replace(/\s+#.*$/, '').trim());
+    const npx = lines.find((l) => l.startsWith('npx ') && l.includes(tarball));
+    const dlx = lines.find((l) => l.startsWith('pnpm dlx ') && l.includes(tarball));
+    if (npx === undefined || dlx === undefined) throw new Error(`${path} shows no npx and pnpm dlx command for ${tarball}`);
+    return { npx, dlx };
+  }
+
+  /** A shell command in the empty folder, isolated from this machine's npm and pnpm setup. */
+  function shell(command: string, extraEnv: Record<string, string> = {}): { status: number | null; stdout: string; stderr: string } {
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(process.env)) {
+      // npm_config_* (set by pnpm around this run), pnpm's and XDG's folders would point at the real store and cache.
+      if (v === undefined || /^(npm_|pnpm_|xdg_)/i.test(k)) continue;
+      env[k] = v;
+    }
+    Object.assign(env, { HOME: join(work, 'home'), npm_config_offline: 'true', npm_config_update_notifier: 'false' }, extraEnv);
+    const result = spawnSync('sh', ['-c', command], { cwd, env, encoding: 'utf8', timeout: 150_000 });
+    return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+  }
+
+  beforeAll(() => {
+    work = mkdtempSync(join(tmpdir(), 'soundclone-standalone-test-'));
+    cwd = join(work, 'empty');
+    mkdirSync(cwd);
+    mkdirSync(join(work, 'home'));
+    execFileSync(process.execPath, [join(root, 'packages', 'cli', 'scripts', 'pack-standalone.mjs'), '--pack-destination', cwd], { cwd: root, stdio: 'pipe' });
+  }, 120_000);
+
+  afterAll(() => {
+    if (work !== undefined) rmSync(work, { recursive: true, force: true });
+  });
+
+  it('holds the workspace packages, their dependencies and the speech sample, and no machine-built binding', () => {
+    expect(readdirSync(cwd)).toEqual([tarball]);
+    const entries = new Set(execFileSync('tar', ['-tzf', join(cwd, tarball)], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }).split('\n'));
+    for (const file of [
+      'package/bin/soundclone.js',
+      'package/dist/bin.js',
+      'package/node_modules/@soundclone/core/dist/index.js',
+      'package/node_modules/@soundclone/server/dist/index.js',
+      'package/node_modules/@soundclone/server/scripts/build-pocketsphinx.mjs',
+      'package/node_modules/@soundclone/server/native/pocketsphinx-addon.c',
+      'package/node_modules/@soundclone/node-mic/samples/sense-and-sensibility.wav',
+      'package/node_modules/ws/package.json',
+      'package/node_modules/docx/package.json',
+      'package/node_modules/pdfkit/package.json',
+      'package/node_modules/@picovoice/pvrecorder-node/package.json',
+    ]) {
+      expect(entries, file).toContain(file);
+    }
+    expect([...entries].filter((e) => e.endsWith('.node') && e.includes('pocketsphinx'))).toEqual([]);
+    const manifest = JSON.parse(execFileSync('tar', ['-xzOf', join(cwd, tarball), 'package/package.json'], { encoding: 'utf8' })) as { dependencies: Record<string, string>; bundleDependencies: string[] };
+    expect([...manifest.bundleDependencies].sort()).toEqual(Object.keys(manifest.dependencies).sort());
+    expect(JSON.stringify(manifest)).not.toContain('workspace:');
+  });
+
+  it('both READMEs show the same commands', () => {
+    expect(readmeCommands(join(root, 'packages', 'cli', 'README.md'))).toEqual(readmeCommands(join(root, 'README.md')));
+  });
+
+  it('npx: the README command installs offline into an empty cache and captions the bundled sample with PocketSphinx', () => {
+    const { npx } = readmeCommands(join(root, 'packages', 'cli', 'README.md'));
+    const help = shell(npx.replace(/ captions --sample$/, ' --help'));
+    expect(help.stderr).not.toMatch(/ENOTCACHED|ERR!|npm error/);
+    expect(help.stdout).toMatch(/^usage: soundclone COMMAND/);
+    expect(help.status).toBe(0);
+
+    // The second run reuses the install: npm checks it and must find nothing to fetch.
+    const run = shell(npx);
+    expect(run.stderr).toContain('started the local reference server at http://127.0.0.1:');
+    // The binding is built on first use inside the installed package (setup installs libpocketsphinx-dev).
+    expect(run.stderr).toContain('soundclone: speech recognition: pocketsphinx-en-us');
+    expect(run.stdout).toContain('dashwood');
+    expect(run.stdout).toContain('finished: COMPLETED, 3 lines, 15.39 s captured (246240 frames at 16000 Hz)');
+    expect(run.status).toBe(0);
+  }, 180_000);
+
+  it('pnpm dlx: the README command runs from a fresh store, and falls back with a notice where PocketSphinx cannot be built', () => {
+    const { dlx } = readmeCommands(join(root, 'packages', 'cli', 'README.md'));
+    // CC=false: a machine without a C compiler, so the binding cannot be built.
+    const run = shell(dlx, { CC: 'false' });
+    expect(run.stderr).toContain('soundclone: recognizer: using the deterministic recognizer, not real speech recognition: pocketsphinx binding not built');
+    expect(run.stdout).toContain('finished: COMPLETED, 3 lines, 15.39 s captured (246240 frames at 16000 Hz)');
+    expect(run.status).toBe(0);
+  }, 180_000);
 });

@@ -4,3 +4,4 @@
  */
 export { main, USAGE, type Io } from './main.js';
 export { VERSION } from './version.js';
+export type { Env } from './context.js';

@@ -9,15 +9,24 @@ export { StateStoreError, isStateStoreError, type StateErrorCode } from './state
 export type { StateReport } from './state/state-store.js';
 export type { FaultAction, FaultRule, FaultHandle, Faults } from './http/faults.js';
 export type { AccountOverrides } from './domain/accounts.js';
-export type { Recognizer, RecognizerStream, RecognitionRequest, RecognitionResult, RecognizedSegment, RecognizedWord, StreamEvent } from './recognition/recognizer.js';
+export type {
+  Recognizer, RecognizerStream, RecognitionOptions, RecognitionRequest, RecognitionResult, ChannelRecognition, RecognizedSegment, RecognizedWord, StreamEvent,
+} from './recognition/recognizer.js';
+export type { EnergyTuning } from './recognition/energy-analyzer.js';
 export { EnergyRecognizer } from './recognition/energy-recognizer.js';
 export { PocketSphinxRecognizer, type PocketSphinxOptions } from './recognition/pocketsphinx/pocketsphinx-recognizer.js';
 export { chooseRecognizer, RECOGNIZER_CHOICES, type RecognizerChoice, type ChosenRecognizer } from './recognition/select.js';
 export { RecognizerError, isRecognizerError, type RecognizerErrorCode } from './recognition/errors.js';
-export { SessionAudio, type FeedOutcome, type SessionEvent, type SupplementKind, type SupplementPolicy, type SupplementDecision, type RotationSchedule } from './domain/realtime-session.js';
+export {
+  SessionAudio, type FeedOutcome, type SessionEvent, type SessionNotice, type SupplementKind, type SupplementPolicy, type SupplementDecision, type RotationSchedule,
+  type Line, type LineWord, type AudioRetention, type ResumeOutcome,
+} from './domain/realtime-session.js';
+export type { RealtimeOptions } from './domain/realtime-options.js';
 export type { RealtimeTiming } from './domain/realtime-sessions.js';
 export type { SocketConfig, SocketLogEntry } from './realtime/socket-config.js';
-export type { SocketFaults, SocketFaultRule, SocketFaultHandle } from './realtime/socket-faults.js';
+export type { SocketFaults, SocketFaultRule, SocketFaultHandle, SocketFaultTarget, AckMode } from './realtime/socket-faults.js';
+export type { Clock } from './util/clock.js';
+export type { TaskTiming } from './domain/transcription-runner.js';
 export { refusalForAddress, refusalForName } from './media/address-policy.js';
 export { signWebhook } from './webhooks/signing.js';
 export { parseServerFlags, SERVER_USAGE, SERVER_FLAG_OPTIONS, ServerFlagError, isServerFlagError, type ServerFlags } from './cli-flags.js';

@@ -109,7 +109,10 @@ export interface RunningServer {
   readonly requests: readonly RequestLogEntry[];
   /** The realtime socket endpoint: open sockets now and the last 1,000 socket events. */
   readonly sockets: { readonly size: number; readonly log: readonly SocketLogEntry[] };
-  /** The in-memory state (tests inspect ledgers, sessions, webhook deliveries). */
+  /**
+   * The in-memory state (tests inspect ledgers, sessions, webhook deliveries). @hidden The service's
+   * own domain objects, not an interface: they change with the service.
+   */
   readonly services: Services;
   /** The recognizer in use, and why `auto` fell back to the deterministic one (when it did). */
   readonly recognizer: { readonly id: string; readonly notice?: string };

@@ -5,6 +5,7 @@ import { CaptionScreen } from '../caption-screen.js';
 import { GapLines } from '../gap-lines.js';
 import { CliUsageError } from '../cli-error.js';
 import { connect, type Connection } from '../context.js';
+import { defaultTitle } from '../session-title.js';
 import type { CommandContext } from '../command.js';
 
 export const CAPTIONS_USAGE = `usage: soundclone captions [FILE | - | --mic [DEVICE] | --sample] [options]
@@ -63,7 +64,7 @@ export async function captions(ctx: CommandContext): Promise<number> {
     connection = await connect(values, ctx.env, ctx.out);
     const live = await transcribeLive(connection.client, source, {
       ...(pace !== undefined ? { pace } : {}),
-      connect: { title: str(values, 'title') ?? `soundclone captions ${mic !== undefined ? 'microphone' : (file as string)}`, ...(str(values, 'language') !== undefined ? { languageHint: str(values, 'language') as string } : {}) },
+      connect: { title: str(values, 'title') ?? defaultTitle(mic !== undefined ? 'microphone' : sample ? 'sample' : (file as string)), ...(str(values, 'language') !== undefined ? { languageHint: str(values, 'language') as string } : {}) },
     });
     return await show(ctx, live, drops);
   } catch (caught) {

@@ -10,7 +10,7 @@ export type ResamplerQuality = 'best' | 'fast';
  * `designPass` may sit below the guaranteed passband: Kaiser's transition starts flat, so the
  * guaranteed edge still meets its tolerance while the filter gets shorter.
  */
-interface QualityPreset {
+export interface QualityPreset {
   /** Guaranteed passband edge and its tolerance (checked by the tests and the benchmark). */
   readonly passEdge: number;
   readonly passToleranceDb: number;

@@ -12,7 +12,8 @@ export interface SessionLine extends RealtimeLine {
   readonly pendingSupplements: readonly string[];
 }
 
-type Supplement = AlignmentMessage | EntitiesMessage | RevisionMessage | LanguageMessage;
+/** A server message that adds to a committed line after it was sent (alignment, entities, revision, language). */
+export type SupplementMessage = AlignmentMessage | EntitiesMessage | RevisionMessage | LanguageMessage;
 
 /**
  * Line ids whose supplements may wait for their line. The server sends a line before its supplements,
@@ -35,7 +36,7 @@ export interface LineUpdate {
  */
 export class LineStore {
   readonly #lines = new Map<string, SessionLine>();
-  readonly #early = new Map<string, Map<SupplementKind, Supplement>>();
+  readonly #early = new Map<string, Map<SupplementKind, SupplementMessage>>();
 
   get size(): number {
     return this.#lines.size;
@@ -67,7 +68,7 @@ export class LineStore {
   }
 
   /** A supplement for a line: the updated line, or undefined when its line has not arrived yet. */
-  supplement(message: Supplement): LineUpdate | undefined {
+  supplement(message: SupplementMessage): LineUpdate | undefined {
     const known = this.#lines.get(message.lineId);
     if (known === undefined) {
       this.#keepEarly(message);
@@ -83,7 +84,7 @@ export class LineStore {
     return this.#early.size;
   }
 
-  #keepEarly(message: Supplement): void {
+  #keepEarly(message: SupplementMessage): void {
     let waiting = this.#early.get(message.lineId);
     if (waiting === undefined) {
       if (this.#early.size >= MAX_EARLY_LINES) {
@@ -97,7 +98,7 @@ export class LineStore {
   }
 }
 
-function kindOf(message: Supplement): SupplementKind {
+function kindOf(message: SupplementMessage): SupplementKind {
   switch (message.type) {
     case 'transcript.alignment':
       return 'alignment';
@@ -110,7 +111,7 @@ function kindOf(message: Supplement): SupplementKind {
   }
 }
 
-function applySupplement(line: SessionLine, m: Supplement): SessionLine {
+function applySupplement(line: SessionLine, m: SupplementMessage): SessionLine {
   const kind = kindOf(m);
   const pendingSupplements = line.pendingSupplements.filter((k) => k !== kind);
   switch (m.type) {

@@ -84,13 +84,13 @@ describe('PocketSphinx recognizer', () => {
       if (block % 50 === 0) {
         const brief = recognizer.openStream({ maxSpeakers: 1 });
         brief.push(other.subarray(0, 3200));
-        brief.close();
+        brief.close?.();
         await new Promise((resolve) => setImmediate(resolve));
       }
     }
     events.push(...stream.flush());
-    stream.close();
-    neighbour.close();
+    stream.close?.();
+    neighbour.close?.();
     expect((await batch).channels[0]!.segments.length).toBeGreaterThan(0);
     const interleaved = events.filter((e): e is Segment => e.type === 'segment');
     expect(interleaved.map((s) => s.segment)).toEqual(alone.map((s) => s.segment));
@@ -107,8 +107,8 @@ describe('PocketSphinx recognizer', () => {
     const rest = [...stream.push(clip.subarray(half)), ...stream.flush()].filter((e): e is Segment => e.type === 'segment');
     expect(rest.length).toBeGreaterThanOrEqual(1);
     expect(rest[0]!.segment.startMs).toBeGreaterThanOrEqual(committed[0]!.segment.endMs);
-    stream.close();
-    stream.close();
+    stream.close?.();
+    stream.close?.();
     expect(stream.push(clip)).toEqual([]);
     expect(stream.flush()).toEqual([]);
   });

@@ -130,7 +130,7 @@ describe('PocketSphinx decoder capacity', () => {
     let ticks = 0;
     const timer = setInterval(() => (ticks += 1), 1);
     try {
-      await stream.prepare();
+      await stream.prepare?.();
     } finally {
       clearInterval(timer);
     }
@@ -138,7 +138,7 @@ describe('PocketSphinx decoder capacity', () => {
     expect(ticks).toBeGreaterThan(5);
     expect(recognizer.decoders).toBe(1);
     expect(stream.push(readClip(CLIP_0930.path)).length).toBeGreaterThan(0);
-    stream.close();
+    stream.close?.();
     expect(recognizer.decoders).toBe(0);
   });
 

@@ -133,6 +133,7 @@ export class Capture {
   #failure: WebAudioError | undefined;
   #stopping: Promise<CaptureResult> | undefined;
 
+  /** @hidden Built by startCapture(), which acquires the resources and hands them over. */
   constructor(resources: CaptureResources) {
     this.#r = resources;
     this.context = resources.context;

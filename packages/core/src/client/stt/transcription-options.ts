@@ -2,6 +2,7 @@ import {
   ALIGNMENT_LEVELS, CHANNEL_RESULT_MODES, DOWNLOAD_FORMATS, INPUT_ENCODINGS, LANGUAGE_HINTS, LIMITS, REDACTION_STYLES,
 } from '../../protocol.js';
 import { literalHostRefusal } from '../../http/address-policy.js';
+import type { Violation } from '../../errors/api-errors.js';
 import type { CreateTranscriptionParams } from '../../types/transcription.js';
 import { Checks, isPlainObject, jsonDepth } from '../validation/checks.js';
 
@@ -17,8 +18,14 @@ import { Checks, isPlainObject, jsonDepth } from '../validation/checks.js';
  * request the real service might accept, with two exceptions written up in docs/protocol.md and shared
  * with the service: languageHint is one of protocol.LANGUAGE_HINTS, and a notifyUrl whose host is a
  * literal refused address (loopback, private, link-local, metadata...) is refused before sending.
+ * Returns every violation found, none when the request passes; create() throws them as one ValidationError.
  */
-export function checkCreateTranscription(params: CreateTranscriptionParams): Checks {
+export function checkCreateTranscription(params: CreateTranscriptionParams): { readonly violations: readonly Violation[] } {
+  return { violations: transcriptionChecks(params).violations };
+}
+
+/** The same checks, still open: create() adds its idempotency key's before throwing them all at once. */
+export function transcriptionChecks(params: CreateTranscriptionParams): Checks {
   const c = new Checks();
   const body = params as Record<string, unknown>;
 

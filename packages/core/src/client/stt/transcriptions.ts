@@ -13,7 +13,7 @@ import { PageRequest } from '../pagination.js';
 import { parseHistoryPage, parseTask } from '../parse/transcription.js';
 import { Checks } from '../validation/checks.js';
 import { pollTask, type PollOptions } from './task-polling.js';
-import { checkCreateTranscription } from './transcription-options.js';
+import { transcriptionChecks } from './transcription-options.js';
 
 export interface CreateTranscriptionOptions extends CallOptions {
   /**
@@ -45,7 +45,7 @@ export class Transcriptions {
   constructor(private readonly transport: Transport) {}
 
   async create(params: CreateTranscriptionParams, options: CreateTranscriptionOptions = {}): Promise<CreatedTranscription> {
-    const checks = checkCreateTranscription(params);
+    const checks = transcriptionChecks(params);
     const key = options.idempotencyKey ?? newIdempotencyKey();
     checkIdempotencyKey(checks, key);
     checks.throwIfAny();

@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { RECOGNIZER_SAMPLE_RATE } from '../recognizer.js';
-import type { ChannelRecognition, RecognitionOptions, RecognitionRequest, RecognitionResult, RecognizedSegment, Recognizer, StreamEvent } from '../recognizer.js';
+import type { ChannelRecognition, RecognitionOptions, RecognitionRequest, RecognitionResult, RecognizedSegment, Recognizer, RecognizerStream, StreamEvent } from '../recognizer.js';
 import { RecognizerError, isRecognizerError } from '../errors.js';
 import { DecoderPool, RESERVED_DECODER_ARGS, decoderArgs } from './decoder-pool.js';
 import { loadPocketSphinx, missingModelFile, type ModelPaths, type PocketSphinxBinding } from './native.js';
@@ -96,7 +96,7 @@ export class PocketSphinxRecognizer implements Recognizer {
    * taken; RECOGNIZER_UNAVAILABLE when no decoder is idle and a model file has gone (a decoder could
    * not load); RECOGNIZER_CLOSED after close.
    */
-  openStream(options: RecognitionOptions): PocketSphinxStream {
+  openStream(options: RecognitionOptions): RecognizerStream {
     this.pool.checkOpen();
     if (this.pool.idleCount === 0) {
       const missing = missingModelFile(this.model);
