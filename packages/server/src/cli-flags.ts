@@ -20,7 +20,9 @@ import type { ServerOptions } from './server.js';
  * all), --delay-supplements-ms N, --retain-audio SECONDS (TEST-ONLY debug read of stored audio).
  * --recognizer auto|pocketsphinx|deterministic: auto (the default here, unlike startServer's) uses
  * PocketSphinx when it is installed. --max-decoders N: PocketSphinx streams at once (default 4, ~90 MB
- * each); past it realtime sessions are refused with 503 RECOGNIZER_BUSY.
+ * each); past it realtime sessions are refused with 503 RECOGNIZER_BUSY. --upload-quota-bytes N: media
+ * bytes one account may hold (uploads until deleted, fetched media while its task runs; default 512 MiB);
+ * past it 413 STORAGE_QUOTA_EXCEEDED.
  */
 
 export const SERVER_USAGE =
@@ -29,13 +31,14 @@ export const SERVER_USAGE =
   '            [--heartbeat-timeout-ms N] [--delay-acks-ms N] [--withhold-acks] [--withhold-supplements KINDS|all]\n' +
   '            [--delay-supplements-ms N] [--retain-audio SECONDS (test-only)]\n' +
   '  recognition: [--recognizer auto|pocketsphinx|deterministic] (default auto: PocketSphinx when installed)\n' +
-  '               [--max-decoders N] (PocketSphinx streams at once, default 4)\n';
+  '               [--max-decoders N] (PocketSphinx streams at once, default 4)\n' +
+  '  media: [--upload-quota-bytes N] (media bytes one account may hold, default 536870912)\n';
 
 const SUPPLEMENT_KINDS: readonly SupplementKind[] = ['alignment', 'entities', 'revision', 'language'];
 
 const NUMERIC = [
   'rotate-every-ms', 'rotate-every-samples', 'recovery-window-ms', 'heartbeat-interval-ms', 'heartbeat-timeout-ms', 'delay-acks-ms',
-  'delay-supplements-ms', 'retain-audio', 'max-decoders',
+  'delay-supplements-ms', 'retain-audio', 'max-decoders', 'upload-quota-bytes',
 ] as const;
 
 /**
@@ -132,6 +135,7 @@ export function parseServerFlags(argv: readonly string[]): ServerFlags {
     },
     ...(numbers['retain-audio'] !== undefined ? { retainRealtimeAudioSamples: numbers['retain-audio'] * 16_000 } : {}),
     ...(numbers['max-decoders'] !== undefined ? { pocketsphinx: { maxDecoders: numbers['max-decoders'] } } : {}),
+    ...(numbers['upload-quota-bytes'] !== undefined ? { uploadQuotaBytes: numbers['upload-quota-bytes'] } : {}),
   };
 
   // --withhold-acks wins over --delay-acks-ms, and --withhold-supplements over --delay-supplements-ms.
