@@ -216,7 +216,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         return;
       }
       // A body we stopped reading cannot be followed by another request on this connection.
-      const headers: Record<string, string> = error.code === 'PAYLOAD_TOO_LARGE' ? { Connection: 'close' } : {};
+      const headers: Record<string, string> = error.code === 'PAYLOAD_TOO_LARGE' || error.code === 'STORAGE_QUOTA_EXCEEDED' ? { Connection: 'close' } : {};
       if (error.retryAfterSec !== undefined) headers[HEADERS.retryAfter] = String(error.retryAfterSec);
       if (!res.headersSent) writeError(res, error, requestId, headers);
       log(entry(error.status));

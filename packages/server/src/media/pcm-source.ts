@@ -5,7 +5,7 @@
  * reads it, block by block (recognizer-feed.ts).
  *
  * `scale` keeps each container's established conversion: WAV divides negative and positive values by
- * 2^(n-1) and 2^(n-1)-1 (as wav-decoder did, so transcripts stay what they were), Matroska and raw PCM16
+ * 2^(n-1) and 2^(n-1)-1 (wav-decoder's convention, which the deterministic transcripts were made with), Matroska and raw PCM16
  * by 2^(n-1) on both sides.
  */
 export type PcmEncoding = 'u8' | 's16le' | 's16be' | 's24le' | 's24be' | 's32le' | 's32be' | 'f32le' | 'f64le';

@@ -22,16 +22,9 @@ export function sttRoutes(s: Services): Route[] {
       method: 'POST',
       path: PATHS.uploads,
       handler: async ({ account, req, query }) => {
-        // A declared length past the quota is refused before the body is read.
+        // A declared length past the quota is refused before the body is read (the connection then closes).
         const declared = Number(req.headers['content-length']);
-        if (Number.isSafeInteger(declared) && declared > 0 && declared <= LIMITS.uploadMaxBytes) {
-          try {
-            s.uploads.checkRoom(account, declared);
-          } catch (error) {
-            req.resume();
-            throw error;
-          }
-        }
+        if (Number.isSafeInteger(declared) && declared > 0 && declared <= LIMITS.uploadMaxBytes) s.uploads.checkRoom(account, declared);
         const bytes = await readBody(req, LIMITS.uploadMaxBytes);
         const upload = s.uploads.create(account, bytes, req.headers['content-type'], query.get('filename') ?? undefined, s.clock.now());
         return ok(uploadView(upload));
