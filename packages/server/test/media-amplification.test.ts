@@ -226,7 +226,7 @@ describe('stored uploads and the storage quota', () => {
     await new Promise((resolve) => host.close(resolve));
   });
 
-  const put = (s: TestServer, bytes: Uint8Array, key = KEY_A) => s.call('POST', '/uploads', { key, body: bytes, headers: { 'Content-Type': 'audio/wav' } });
+  const put = (s: TestServer, bytes: Uint8Array<ArrayBuffer>, key = KEY_A) => s.call('POST', '/uploads', { key, body: bytes, headers: { 'Content-Type': 'audio/wav' } });
   const storage = async (s: TestServer, key = KEY_A) => (await s.call('GET', '/stt/capabilities', { key })).body.data.account.storage;
 
   it('keeps an upload as its bytes, never as decoded Float32', async () => {
@@ -268,7 +268,7 @@ describe('stored uploads and the storage quota', () => {
   });
 
   it('refuses a 100 MiB WAV past the quota from its declared length, then serves the next request', async () => {
-    const big = new Uint8Array(100 * 1024 * 1024);
+    const big = new Uint8Array(new ArrayBuffer(100 * 1024 * 1024));
     big.set(wavDeclaring(16_000, 16, new Uint8Array(0), big.length - 44));
     const r = await put(server, big);
     expect(r.status).toBe(413);

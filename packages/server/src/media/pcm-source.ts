@@ -33,6 +33,9 @@ function reader(encoding: PcmEncoding, scale: PcmScale): Reader {
   }
 }
 
+/** Typed-array views read the platform's byte order; the fast path below needs it to be little-endian. */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
 export class PcmSource {
   /** Whole frames the bytes hold; a trailing partial frame is not audio. */
   readonly frames: number;
@@ -40,6 +43,9 @@ export class PcmSource {
   private readonly view: DataView;
   private readonly read: Reader;
   private readonly sampleBytes: number;
+  /** 16-bit little-endian samples as a typed view, when aligned: the common case, read without DataView calls. */
+  private readonly int16: Int16Array | undefined;
+  private readonly positiveDivisor: number;
 
   constructor(
     readonly bytes: Uint8Array,
@@ -53,6 +59,9 @@ export class PcmSource {
     this.frames = Math.floor(bytes.length / this.bytesPerFrame);
     this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     this.read = reader(encoding, scale);
+    const aligned = encoding === 's16le' && LITTLE_ENDIAN && bytes.byteOffset % 2 === 0;
+    this.int16 = aligned ? new Int16Array(bytes.buffer, bytes.byteOffset, this.frames * channels) : undefined;
+    this.positiveDivisor = scale === 'wav' ? 32767 : 32768;
   }
 
   get durationMs(): number {
@@ -76,7 +85,17 @@ export class PcmSource {
       }
       return n;
     }
-    const offset = select === 'mix' ? 0 : select * sampleBytes;
+    const channel = select === 'mix' ? 0 : select;
+    const int16 = this.int16;
+    if (int16 !== undefined) {
+      const positive = this.positiveDivisor;
+      for (let i = 0, at = start * channels + channel; i < n; i++, at += channels) {
+        const v = int16[at] as number;
+        out[i] = v < 0 ? v / 32768 : v / positive;
+      }
+      return n;
+    }
+    const offset = channel * sampleBytes;
     for (let i = 0; i < n; i++) out[i] = read(view, (start + i) * bytesPerFrame + offset);
     return n;
   }
