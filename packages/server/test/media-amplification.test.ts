@@ -6,6 +6,7 @@ import { decodeMedia } from '../src/media/decode.js';
 import { MATROSKA_MAX_DEPTH, MATROSKA_MAX_ELEMENTS } from '../src/media/matroska.js';
 import { collect, feedOf } from '../src/media/recognizer-feed.js';
 import { LIMITS } from '../src/protocol.js';
+import { WAV_MAX_CHUNKS } from '../src/media/wav.js';
 import { IDS, UNKNOWN_SIZE, el, file, pcmTrack, signedVint, simpleBlock, vint, EBML_HEADER } from './support/ebml.js';
 import { KEY_A, KEY_B, idem, start, transcribe, type TestServer } from './support/server.js';
 import { pcm, wav } from './support/wav.js';
@@ -89,6 +90,16 @@ describe('media that claims more than it holds', () => {
     const bytes = wavDeclaring(16_000, 16, new Uint8Array(3200));
     bytes.writeUInt16LE(64, 32);
     refusedWith(await server.call('POST', '/uploads', { body: new Uint8Array(bytes), headers: mka('audio/wav') }), 415, 'UNSUPPORTED_TYPE', 'MALFORMED');
+    await stillAnswers(server);
+  });
+
+  it(`refuses a WAV with more than ${WAV_MAX_CHUNKS} chunks before its data (415 TOO_MANY_ELEMENTS)`, async () => {
+    const fmt = wavDeclaring(16_000, 16, new Uint8Array(0)).subarray(0, 36);
+    const junk = Buffer.alloc(8 * WAV_MAX_CHUNKS);
+    for (let i = 0; i < WAV_MAX_CHUNKS; i++) junk.write('junk', i * 8, 'ascii');
+    const r = await server.call('POST', '/uploads', { body: new Uint8Array(Buffer.concat([fmt, junk, Buffer.from('data\x00\x00\x00\x00', 'latin1')])), headers: mka('audio/wav') });
+    refusedWith(r, 415, 'UNSUPPORTED_TYPE', 'TOO_MANY_ELEMENTS');
+    expect(r.body.details.maxChunks).toBe(WAV_MAX_CHUNKS);
     await stillAnswers(server);
   });
 
@@ -240,6 +251,14 @@ describe('stored uploads and the storage quota', () => {
     expect(kept.media.heldBytes).toBeLessThanOrEqual(kept.sizeBytes);
     expect(await storage(server)).toEqual({ usedBytes: String(FIVE_MIB_WAV.length), quotaBytes: String(QUOTA) });
     await server.call('DELETE', `/uploads/${r.body.data.uploadId}`);
+  });
+
+  it('publishes the media limits in capabilities', async () => {
+    const media = (await server.call('GET', '/stt/capabilities')).body.data.media;
+    expect(media).toEqual({
+      maxBytes: String(LIMITS.uploadMaxBytes), maxDurationMs: String(LIMITS.mediaMaxDurationMs), sampleRateHz: { minimum: 1000, maximum: 384_000 },
+      maxChannels: 32, wav: { maxChunks: WAV_MAX_CHUNKS }, matroska: { maxDepth: MATROSKA_MAX_DEPTH, maxElements: MATROSKA_MAX_ELEMENTS, maxTracks: 64 },
+    });
   });
 
   it('refuses an upload past the quota with 413 STORAGE_QUOTA_EXCEEDED, per account, until one is deleted', async () => {

@@ -14,6 +14,9 @@ export function checkRate(rate: number, what: string): void {
   }
 }
 
+/** Ours: chunks read before `data`; real files have a handful (fmt, fact, LIST, bext, …). */
+export const WAV_MAX_CHUNKS = 10_000;
+
 const FORMAT_PCM = 0x0001;
 const FORMAT_FLOAT = 0x0003;
 const FORMAT_EXTENSIBLE = 0xfffe;
@@ -23,13 +26,17 @@ const FORMAT_EXTENSIBLE = 0xfffe;
  * float 32/64 bits, 1..32 channels, 1..384 kHz, a block alignment that matches channels × bytes per
  * sample) and the `data` chunk becomes a view of the upload's own bytes. A data size larger than the
  * bytes that follow (streamed WAVs declare 0xFFFFFFFF) counts only the whole frames actually present:
- * the number of samples always comes from the payload, never from a declaration.
+ * the number of samples always comes from the payload, never from a declaration. At most WAV_MAX_CHUNKS
+ * chunks are read before `data`.
  */
 export function parseWav(bytes: Uint8Array): PcmSource {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let at = 12;
   let format: { tag: number; channels: number; rate: number; blockAlign: number; bits: number } | undefined;
-  while (at + 8 <= bytes.length) {
+  for (let chunks = 1; at + 8 <= bytes.length; chunks++) {
+    if (chunks > WAV_MAX_CHUNKS) {
+      throw new UndecodableMediaError('TOO_MANY_ELEMENTS', `WAV has more than ${WAV_MAX_CHUNKS} chunks before its data`, { maxChunks: WAV_MAX_CHUNKS });
+    }
     const id = String.fromCharCode(bytes[at] as number, bytes[at + 1] as number, bytes[at + 2] as number, bytes[at + 3] as number);
     const size = view.getUint32(at + 4, true);
     const body = at + 8;

@@ -6,7 +6,7 @@ import {
 } from '../domain/transcription-request.js';
 import type { Account } from '../domain/accounts.js';
 import { MATROSKA_MAX_DEPTH, MATROSKA_MAX_ELEMENTS, MATROSKA_MAX_TRACKS } from '../media/matroska.js';
-import { CHANNELS_MAX, RATE_MAX_HZ, RATE_MIN_HZ } from '../media/wav.js';
+import { CHANNELS_MAX, RATE_MAX_HZ, RATE_MIN_HZ, WAV_MAX_CHUNKS } from '../media/wav.js';
 
 /**
  * Spec "Capabilities": what the account may do and which values the write endpoints accept. Every
@@ -110,6 +110,7 @@ export function capabilities(account: Account, usedVoices: number, storage: { us
       maxDurationMs: dec(LIMITS.mediaMaxDurationMs),
       sampleRateHz: { minimum: RATE_MIN_HZ, maximum: RATE_MAX_HZ },
       maxChannels: CHANNELS_MAX,
+      wav: { maxChunks: WAV_MAX_CHUNKS },
       matroska: { maxDepth: MATROSKA_MAX_DEPTH, maxElements: MATROSKA_MAX_ELEMENTS, maxTracks: MATROSKA_MAX_TRACKS },
     },
   };
