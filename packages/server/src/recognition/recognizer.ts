@@ -95,7 +95,8 @@ export interface Recognizer {
   recognize(request: RecognitionRequest): Promise<RecognitionResult>;
   /**
    * Batch recognition from channels decoded block by block, so a long file is never whole in memory.
-   * Optional: without it the service collects each channel into one Float32Array for `recognize`.
+   * Optional: without it the service collects each channel into one Float32Array for `recognize`
+   * (4 bytes a sample at 16 kHz: about 920 MB per channel of a 4-hour file, the longest accepted).
    */
   recognizeFeeds?(request: FedRecognitionRequest): Promise<RecognitionResult>;
   /**
