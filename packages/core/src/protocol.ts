@@ -48,6 +48,7 @@ export const PATHS = {
   realtimeFinish: '/stt/realtime/sessions/{sessionId}/finish',
   // --- not shown in the spec ---
   uploads: '/uploads',
+  upload: '/uploads/{uploadId}',
   transcriptionDownload: '/stt/transcriptions/{transcriptionId}/download/{format}',
   realtimeSessions: '/stt/realtime/sessions',
 } as const;
@@ -76,6 +77,7 @@ export const ERROR_STATUS = {
   SESSION_CLOSED: 409,
   TRANSCRIPT_NOT_READY: 409,
   PAYLOAD_TOO_LARGE: 413,
+  STORAGE_QUOTA_EXCEEDED: 413,
   UNSUPPORTED_TYPE: 415,
   MEDIA_FETCH_FAILED: 422,
   RATE_LIMITED: 429,

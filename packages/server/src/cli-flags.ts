@@ -21,7 +21,9 @@ import type { ServerOptions } from './server.js';
  * --recognizer auto|pocketsphinx|deterministic: auto (the default here, unlike startServer's) uses
  * PocketSphinx when it is installed. --max-decoders N: PocketSphinx streams at once (default 4, ~90 MB
  * each); past it realtime sessions are refused with 503 RECOGNIZER_BUSY. --data-dir DIR: keep the state
- * there across restarts (startServer dataDir; default: in memory only).
+ * there across restarts (startServer dataDir; default: in memory only). --upload-quota-bytes N: media
+ * bytes one account may hold (uploads until deleted, fetched media while its task runs; default 512 MiB);
+ * past it 413 STORAGE_QUOTA_EXCEEDED.
  */
 
 export const SERVER_USAGE =
@@ -31,13 +33,14 @@ export const SERVER_USAGE =
   '            [--delay-supplements-ms N] [--retain-audio SECONDS (test-only)]\n' +
   '  recognition: [--recognizer auto|pocketsphinx|deterministic] (default auto: PocketSphinx when installed)\n' +
   '               [--max-decoders N] (PocketSphinx streams at once, default 4)\n' +
-  '  state: [--data-dir DIR] (keep accounts, voices and transcriptions there across restarts; default in memory)\n';
+  '  state: [--data-dir DIR] (keep accounts, voices and transcriptions there across restarts; default in memory)\n' +
+  '  media: [--upload-quota-bytes N] (media bytes one account may hold, default 536870912)\n';
 
 const SUPPLEMENT_KINDS: readonly SupplementKind[] = ['alignment', 'entities', 'revision', 'language'];
 
 const NUMERIC = [
   'rotate-every-ms', 'rotate-every-samples', 'recovery-window-ms', 'heartbeat-interval-ms', 'heartbeat-timeout-ms', 'delay-acks-ms',
-  'delay-supplements-ms', 'retain-audio', 'max-decoders',
+  'delay-supplements-ms', 'retain-audio', 'max-decoders', 'upload-quota-bytes',
 ] as const;
 
 /**
@@ -139,6 +142,7 @@ export function parseServerFlags(argv: readonly string[]): ServerFlags {
     },
     ...(numbers['retain-audio'] !== undefined ? { retainRealtimeAudioSamples: numbers['retain-audio'] * 16_000 } : {}),
     ...(numbers['max-decoders'] !== undefined ? { pocketsphinx: { maxDecoders: numbers['max-decoders'] } } : {}),
+    ...(numbers['upload-quota-bytes'] !== undefined ? { uploadQuotaBytes: numbers['upload-quota-bytes'] } : {}),
   };
 
   // --withhold-acks wins over --delay-acks-ms, and --withhold-supplements over --delay-supplements-ms.

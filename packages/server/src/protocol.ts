@@ -53,6 +53,8 @@ export const PATHS = {
   // --- not shown in the spec: ours ---
   /** POST raw media bytes as the body (Content-Type says what it is). */
   uploads: '/uploads',
+  /** DELETE an upload: frees its bytes from the account's storage quota. */
+  upload: '/uploads/{uploadId}',
   /** GET one transcript download; {format} is one of DOWNLOAD_FORMATS. */
   transcriptionDownload: '/stt/transcriptions/{transcriptionId}/download/{format}',
   /** POST creates a realtime session (Idempotency-Key required). */
@@ -92,6 +94,7 @@ export const ERROR_STATUS = {
   SESSION_CLOSED: 409,
   TRANSCRIPT_NOT_READY: 409,
   PAYLOAD_TOO_LARGE: 413,
+  STORAGE_QUOTA_EXCEEDED: 413,
   UNSUPPORTED_TYPE: 415,
   MEDIA_FETCH_FAILED: 422,
   RATE_LIMITED: 429,
@@ -128,6 +131,13 @@ export const LIMITS = {
   historyPageSizeMax: 100,
   /** Ours: uploads and fetched media. */
   uploadMaxBytes: 100 * 1024 * 1024,
+  /**
+   * Ours: the longest media accepted (uploads and fetched media), 4 hours; longer is 413
+   * PAYLOAD_TOO_LARGE with details.problem DURATION_TOO_LONG. Bounds a task's work and its reservation.
+   */
+  mediaMaxDurationMs: 4 * 60 * 60 * 1000,
+  /** Ours: bytes of uploads one account may hold at once (startServer uploadQuotaBytes overrides it). */
+  uploadQuotaBytesDefault: 512 * 1024 * 1024,
   /** Ours. */
   titleMaxChars: 256,
   /** Ours: "Maximum and default of waitTimeoutMs: not shown". */

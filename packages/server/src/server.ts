@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ApiError, isApiError } from './errors.js';
-import { API_PREFIX, HEADERS, ID_PREFIXES, REALTIME, SOCKET_DEFAULTS, WEBHOOK } from './protocol.js';
+import { API_PREFIX, HEADERS, ID_PREFIXES, LIMITS, REALTIME, SOCKET_DEFAULTS, WEBHOOK } from './protocol.js';
 import { Accounts, type AccountOverrides } from './domain/accounts.js';
 import { Covers } from './domain/covers.js';
 import { RealtimeSessions, type RealtimeTiming } from './domain/realtime-sessions.js';
@@ -79,6 +79,12 @@ export interface ServerOptions {
   /** Host-name resolver for mediaUrl and notifyUrl (tests point names at chosen addresses). */
   readonly resolveHost?: GuardOptions['resolve'];
   readonly mediaFetchTimeoutMs?: number;
+  /**
+   * Bytes of media one account may hold at once: its uploads until deleted, plus media fetched from a
+   * mediaUrl while its task runs (default LIMITS.uploadQuotaBytesDefault, 512 MiB). Past it: 413
+   * STORAGE_QUOTA_EXCEEDED. Tests set it small.
+   */
+  readonly uploadQuotaBytes?: number;
   /** Seeded data sizes per account. */
   readonly ttsHistorySeedCount?: number;
   readonly coverSeedCount?: number;
@@ -150,7 +156,9 @@ async function start(options: ServerOptions, clock: Clock, store: StateStore | u
   }
   const guard = { allowHosts: new Set(options.allowMediaHosts ?? []), ...(options.resolveHost ? { resolve: options.resolveHost } : {}) };
   const tasks = new Tasks(changes);
-  const uploads = new Uploads();
+  const quota = options.uploadQuotaBytes ?? LIMITS.uploadQuotaBytesDefault;
+  if (!Number.isSafeInteger(quota) || quota < 0) throw new TypeError(`uploadQuotaBytes must be a non-negative integer, got ${quota}`);
+  const uploads = new Uploads(quota);
   const chosen = chooseRecognizer(options.recognizer, options.pocketsphinx);
   const recognizer = chosen.recognizer;
   const webhooks = new WebhookDispatcher(guard, options.webhookRetryDelaysMs ?? WEBHOOK.defaultRetryDelaysMs, clock);
@@ -239,7 +247,7 @@ async function start(options: ServerOptions, clock: Clock, store: StateStore | u
         return;
       }
       // A body we stopped reading cannot be followed by another request on this connection.
-      const headers: Record<string, string> = error.code === 'PAYLOAD_TOO_LARGE' ? { Connection: 'close' } : {};
+      const headers: Record<string, string> = error.code === 'PAYLOAD_TOO_LARGE' || error.code === 'STORAGE_QUOTA_EXCEEDED' ? { Connection: 'close' } : {};
       if (error.retryAfterSec !== undefined) headers[HEADERS.retryAfter] = String(error.retryAfterSec);
       if (!res.headersSent) writeError(res, error, requestId, headers);
       log(entry(error.status));

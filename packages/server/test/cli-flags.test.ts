@@ -22,6 +22,7 @@ describe('parseServerFlags', () => {
     const { options, socketFaults } = parseServerFlags([
       '--', '--port', '0', '--host', '::1', '--access-key', 'k', '--allow-media-host', '[::1]:9000', '--rotate-every-ms', '500', '--rotate-every-samples', '16000',
       '--recovery-window-ms', '2000', '--heartbeat-interval-ms', '100', '--heartbeat-timeout-ms', '300', '--retain-audio', '2', '--max-decoders', '12',
+      '--upload-quota-bytes', '1048576',
       '--recognizer', 'deterministic', '--withhold-acks', '--delay-acks-ms', '5', '--withhold-supplements', 'alignment,language',
     ]);
     expect(options).toEqual({
@@ -30,6 +31,7 @@ describe('parseServerFlags', () => {
       socket: { heartbeatIntervalMs: 100, heartbeatTimeoutMs: 300 },
       retainRealtimeAudioSamples: 32_000,
       pocketsphinx: { maxDecoders: 12 },
+      uploadQuotaBytes: 1_048_576,
     });
     expect(socketFaults).toEqual([{ kind: 'withholdAcks' }, { kind: 'withholdSupplements', kinds: ['alignment', 'language'] }]);
     expect(parseServerFlags(['--access-key', 'k', '--delay-acks-ms', '7', '--delay-supplements-ms', '9', '--withhold-supplements', 'all']).socketFaults).toEqual([
@@ -40,6 +42,7 @@ describe('parseServerFlags', () => {
   it.each([
     [['--access-key', 'k', '--port', '70000'], '--port'],
     [['--access-key', 'k', '--max-decoders', '0'], '--max-decoders'],
+    [['--access-key', 'k', '--upload-quota-bytes', '-1'], '--upload-quota-bytes'],
     [['--access-key', 'k', '--rotate-every-ms', '1.5'], '--rotate-every-ms'],
     [['--access-key', 'k', '--allow-media-host', 'example.com'], '--allow-media-host'],
     [['--access-key', 'k', '--withhold-supplements', 'words'], '--withhold-supplements'],

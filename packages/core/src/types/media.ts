@@ -51,9 +51,23 @@ export interface Capabilities {
   readonly account: CapabilitiesAccount;
 }
 
-/** Plan, rate and balances; the rest of the block passes through as `extra`. */
+/** Media bytes an account holds against its storage quota (ours, docs/protocol.md "Uploads"). */
+export interface StorageUsage {
+  readonly usedBytes: bigint;
+  readonly quotaBytes: bigint;
+}
+
+/** DELETE /uploads/{uploadId} response. */
+export interface DeletedUpload {
+  readonly uploadId: string;
+  readonly storage: StorageUsage;
+}
+
+/** Plan, rate, balances and storage; the rest of the block passes through as `extra`. */
 export interface CapabilitiesAccount {
   readonly plan: string;
+  /** Bytes of uploads (and of fetched media while its task runs) held, and the quota. */
+  readonly storage?: StorageUsage;
   readonly rate?: { readonly ratePerMinute: bigint; readonly rateVersion: string };
   readonly balances?: {
     readonly availableCharacters?: bigint;

@@ -1,4 +1,5 @@
-import { mixdown, toRecognizerRate, type DecodedTrack } from '../media/decode.js';
+import type { DecodedTrack } from '../media/decode.js';
+import { collect, feedOf } from '../media/recognizer-feed.js';
 import { RECOGNIZER_REFUSALS } from '../protocol.js';
 import { isRecognizerError } from '../recognition/errors.js';
 import type { Recognizer } from '../recognition/recognizer.js';
@@ -51,15 +52,18 @@ export class TranscriptionRunner {
       if (rejected.length > 0) {
         return this.fail(task, account, 'INPUT_INVALID', `options.entityCategories: the model rejected ${rejected.join(', ')} (supported: ${SUPPORTED_ENTITY_CATEGORIES.join(', ')})`, false, 'FIX_INPUT');
       }
-      const channels = media.channels.map((c) => toRecognizerRate(c, media.sampleRate));
-      const result = await this.recognizer.recognize({
-        channels: options.separateChannels ? channels : [mixdown(channels)],
+      // Decoded block by block from the compact upload (media/recognizer-feed.ts), never whole.
+      const feeds = options.separateChannels ? Array.from({ length: media.channelCount }, (_, c) => feedOf(media, c)) : [feedOf(media, 'mix')];
+      const recognition = {
         languageHint: task.languageHint,
         vocabularyHints: options.vocabularyHints,
         maxSpeakers: options.separateSpeakers ? (options.maxSpeakerCount ?? 32) : 1,
         includeSoundEvents: options.includeSoundEvents,
         removeDisfluencies: options.removeDisfluencies,
-      });
+      };
+      const result = this.recognizer.recognizeFeeds !== undefined
+        ? await this.recognizer.recognizeFeeds({ ...recognition, feeds })
+        : await this.recognizer.recognize({ ...recognition, channels: feeds.map(collect) });
       await sleep(this.timing.processingMs, this.signal);
       if (this.signal.aborted) return;
       this.tasks.setStatus(task, 'RECONCILING', this.clock.now());

@@ -2,6 +2,7 @@ import { ApiError } from '../errors.js';
 import { ID_PREFIXES, LIMITS, MODELS } from '../protocol.js';
 import { guardedFetch, failureForStatus, type GuardOptions } from '../media/guarded-fetch.js';
 import { UndecodableMediaError, type DecodedMedia, type DecodedTrack } from '../media/decode.js';
+import type { BillingRecord } from './billing.js';
 import { randomId } from '../util/ids.js';
 import type { Clock } from '../util/clock.js';
 import type { Account } from './accounts.js';
@@ -11,7 +12,7 @@ import { DISCARD_CHANGES, type ChangeSink } from './state-changes.js';
 import { isTerminal, taskView, type Task, type Tasks } from './tasks.js';
 import type { TranscriptionRunner } from './transcription-runner.js';
 import { checkNotifyDestination, validateTranscriptionRequest, type TranscriptionRequest } from './transcription-request.js';
-import type { Uploads } from './uploads.js';
+import type { HeldMedia, Uploads } from './uploads.js';
 
 /**
  * POST /stt/transcriptions end to end (spec "create a transcription"):
@@ -57,9 +58,17 @@ export class TranscriptionService {
   }
 
   private async start(account: Account, request: TranscriptionRequest, requestId: string): Promise<CreateResult> {
-    const media = await this.resolveSource(account, request);
-    const track = checkSourceRules(request, media);
-    const billing = reserve(account, BigInt(track.durationMs));
+    const { media, release } = await this.resolveSource(account, request);
+    let track: DecodedTrack;
+    let billing: BillingRecord;
+    try {
+      track = checkSourceRules(request, media);
+      // The reservation is priced on the duration the payload holds (checked in media/), never a declared one.
+      billing = reserve(account, BigInt(track.durationMs));
+    } catch (error) {
+      release();
+      throw error;
+    }
     const now = this.clock.now();
     const task: Task = {
       id: randomId(ID_PREFIXES.transcription),
@@ -82,24 +91,30 @@ export class TranscriptionService {
       listeners: new Set(),
     };
     this.tasks.add(task);
-    void this.runner.run(task, account, track, request.options);
+    // Fetched media counts against the storage quota until its task ends, whatever the outcome.
+    void this.runner.run(task, account, track, request.options).finally(release);
     return { task, requestId };
   }
 
-  private async resolveSource(account: Account, request: TranscriptionRequest): Promise<DecodedMedia> {
+  private async resolveSource(account: Account, request: TranscriptionRequest): Promise<HeldMedia> {
     if (request.source.kind === 'upload') {
       const upload = this.uploads.get(account, request.source.uploadId);
       if (upload === undefined) throw ApiError.notFound('upload');
-      return upload.media;
+      return { media: upload.media, release: () => undefined };
     }
+    // Full already: refused before anything is fetched.
+    this.uploads.checkRoom(account, 0);
     const response = await guardedFetch(request.source.mediaUrl, { ...this.guard, maxBytes: LIMITS.uploadMaxBytes });
     const failure = failureForStatus(response.status);
     if (failure !== undefined) throw failure;
     try {
-      return this.uploads.fromFetched(account, response.body, response.headers['content-type'], response.finalUrl, this.clock.now()).media;
+      return this.uploads.holdFetched(account, response.body, response.headers['content-type']);
     } catch (error) {
       if (error instanceof UndecodableMediaError) {
-        throw ApiError.media('UNSUPPORTED_TYPE', error.message, { sourceStatus: response.status, contentType: response.headers['content-type'] ?? null });
+        const extra = { ...error.details, sourceStatus: response.status, contentType: response.headers['content-type'] ?? null };
+        // Too long is the size limit's refusal, as for a body past 100 MiB; unreadable is the spec's media reason.
+        if (error.code === 'PAYLOAD_TOO_LARGE') throw new ApiError('PAYLOAD_TOO_LARGE', error.message, extra);
+        throw ApiError.media('UNSUPPORTED_TYPE', error.message, extra);
       }
       throw error;
     }
@@ -120,8 +135,8 @@ function checkSourceRules(request: TranscriptionRequest, media: DecodedMedia): D
     violations.push({ field: 'audioTrackIndex', rule: `must be an index of media.audioTracks (0 to ${tracks - 1})` });
   }
   const track = media.tracks[Math.min(request.audioTrackIndex ?? 0, tracks - 1)] as DecodedTrack;
-  if (request.options.separateChannels && track.channels.length > LIMITS.separateChannelsMaxChannels) {
-    violations.push({ field: 'options.separateChannels', rule: `the selected audio track has ${track.channels.length} channels; at most ${LIMITS.separateChannelsMaxChannels} can be transcribed (rule 3)` });
+  if (request.options.separateChannels && track.channelCount > LIMITS.separateChannelsMaxChannels) {
+    violations.push({ field: 'options.separateChannels', rule: `the selected audio track has ${track.channelCount} channels; at most ${LIMITS.separateChannelsMaxChannels} can be transcribed (rule 3)` });
   }
   if (request.options.inputEncoding === 'pcm_s16le_16' && media.container !== 'pcm_s16le_16') {
     violations.push({ field: 'options.inputEncoding', rule: 'pcm_s16le_16 requires a raw 16 kHz mono PCM16 source (uploaded as audio/L16)' });

@@ -1,19 +1,20 @@
-import { createRequire } from 'node:module';
-import { Resampler, isSupportedRate } from '@soundclone/core';
-import { MatroskaError, demuxMatroskaAudio, isMatroska } from './matroska.js';
+import { LIMITS } from '../protocol.js';
+import { demuxMatroskaAudio, isMatroska } from './matroska.js';
+import { UndecodableMediaError } from './media-error.js';
+import { PcmSource } from './pcm-source.js';
 import { sniffAudio } from './sniff.js';
+import { parseWav } from './wav.js';
 
-/** The part of wav-decoder (untyped CommonJS) that we use. */
-interface WavDecoder {
-  decode: { sync(buffer: ArrayBuffer): { sampleRate: number; channelData: Float32Array[] } };
-}
-const wavDecoder = createRequire(import.meta.url)('wav-decoder') as WavDecoder;
+export { UndecodableMediaError, type MediaProblem } from './media-error.js';
 
 /**
- * Decoded media, kept at its native rates. The reference service reads three containers: WAV (any rate,
- * 8/16/24/32-bit integer or 32-bit float, 1..32 channels, via wav-decoder), headerless PCM16LE 16 kHz
- * mono (Content-Type audio/L16 or audio/pcm), which is what options.inputEncoding pcm_s16le_16 means,
- * and Matroska with PCM audio tracks, the one with several audio tracks (what audioTrackIndex selects).
+ * Media the service read and checked, kept compact: each track is a PcmSource over the bytes as they
+ * arrived (WAV: a view of the upload; Matroska: the track's payloads joined; raw PCM16: the upload), never
+ * decoded Float32. A transcription decodes it block by block (recognizer-feed.ts). The reference service
+ * reads three containers: WAV (any rate, 8/16/24/32-bit integer or 32/64-bit float, 1..32 channels),
+ * headerless PCM16LE 16 kHz mono (Content-Type audio/L16 or audio/pcm), which is what
+ * options.inputEncoding pcm_s16le_16 means, and Matroska with PCM audio tracks, the one with several
+ * audio tracks (what audioTrackIndex selects).
  */
 export type Container = 'wav' | 'pcm_s16le_16' | 'matroska';
 
@@ -22,8 +23,11 @@ export interface DecodedTrack {
   readonly index: number;
   readonly codec: string;
   readonly sampleRate: number;
-  readonly channels: readonly Float32Array[];
+  readonly channelCount: number;
+  /** Frames the payload bytes hold (never a declared count). */
+  readonly frames: number;
   readonly durationMs: number;
+  readonly source: PcmSource;
 }
 
 export interface DecodedMedia {
@@ -31,20 +35,22 @@ export interface DecodedMedia {
   readonly tracks: readonly DecodedTrack[];
   /** The longest track's duration. */
   readonly durationMs: number;
+  /** Bytes the kept tracks hold. */
+  readonly heldBytes: number;
 }
 
-function track(index: number, codec: string, sampleRate: number, channels: readonly Float32Array[]): DecodedTrack {
-  const length = channels[0]?.length ?? 0;
-  return { index, codec, sampleRate, channels, durationMs: Math.round((length * 1000) / sampleRate) };
+function track(index: number, codec: string, source: PcmSource): DecodedTrack {
+  return { index, codec, sampleRate: source.sampleRate, channelCount: source.channels, frames: source.frames, durationMs: source.durationMs, source };
 }
 
 function media(container: Container, tracks: readonly DecodedTrack[]): DecodedMedia {
-  return { container, tracks, durationMs: Math.max(0, ...tracks.map((t) => t.durationMs)) };
-}
-
-export class UndecodableMediaError extends Error {
-  override readonly name = 'UndecodableMediaError';
-  readonly code = 'UNSUPPORTED_TYPE';
+  const durationMs = Math.max(0, ...tracks.map((t) => t.durationMs));
+  if (durationMs > LIMITS.mediaMaxDurationMs) {
+    throw new UndecodableMediaError('DURATION_TOO_LONG', `the media holds ${durationMs} ms of audio; the reference service transcribes at most ${LIMITS.mediaMaxDurationMs} ms`, {
+      durationMs, maxDurationMs: LIMITS.mediaMaxDurationMs,
+    });
+  }
+  return { container, tracks, durationMs, heldBytes: tracks.reduce((n, t) => n + t.source.bytes.byteLength, 0) };
 }
 
 const RAW_PCM_TYPES = ['audio/l16', 'audio/pcm', 'audio/x-pcm'];
@@ -54,80 +60,17 @@ export function isRawPcmType(contentType: string | undefined): boolean {
   return RAW_PCM_TYPES.includes(base);
 }
 
+/** Reads and checks media; throws UndecodableMediaError naming the problem. Never expands the samples. */
 export function decodeMedia(bytes: Buffer, contentType: string | undefined): DecodedMedia {
   const kind = sniffAudio(bytes);
-  if (kind === 'wav') return decodeWav(bytes);
-  if (isMatroska(bytes)) return decodeMatroska(bytes);
-  if (kind === undefined && isRawPcmType(contentType)) return decodeRawPcm(bytes);
+  if (kind === 'wav') return media('wav', [track(0, 'pcm', parseWav(bytes))]);
+  if (isMatroska(bytes)) return media('matroska', demuxMatroskaAudio(bytes).map((t) => track(t.index, t.codecId, t.source)));
+  if (kind === undefined && isRawPcmType(contentType)) {
+    if (bytes.length % 2 !== 0) throw new UndecodableMediaError('MALFORMED', 'raw PCM16 must have an even number of bytes');
+    return media('pcm_s16le_16', [track(0, 'pcm_s16le', new PcmSource(bytes, 's16le', 1, 16_000, 'symmetric'))]);
+  }
   throw new UndecodableMediaError(
+    kind === undefined ? 'UNKNOWN_CONTAINER' : 'UNSUPPORTED_FORMAT',
     kind === undefined ? 'content is neither WAV, Matroska with PCM tracks, nor raw PCM16 (audio/L16)' : `${kind} cannot be decoded by the reference service`,
   );
-}
-
-function decodeWav(bytes: Buffer): DecodedMedia {
-  let audio;
-  try {
-    audio = wavDecoder.decode.sync(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer);
-  } catch (error) {
-    throw new UndecodableMediaError(`WAV cannot be decoded: ${(error as Error).message}`, { cause: error });
-  }
-  const { sampleRate, channelData } = audio;
-  if (!(sampleRate >= 1000 && sampleRate <= 384_000) || channelData.length < 1 || channelData.length > 32) {
-    throw new UndecodableMediaError('WAV format is out of range (rate 1000..384000 Hz, 1..32 channels)');
-  }
-  return media('wav', [track(0, 'pcm', sampleRate, channelData)]);
-}
-
-function decodeMatroska(bytes: Buffer): DecodedMedia {
-  try {
-    return media('matroska', demuxMatroskaAudio(bytes).map((t) => track(t.index, t.codecId, t.sampleRate, t.channels)));
-  } catch (error) {
-    if (error instanceof MatroskaError) throw new UndecodableMediaError(`Matroska cannot be read: ${error.message}`, { cause: error });
-    throw error;
-  }
-}
-
-function decodeRawPcm(bytes: Buffer): DecodedMedia {
-  if (bytes.length % 2 !== 0) throw new UndecodableMediaError('raw PCM16 must have an even number of bytes');
-  const samples = new Float32Array(bytes.length / 2);
-  for (let i = 0; i < samples.length; i++) samples[i] = bytes.readInt16LE(i * 2) / 32768;
-  return media('pcm_s16le_16', [track(0, 'pcm_s16le', 16_000, [samples])]);
-}
-
-/**
- * Converts one channel to 16 kHz for recognition with the SDK's own resampler (exact counts, no
- * delay), so the server hears what a client's encode path would send. Rates the resampler does not
- * take (a WAV may be at any rate) fall back to linear interpolation, which the energy recognizer
- * tolerates.
- */
-export function toRecognizerRate(samples: Float32Array, sampleRate: number): Float32Array {
-  if (sampleRate === 16_000) return samples;
-  if (isSupportedRate(sampleRate)) {
-    const resampler = new Resampler({ inputRate: sampleRate, outputRate: 16_000 });
-    const out = new Float32Array(resampler.maxOutputFor(samples.length) + resampler.pendingFlush + resampler.latencyFrames);
-    let n = resampler.process(samples, out);
-    n += resampler.flush(out, n);
-    return out.subarray(0, n);
-  }
-  const outLength = Math.floor((samples.length * 16_000) / sampleRate);
-  const out = new Float32Array(outLength);
-  const step = sampleRate / 16_000;
-  for (let i = 0; i < outLength; i++) {
-    const pos = i * step;
-    const i0 = Math.floor(pos);
-    const frac = pos - i0;
-    const a = samples[i0] ?? 0;
-    const b = samples[i0 + 1] ?? a;
-    out[i] = a + (b - a) * frac;
-  }
-  return out;
-}
-
-/** Averages channels into one (single-channel processing). */
-export function mixdown(channels: readonly Float32Array[]): Float32Array {
-  if (channels.length === 1) return channels[0] as Float32Array;
-  const length = channels[0]?.length ?? 0;
-  const out = new Float32Array(length);
-  for (const channel of channels) for (let i = 0; i < length; i++) out[i] = (out[i] as number) + (channel[i] as number) / channels.length;
-  return out;
 }

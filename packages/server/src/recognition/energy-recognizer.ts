@@ -2,6 +2,7 @@ import { DEFAULT_TUNING, EnergyAnalyzer, type EnergyTuning } from './energy-anal
 import { DISFLUENCIES, SOUND_EVENT_TEXT } from './words.js';
 import type {
   ChannelRecognition,
+  FedRecognitionRequest,
   RecognitionOptions,
   RecognitionRequest,
   RecognitionResult,
@@ -13,6 +14,8 @@ import type {
 
 /** A voiced burst longer than this becomes a sound event when includeSoundEvents is on. */
 const SOUND_EVENT_MIN_MS = 1500;
+/** Batch analysis hands the event loop back after about this much audio (10 s at 16 kHz). */
+const YIELD_EVERY_SAMPLES = 160_000;
 
 /**
  * The deterministic default Recognizer: energy-based voice activity (EnergyAnalyzer) with words picked
@@ -38,6 +41,33 @@ export class EnergyRecognizer implements Recognizer {
       return { channelIndex, segments, languageCode: spoke ? 'eng' : null, languageConfidence: spoke ? 0.9 : null };
     });
     const longest = request.channels.reduce((max, c) => Math.max(max, c.length), 0);
+    return { durationMs: Math.round((longest * 1000) / 16_000), channels };
+  }
+
+  /** The same analysis as recognize(), pushed a block at a time; yields the event loop between seconds. */
+  async recognizeFeeds(request: FedRecognitionRequest): Promise<RecognitionResult> {
+    const channels: ChannelRecognition[] = [];
+    for (const [channelIndex, feed] of request.feeds.entries()) {
+      const segments: RecognizedSegment[] = [];
+      const analyzer = new EnergyAnalyzer(this.tuning, (s) => {
+        const shaped = shapeSegment(s, request);
+        if (shaped !== undefined) segments.push(shaped);
+      });
+      let pushed = 0;
+      for (const block of feed.blocks()) {
+        analyzer.push(block);
+        pushed += block.length;
+        // Long files must not hold the event loop: realtime sessions share this thread.
+        if (pushed >= YIELD_EVERY_SAMPLES) {
+          pushed = 0;
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
+      }
+      analyzer.flush();
+      const spoke = segments.length > 0;
+      channels.push({ channelIndex, segments, languageCode: spoke ? 'eng' : null, languageConfidence: spoke ? 0.9 : null });
+    }
+    const longest = request.feeds.reduce((max, f) => Math.max(max, f.samples), 0);
     return { durationMs: Math.round((longest * 1000) / 16_000), channels };
   }
 

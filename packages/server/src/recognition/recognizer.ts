@@ -45,6 +45,20 @@ export interface RecognitionRequest extends RecognitionOptions {
   readonly channels: readonly Float32Array[];
 }
 
+/**
+ * One channel of batch audio at RECOGNIZER_SAMPLE_RATE, decoded as it is consumed. `blocks()` starts
+ * over on every call; a yielded block is valid until the iterator's next step.
+ */
+export interface ChannelFeed {
+  /** Exactly how many samples the blocks add up to. */
+  readonly samples: number;
+  blocks(): Iterable<Float32Array>;
+}
+
+export interface FedRecognitionRequest extends RecognitionOptions {
+  readonly feeds: readonly ChannelFeed[];
+}
+
 export interface RecognitionResult {
   readonly durationMs: number;
   readonly channels: readonly ChannelRecognition[];
@@ -79,6 +93,12 @@ export interface RecognizerStream {
 export interface Recognizer {
   readonly id: string;
   recognize(request: RecognitionRequest): Promise<RecognitionResult>;
+  /**
+   * Batch recognition from channels decoded block by block, so a long file is never whole in memory.
+   * Optional: without it the service collects each channel into one Float32Array for `recognize`
+   * (4 bytes a sample at 16 kHz: about 920 MB per channel of a 4-hour file, the longest accepted).
+   */
+  recognizeFeeds?(request: FedRecognitionRequest): Promise<RecognitionResult>;
   /**
    * A stream for one realtime session. May throw a RecognizerError (RECOGNIZER_BUSY: no capacity now;
    * RECOGNIZER_UNAVAILABLE); push and flush may throw one too, when the engine fails later.

@@ -5,12 +5,14 @@ import {
   ALIGNMENT_LEVELS, CHANNEL_RESULT_MODES, INPUT_ENCODINGS, REDACTION_STYLES, SUPPORTED_ENTITY_CATEGORIES, SUPPORTED_LANGUAGES,
 } from '../domain/transcription-request.js';
 import type { Account } from '../domain/accounts.js';
+import { MATROSKA_MAX_DEPTH, MATROSKA_MAX_ELEMENTS, MATROSKA_MAX_TRACKS } from '../media/matroska.js';
+import { CHANNELS_MAX, RATE_MAX_HZ, RATE_MIN_HZ, WAV_MAX_CHUNKS } from '../media/wav.js';
 
 /**
  * Spec "Capabilities": what the account may do and which values the write endpoints accept. Every
  * requestParameters entry the spec lists is here; the validators in domain/ enforce the same values.
  */
-export function capabilities(account: Account, usedVoices: number): Record<string, unknown> {
+export function capabilities(account: Account, usedVoices: number, storage: { usedBytes: string; quotaBytes: string }): Record<string, unknown> {
   const c = account.chars;
   const exportControl = {
     format: { type: 'string', required: true, values: DOWNLOAD_FORMATS },
@@ -100,6 +102,16 @@ export function capabilities(account: Account, usedVoices: number): Record<strin
         availableCharacters: dec(available(account) < 0n ? 0n : available(account)),
       },
       voices: { used: usedVoices, total: account.totalVoices },
+      // Ours (docs/protocol.md "Uploads"): media bytes held (uploads, and fetched media while its task runs).
+      storage: { usedBytes: storage.usedBytes, quotaBytes: storage.quotaBytes },
+    },
+    media: {
+      maxBytes: dec(LIMITS.uploadMaxBytes),
+      maxDurationMs: dec(LIMITS.mediaMaxDurationMs),
+      sampleRateHz: { minimum: RATE_MIN_HZ, maximum: RATE_MAX_HZ },
+      maxChannels: CHANNELS_MAX,
+      wav: { maxChunks: WAV_MAX_CHUNKS },
+      matroska: { maxDepth: MATROSKA_MAX_DEPTH, maxElements: MATROSKA_MAX_ELEMENTS, maxTracks: MATROSKA_MAX_TRACKS },
     },
   };
 }

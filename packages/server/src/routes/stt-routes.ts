@@ -16,15 +16,27 @@ import { capabilities } from './capabilities.js';
 export function sttRoutes(s: Services): Route[] {
   const replayHeaders = (replayed: boolean): Record<string, string> => (replayed ? { [HEADERS.idempotentReplayed]: 'true' } : {});
   return [
-    { method: 'GET', path: PATHS.sttCapabilities, handler: async ({ account }) => ok(capabilities(account, s.voices.usedVoices(account))) },
+    { method: 'GET', path: PATHS.sttCapabilities, handler: async ({ account }) => ok(capabilities(account, s.voices.usedVoices(account), s.uploads.usage(account))) },
 
     {
       method: 'POST',
       path: PATHS.uploads,
       handler: async ({ account, req, query }) => {
+        // A declared length past the quota is refused before the body is read (the connection then closes).
+        const declared = Number(req.headers['content-length']);
+        if (Number.isSafeInteger(declared) && declared > 0 && declared <= LIMITS.uploadMaxBytes) s.uploads.checkRoom(account, declared);
         const bytes = await readBody(req, LIMITS.uploadMaxBytes);
         const upload = s.uploads.create(account, bytes, req.headers['content-type'], query.get('filename') ?? undefined, s.clock.now());
         return ok(uploadView(upload));
+      },
+    },
+
+    {
+      method: 'DELETE',
+      path: PATHS.upload,
+      handler: async ({ account, params }) => {
+        const upload = s.uploads.delete(account, params['uploadId'] as string);
+        return ok({ uploadId: upload.id, deleted: true, storage: s.uploads.usage(account) });
       },
     },
 

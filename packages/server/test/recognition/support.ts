@@ -15,8 +15,10 @@ export function readClip(path: string): Int16Array {
   if (!existsSync(path)) throw new Error(`${path} is missing: install the Debian package pocketsphinx-testdata (npm run setup does)`);
   const track = decodeMedia(readFileSync(path), 'audio/wav').tracks[0]!;
   if (track.sampleRate !== 16_000) throw new Error(`${path}: expected 16 kHz, got ${track.sampleRate}`);
-  const samples = track.channels[0] as Float32Array;
-  return Int16Array.from(samples, (v) => Math.max(-32768, Math.min(32767, Math.round(v * 32768))));
+  if (track.source.encoding !== 's16le' || track.channelCount !== 1) throw new Error(`${path}: expected 16-bit mono`);
+  // The kept bytes are the clip's own samples; copied so the Int16Array is aligned.
+  const bytes = Buffer.from(track.source.bytes.subarray(0, track.frames * 2));
+  return new Int16Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
 }
 
 export function concat(...parts: Int16Array[]): Int16Array {

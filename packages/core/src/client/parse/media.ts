@@ -1,4 +1,4 @@
-import type { Capabilities, CapabilitiesAccount, Upload } from '../../types/media.js';
+import type { Capabilities, CapabilitiesAccount, DeletedUpload, StorageUsage, Upload } from '../../types/media.js';
 import { parseDecimal } from '../../util/decimal.js';
 import { list, number, object, string, stringArray, type Json } from '../../util/read.js';
 
@@ -35,10 +35,20 @@ function pair(value: unknown, path: string): { total: bigint; used: bigint } | u
   return { total: parseDecimal(o['total'], `${path}.total`), used: parseDecimal(o['used'], `${path}.used`) };
 }
 
+export function parseStorage(value: unknown, path: string): StorageUsage {
+  const o = object(value, path);
+  return { usedBytes: parseDecimal(o['usedBytes'], `${path}.usedBytes`), quotaBytes: parseDecimal(o['quotaBytes'], `${path}.quotaBytes`) };
+}
+
+export function parseDeletedUpload(value: unknown, path = 'data'): DeletedUpload {
+  const o = object(value, path);
+  return { uploadId: string(o['uploadId'], `${path}.uploadId`), storage: parseStorage(o['storage'], `${path}.storage`) };
+}
+
 /** Spec: "Contents of account beyond plan, rate and balances: not shown"; known parts are typed. */
 function parseAccount(value: unknown, path: string): CapabilitiesAccount {
   const a = object(value, path);
-  const { plan, rate, balances, ...extra } = a;
+  const { plan, rate, balances, storage, ...extra } = a;
   let parsedRate: CapabilitiesAccount['rate'];
   if (rate !== undefined) {
     const r = object(rate, `${path}.rate`);
@@ -63,6 +73,7 @@ function parseAccount(value: unknown, path: string): CapabilitiesAccount {
     plan: string(plan, `${path}.plan`),
     ...(parsedRate !== undefined ? { rate: parsedRate } : {}),
     ...(parsedBalances !== undefined ? { balances: parsedBalances } : {}),
+    ...(storage !== undefined ? { storage: parseStorage(storage, `${path}.storage`) } : {}),
     extra,
   };
 }

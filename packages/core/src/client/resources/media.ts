@@ -3,10 +3,10 @@ import { buildPath } from '../../http/path.js';
 import type { CallOptions, Transport } from '../../http/transport.js';
 import { DOWNLOAD_FORMATS, DOWNLOAD_KIND, LIMITS, PATHS, type DownloadFormat } from '../../protocol.js';
 import { readNodeFile } from '../../util/node-file.js';
-import type { SegmentedTranscript, Upload } from '../../types/media.js';
+import type { DeletedUpload, SegmentedTranscript, Upload } from '../../types/media.js';
 import type { TranscriptionTask } from '../../types/transcription.js';
 import { object } from '../../util/read.js';
-import { parseUpload } from '../parse/media.js';
+import { parseDeletedUpload, parseUpload } from '../parse/media.js';
 import { parseTask } from '../parse/transcription.js';
 
 /** Bytes, a Blob or File, or (Node) a file path. */
@@ -57,6 +57,17 @@ export class Uploads {
       options,
     );
     return parseUpload(data);
+  }
+
+  /**
+   * Deletes an upload (ours: DELETE /uploads/{uploadId}) and frees its bytes from the account's storage
+   * quota; a task already transcribing it finishes. Retried like any repeatable call: a repeat after a
+   * lost answer is NOT_FOUND.
+   */
+  async delete(uploadId: string, call?: CallOptions): Promise<DeletedUpload> {
+    if (typeof uploadId !== 'string' || uploadId === '') throw new ValidationError([{ field: 'uploadId', rule: 'is required' }]);
+    const { data } = await this.transport.request({ method: 'DELETE', path: buildPath(PATHS.upload, { uploadId }), retry: 'repeatable' }, call);
+    return parseDeletedUpload(data);
   }
 }
 

@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { RECOGNIZER_SAMPLE_RATE } from '../recognizer.js';
-import type { ChannelRecognition, RecognitionOptions, RecognitionRequest, RecognitionResult, RecognizedSegment, Recognizer, RecognizerStream, StreamEvent } from '../recognizer.js';
+import type { ChannelFeed, ChannelRecognition, FedRecognitionRequest, RecognitionOptions, RecognitionRequest, RecognitionResult, RecognizedSegment, Recognizer, RecognizerStream, StreamEvent } from '../recognizer.js';
 import { RecognizerError, isRecognizerError } from '../errors.js';
 import { DecoderPool, RESERVED_DECODER_ARGS, decoderArgs } from './decoder-pool.js';
 import { loadPocketSphinx, missingModelFile, type ModelPaths, type PocketSphinxBinding } from './native.js';
@@ -106,8 +106,13 @@ export class PocketSphinxRecognizer implements Recognizer {
   }
 
   async recognize(request: RecognitionRequest): Promise<RecognitionResult> {
+    const feeds: ChannelFeed[] = request.channels.map((samples) => ({ samples: samples.length, blocks: () => [samples] }));
+    return this.recognizeFeeds({ ...request, feeds });
+  }
+
+  async recognizeFeeds(request: FedRecognitionRequest): Promise<RecognitionResult> {
     const channels: ChannelRecognition[] = [];
-    for (const [channelIndex, samples] of request.channels.entries()) {
+    for (const [channelIndex, feed] of request.feeds.entries()) {
       const segments: RecognizedSegment[] = [];
       const collect = (events: StreamEvent[]): void => {
         for (const event of events) if (event.type === 'segment') segments.push(event.segment);
@@ -116,13 +121,15 @@ export class PocketSphinxRecognizer implements Recognizer {
       const stream = new PocketSphinxStream(this.binding, await this.pool.whenFree(), request, this.tuning);
       try {
         await stream.prepare();
-        const pcm = toPcm16(samples);
-        stream.prime(pcm);
-        for (let at = 0; at < pcm.length; at += BATCH_BLOCK_SAMPLES) {
-          collect(stream.push(pcm.subarray(at, at + BATCH_BLOCK_SAMPLES)));
-          // Long files must not hold the event loop: realtime sessions share this thread.
-          await nextTurn();
-          if (this.closed) throw new RecognizerError('RECOGNIZER_CLOSED', 'the recognizer closed during recognition');
+        stream.prime(primeSamples(feed));
+        for (const block of feed.blocks()) {
+          const pcm = toPcm16(block);
+          for (let at = 0; at < pcm.length; at += BATCH_BLOCK_SAMPLES) {
+            collect(stream.push(pcm.subarray(at, at + BATCH_BLOCK_SAMPLES)));
+            // Long files must not hold the event loop: realtime sessions share this thread.
+            await nextTurn();
+            if (this.closed) throw new RecognizerError('RECOGNIZER_CLOSED', 'the recognizer closed during recognition');
+          }
         }
         collect(stream.flush());
       } finally {
@@ -130,7 +137,7 @@ export class PocketSphinxRecognizer implements Recognizer {
       }
       channels.push({ channelIndex, segments, languageCode: null, languageConfidence: null });
     }
-    const longest = request.channels.reduce((max, c) => Math.max(max, c.length), 0);
+    const longest = request.feeds.reduce((max, f) => Math.max(max, f.samples), 0);
     return { durationMs: Math.round((longest * 1000) / RECOGNIZER_SAMPLE_RATE), channels };
   }
 
@@ -142,6 +149,24 @@ export class PocketSphinxRecognizer implements Recognizer {
 
 function invalid(message: string): RecognizerError {
   return new RecognizerError('RECOGNIZER_INVALID_OPTION', message);
+}
+
+/**
+ * The cepstral mean is primed from the first PRIME_MAX_SAMPLES of the channel (or all of a shorter
+ * one): enough speech to settle it, without holding a long file whole.
+ */
+const PRIME_MAX_SAMPLES = 60 * RECOGNIZER_SAMPLE_RATE;
+
+function primeSamples(feed: ChannelFeed): Int16Array {
+  const out = new Int16Array(Math.min(feed.samples, PRIME_MAX_SAMPLES));
+  let at = 0;
+  for (const block of feed.blocks()) {
+    if (at >= out.length) break;
+    const part = toPcm16(block.subarray(0, out.length - at));
+    out.set(part, at);
+    at += part.length;
+  }
+  return at === out.length ? out : out.subarray(0, at);
 }
 
 function toPcm16(samples: Float32Array): Int16Array {
