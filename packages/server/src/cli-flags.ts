@@ -20,7 +20,9 @@ import type { ServerOptions } from './server.js';
  * all), --delay-supplements-ms N, --retain-audio SECONDS (TEST-ONLY debug read of stored audio).
  * --recognizer auto|pocketsphinx|deterministic: auto (the default here, unlike startServer's) uses
  * PocketSphinx when it is installed. --max-decoders N: PocketSphinx streams at once (default 4, ~90 MB
- * each); past it realtime sessions are refused with 503 RECOGNIZER_BUSY.
+ * each); past it realtime sessions are refused with 503 RECOGNIZER_BUSY. Per-account fairness:
+ * --max-decoders-per-account N (default: all but a quarter of --max-decoders) and
+ * --max-sessions-per-account N (realtime sessions open at once, default 8); past either, 429.
  */
 
 export const SERVER_USAGE =
@@ -29,13 +31,15 @@ export const SERVER_USAGE =
   '            [--heartbeat-timeout-ms N] [--delay-acks-ms N] [--withhold-acks] [--withhold-supplements KINDS|all]\n' +
   '            [--delay-supplements-ms N] [--retain-audio SECONDS (test-only)]\n' +
   '  recognition: [--recognizer auto|pocketsphinx|deterministic] (default auto: PocketSphinx when installed)\n' +
-  '               [--max-decoders N] (PocketSphinx streams at once, default 4)\n';
+  '               [--max-decoders N] (PocketSphinx streams at once, default 4)\n' +
+  '  per account: [--max-decoders-per-account N] (default: max-decoders minus a quarter, 3 of 4)\n' +
+  '               [--max-sessions-per-account N] (realtime sessions open at once, default 8)\n';
 
 const SUPPLEMENT_KINDS: readonly SupplementKind[] = ['alignment', 'entities', 'revision', 'language'];
 
 const NUMERIC = [
   'rotate-every-ms', 'rotate-every-samples', 'recovery-window-ms', 'heartbeat-interval-ms', 'heartbeat-timeout-ms', 'delay-acks-ms',
-  'delay-supplements-ms', 'retain-audio', 'max-decoders',
+  'delay-supplements-ms', 'retain-audio', 'max-decoders', 'max-decoders-per-account', 'max-sessions-per-account',
 ] as const;
 
 /**
@@ -131,7 +135,15 @@ export function parseServerFlags(argv: readonly string[]): ServerFlags {
       ...(numbers['heartbeat-timeout-ms'] !== undefined ? { heartbeatTimeoutMs: numbers['heartbeat-timeout-ms'] } : {}),
     },
     ...(numbers['retain-audio'] !== undefined ? { retainRealtimeAudioSamples: numbers['retain-audio'] * 16_000 } : {}),
-    ...(numbers['max-decoders'] !== undefined ? { pocketsphinx: { maxDecoders: numbers['max-decoders'] } } : {}),
+    ...(numbers['max-decoders'] !== undefined || numbers['max-decoders-per-account'] !== undefined
+      ? {
+          pocketsphinx: {
+            ...(numbers['max-decoders'] !== undefined ? { maxDecoders: numbers['max-decoders'] } : {}),
+            ...(numbers['max-decoders-per-account'] !== undefined ? { maxDecodersPerAccount: numbers['max-decoders-per-account'] } : {}),
+          },
+        }
+      : {}),
+    ...(numbers['max-sessions-per-account'] !== undefined ? { maxRealtimeSessionsPerAccount: numbers['max-sessions-per-account'] } : {}),
   };
 
   // --withhold-acks wins over --delay-acks-ms, and --withhold-supplements over --delay-supplements-ms.

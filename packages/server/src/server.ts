@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ApiError, isApiError } from './errors.js';
-import { API_PREFIX, HEADERS, ID_PREFIXES, REALTIME, SOCKET_DEFAULTS, WEBHOOK } from './protocol.js';
+import { ACCOUNT_LIMITS, API_PREFIX, HEADERS, ID_PREFIXES, REALTIME, SOCKET_DEFAULTS, WEBHOOK } from './protocol.js';
 import { Accounts, type AccountOverrides } from './domain/accounts.js';
 import { Covers } from './domain/covers.js';
 import { RealtimeSessions, type RealtimeTiming } from './domain/realtime-sessions.js';
@@ -50,7 +50,15 @@ export interface ServerOptions {
    * with RecognizerError RECOGNIZER_UNAVAILABLE when it cannot run.
    */
   readonly recognizer?: Recognizer | RecognizerChoice;
-  /** PocketSphinx settings (model directory, decoder arguments, pool size, partial interval). */
+  /**
+   * Realtime sessions one account may have open (created, not finished) at once; past it creation is
+   * 429 RATE_LIMITED, reason ACCOUNT_SESSION_LIMIT. Default ACCOUNT_LIMITS.defaultMaxOpenSessions (8).
+   */
+  readonly maxRealtimeSessionsPerAccount?: number;
+  /**
+   * PocketSphinx settings (model directory, decoder arguments, pool size, per-account share of it
+   * `maxDecodersPerAccount`, partial interval).
+   */
   readonly pocketsphinx?: PocketSphinxOptions;
   readonly clock?: Clock;
   /** Batch phase durations (ms); hold a task non-terminal with a long processingMs. */
@@ -107,8 +115,15 @@ export interface RunningServer {
 }
 
 /** Starts the reference service. Resolves once it listens. */
+function openSessionLimit(value: number | undefined): number {
+  if (value === undefined) return ACCOUNT_LIMITS.defaultMaxOpenSessions;
+  if (!Number.isSafeInteger(value) || value < 1) throw new TypeError(`maxRealtimeSessionsPerAccount must be a whole number of at least 1 (got ${value})`);
+  return value;
+}
+
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   if (options.accessKeys.length === 0) throw new TypeError('startServer needs at least one access key');
+  const maxOpenSessionsPerAccount = openSessionLimit(options.maxRealtimeSessionsPerAccount);
   const clock = options.clock ?? systemClock;
   const lifetime = new AbortController();
   // Every sleeping task and waiting request listens to the lifetime signal; there is no leak to warn of.
@@ -151,6 +166,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       },
       clock,
       supplementPolicy,
+      { maxOpenSessionsPerAccount },
     ),
     webhooks,
     baseUrl: '',

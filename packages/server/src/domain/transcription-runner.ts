@@ -59,6 +59,7 @@ export class TranscriptionRunner {
         maxSpeakers: options.separateSpeakers ? (options.maxSpeakerCount ?? 32) : 1,
         includeSoundEvents: options.includeSoundEvents,
         removeDisfluencies: options.removeDisfluencies,
+        owner: account.id,
       });
       await sleep(this.timing.processingMs, this.signal);
       if (this.signal.aborted) return;

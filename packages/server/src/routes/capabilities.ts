@@ -10,7 +10,7 @@ import type { Account } from '../domain/accounts.js';
  * Spec "Capabilities": what the account may do and which values the write endpoints accept. Every
  * requestParameters entry the spec lists is here; the validators in domain/ enforce the same values.
  */
-export function capabilities(account: Account, usedVoices: number): Record<string, unknown> {
+export function capabilities(account: Account, usedVoices: number, realtimeLimits: Record<string, unknown>): Record<string, unknown> {
   const c = account.chars;
   const exportControl = {
     format: { type: 'string', required: true, values: DOWNLOAD_FORMATS },
@@ -86,6 +86,9 @@ export function capabilities(account: Account, usedVoices: number): Record<strin
         processingContentStorage: { type: 'boolean', default: false },
       },
       finishSupplementWaitMs: LIMITS.finishSupplementWaitMs,
+      // Ours: what creation requires and per-account fairness (docs/protocol.md "Realtime spending",
+      // "Per-account limits"); openSessions is this account's count now.
+      limits: realtimeLimits,
     },
     downloadFormats: DOWNLOAD_FORMATS,
     account: {
