@@ -10,7 +10,10 @@ export interface PoolLimits {
   readonly maxPerOwner: number;
 }
 
-/** The owner of leases opened without one (tools, benchmarks): bounded like any account. */
+/**
+ * The owner of leases opened without one (direct library use, tools, benchmarks): only maxDecoders
+ * bounds them. The server always names the account.
+ */
 const NO_OWNER = '';
 
 /**
@@ -62,6 +65,10 @@ export class DecoderPool {
     return this.byOwner.get(owner) ?? 0;
   }
 
+  private atOwnerLimit(owner: string): boolean {
+    return owner !== NO_OWNER && this.leasedBy(owner) >= this.limits.maxPerOwner;
+  }
+
   /**
    * A slot for one stream now. RecognizerError RECOGNIZER_BUSY when all are taken (checked first: a
    * full pool is busy for everyone), RECOGNIZER_ACCOUNT_LIMIT when this owner holds maxPerOwner.
@@ -71,7 +78,7 @@ export class DecoderPool {
     if (this.leases >= this.limits.maxDecoders) {
       throw new RecognizerError('RECOGNIZER_BUSY', `all ${this.limits.maxDecoders} PocketSphinx decoders are in use; try again when a session or transcription finishes`);
     }
-    if (this.leasedBy(owner) >= this.limits.maxPerOwner) {
+    if (this.atOwnerLimit(owner)) {
       throw new RecognizerError('RECOGNIZER_ACCOUNT_LIMIT', `this account holds ${this.limits.maxPerOwner} of the ${this.limits.maxDecoders} PocketSphinx decoders, its most at once; finish one of its sessions first`);
     }
     return this.grant(owner);
@@ -108,7 +115,7 @@ export class DecoderPool {
   private dispatch(): void {
     for (let i = 0; i < this.waiters.length && this.leases < this.limits.maxDecoders; ) {
       const waiter = this.waiters[i] as (typeof this.waiters)[number];
-      if (this.leasedBy(waiter.owner) >= this.limits.maxPerOwner) {
+      if (this.atOwnerLimit(waiter.owner)) {
         i += 1;
         continue;
       }
