@@ -242,13 +242,21 @@ export class Connection {
         BEYOND_CURSOR: `gap: the frame starts at ${header.startSample} but the server has ${outcome.receivedSamples}; resend from there`,
         BALANCE_EXHAUSTED: `the account's balance was used up at sample ${outcome.receivedSamples}; no audio past it is accepted`,
       };
-      this.refuse(outcome.reason, messages[outcome.reason], {
+      const details = {
         epoch: outcome.epoch,
         receivedSamples: dec(outcome.receivedSamples),
         frameEpoch: header.epoch,
         startSample: String(header.startSample),
         accepting: audio.accepting,
-      });
+      };
+      if (outcome.reason === 'BALANCE_EXHAUSTED') {
+        // Frames in flight when the balance ran out are no mistake of the client's: told, but never
+        // counted toward PROTOCOL_VIOLATION (the session is ending by itself; a 4400 would hide why).
+        this.log('error', { code: outcome.reason });
+        this.send(errorMessage(outcome.reason, messages[outcome.reason], details));
+        return;
+      }
+      this.refuse(outcome.reason, messages[outcome.reason], details);
       return;
     }
     this.consecutiveErrors = 0;

@@ -145,6 +145,24 @@ describe('realtime spending within the balance', () => {
     expect((await server.call('POST', '/stt/realtime/sessions', { key: KEY_B, json: {}, headers: { 'Idempotency-Key': idem() } })).status).toBe(200);
   });
 
+  it('frames still arriving while the session settles are refused without ever closing it for a protocol violation', async () => {
+    // Supplements held back: the settle waits, so the frames below arrive before session.finished.
+    const server = await serverWith(10, { realtimeTiming: { supplementWaitMs: 1500 } });
+    const created = await createSession(server);
+    server.faults.socket.inject({ kind: 'delaySupplements', ms: 1000, sessionId: created.sessionId });
+    const peer = await attach(server, created.sessionId);
+    const signal = speech(2);
+    peer.stream(1, signal, 0, 16_320);
+    await peer.waitFor('session.notice');
+    // More refused frames than maxConsecutiveErrors (256) allows for mistakes.
+    for (let i = 0; i < 300; i++) peer.frame(1, 16_000, signal.subarray(16_000, 16_100));
+    const finished = await peer.waitFor('session.finished', () => true, 10_000);
+    expect((await peer.closed).code).toBe(4409);
+    expect(finished.session.usage).toMatchObject({ receivedSamples: '16000', billableCharacters: '10' });
+    expect(peer.all('error').filter((e) => e.fatal)).toEqual([]);
+    expect(peer.all('error').length).toBeGreaterThan(256);
+  });
+
   it('a REST finish after BALANCE_EXHAUSTED answers the same final view; pause is refused as closed', async () => {
     const server = await serverWith(10);
     const created = await createSession(server);
