@@ -64,4 +64,22 @@ describe('live-captions demo: the account runs out of characters', () => {
       await page.close();
     }
   });
+
+  it('an account at its open-session limit is told apart from a busy service', async () => {
+    const limited = await startDemo({ serverOptions: { maxRealtimeSessionsPerAccount: 1 } });
+    const client = new SoundClone({ accessKey: limited.accessKey, baseUrl: limited.server.url });
+    const held = await client.stt.realtime.create({});
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${limited.url}/`);
+      expect(await tryStart(page)).toEqual({ name: 'RateLimitError', code: 'RATE_LIMITED' });
+      expect((await snapshot(page)).message).toBe('This account already has as many captions running as it may at once. Stop captions in another tab or window, then press Start again.');
+      await client.stt.realtime.finish(held.sessionId, 0);
+      expect(await tryStart(page)).toBeNull();
+      await page.evaluate(() => (window as unknown as Window_).demo.stop());
+    } finally {
+      await page.close();
+      await limited.close();
+    }
+  });
 });

@@ -1,5 +1,5 @@
 import { attachSession, isWebAudioError, openMicrophone, startCapture, type Capture, type CaptureDrop, type CaptureResult } from '@soundclone/web-audio';
-import { apiErrorFromResponse, isApiError, type RealtimeFinishResult, type RealtimeSocketSession } from '@soundclone/core';
+import { apiErrorFromResponse, isApiError, protocol, type RealtimeFinishResult, type RealtimeSocketSession } from '@soundclone/core';
 import { CaptionsView } from './captions-view.js';
 
 /**
@@ -164,7 +164,7 @@ async function releaseSession(sessionId: string, keepalive = false): Promise<voi
 /** What went wrong, for the visitor: no status codes, and what to do next. */
 function plainWords(caught: unknown): string {
   if (isApiError(caught) && caught.code === 'INSUFFICIENT_CHARACTERS') return BALANCE_ADVICE_START;
-  if (isApiError(caught) && caught.code === 'RATE_LIMITED' && typeof caught.details?.['reason'] === 'string' && caught.details['reason'].startsWith('ACCOUNT_')) {
+  if (isApiError(caught) && caught.code === 'RATE_LIMITED' && (protocol.ACCOUNT_LIMIT_REASONS as readonly unknown[]).includes(caught.details?.['reason'])) {
     // Per-account limits (docs/protocol.md "Per-account limits"): this account, not the service, is full.
     return 'This account already has as many captions running as it may at once. Stop captions in another tab or window, then press Start again.';
   }
