@@ -251,7 +251,7 @@ export const REALTIME_SPENDING = {
  * with `details.reason` one of these, `details.limit`, and Retry-After.
  */
 export const ACCOUNT_LIMITS = {
-  /** Realtime sessions of one account created and not yet finished (startServer maxRealtimeSessionsPerAccount). */
+  /** Realtime sessions of one account that can still take audio: not finished, window not passed (startServer maxRealtimeSessionsPerAccount). */
   defaultMaxOpenSessions: 8,
   sessionLimitReason: 'ACCOUNT_SESSION_LIMIT',
   /** PocketSphinx decoder slots one account may hold (realtime sessions plus batch channels). */

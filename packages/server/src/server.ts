@@ -51,7 +51,7 @@ export interface ServerOptions {
    */
   readonly recognizer?: Recognizer | RecognizerChoice;
   /**
-   * Realtime sessions one account may have open (created, not finished) at once; past it creation is
+   * Realtime sessions one account may have open (not finished, recovery window not passed) at once; past it creation is
    * 429 RATE_LIMITED, reason ACCOUNT_SESSION_LIMIT. Default ACCOUNT_LIMITS.defaultMaxOpenSessions (8).
    */
   readonly maxRealtimeSessionsPerAccount?: number;

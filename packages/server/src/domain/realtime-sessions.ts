@@ -53,7 +53,11 @@ export type AttachOutcome = 'attached' | 'finished' | 'expired';
 
 /** Per-account fairness (docs/protocol.md "Per-account limits"). */
 export interface RealtimeLimits {
-  /** Sessions of one account created and not finished (expired ones count until finished over REST). */
+  /**
+   * Sessions of one account that can still take audio: created, not finished or finishing, recovery
+   * window not passed (an expired session holds no decoder and takes no audio; it is only waiting to be
+   * finished over REST, and must not lock its account out).
+   */
   readonly maxOpenSessionsPerAccount: number;
 }
 
@@ -71,10 +75,12 @@ export class RealtimeSessions {
     private readonly limits: RealtimeLimits = { maxOpenSessionsPerAccount: ACCOUNT_LIMITS.defaultMaxOpenSessions },
   ) {}
 
-  /** The account's sessions created and not finished or finishing. */
+  /** The account's sessions that can still take audio (RealtimeLimits.maxOpenSessionsPerAccount counts these). */
   openSessions(account: Account): number {
     let open = 0;
-    for (const session of this.sessions.values()) if (session.ownerId === account.id && session.finishing === undefined) open += 1;
+    for (const session of this.sessions.values()) {
+      if (session.ownerId === account.id && session.finishing === undefined && !session.recovery.expired) open += 1;
+    }
     return open;
   }
 

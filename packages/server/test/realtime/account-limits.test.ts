@@ -32,6 +32,16 @@ describe('per-account realtime limits', () => {
     expect((await create(server, KEY_A)).status).toBe(200);
   });
 
+  it('a session whose recovery window passed no longer counts as open: it takes no audio and only waits for a REST finish', async () => {
+    const server = await start({ maxRealtimeSessionsPerAccount: 1, realtimeTiming: { recoveryWindowMs: 150 } });
+    cleanup.push(() => server.close());
+    const abandoned = await createSession(server, {}, KEY_A);
+    expect((await create(server, KEY_A)).status).toBe(429);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await server.call('GET', `/stt/realtime/sessions/${abandoned.sessionId}`)).body.data.connection.recoveryExpired).toBe(true);
+    expect((await create(server, KEY_A)).status).toBe(200);
+  });
+
   it('an account at its decoder share gets 429 ACCOUNT_DECODER_LIMIT while another account still gets a session; a full pool stays 503', async () => {
     const recognizer = new PocketSphinxRecognizer({ maxDecoders: 3, maxDecodersPerAccount: 2, maxIdleDecoders: 0 });
     const server = await start({ recognizer });
