@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { idem, KEY_A, KEY_B, start, type TestServer } from '../support/server.js';
 import { createSession, open, socketUrl, speech, storedAudio, type Peer } from './support.js';
+import { Accounts, type Account } from '../../src/domain/accounts.js';
+import { accrue, accruing, affordableSamples, available, chargeFor, receivedDurationMs } from '../../src/domain/billing.js';
 
 /**
  * Realtime spending stays within the balance (docs/protocol.md "Realtime spending"): the rate is 600
@@ -175,5 +177,21 @@ describe('realtime spending within the balance', () => {
     const paused = await server.call('POST', `/stt/realtime/sessions/${created.sessionId}/pause`, { json: { capturedSamples: '20000' } });
     expect(paused.body.errorCode).toBe('SESSION_CLOSED');
     expect(await ledger(server)).toEqual({ used: 10, available: '0', reserved: '0' });
+  });
+});
+
+describe('realtime spending arithmetic', () => {
+  it('affordableSamples is exact: the charge of N samples fits the budget and of N + 1 does not, for every budget 0..200', () => {
+    for (let budget = 0; budget <= 200; budget++) {
+      const account = new Accounts(['k'], { k: { totalMonthlyChars: 0, totalOrderChars: budget } }, 0).all[0] as Account;
+      const record = accruing(account);
+      const n = affordableSamples(account, record);
+      expect(chargeFor(receivedDurationMs(n)) <= BigInt(budget), `budget ${budget}`).toBe(true);
+      expect(chargeFor(receivedDurationMs(n + 1n)) > BigInt(budget), `budget ${budget}`).toBe(true);
+      // Growing the reservation to N never leaves the account below zero, and the limit stays put.
+      accrue(account, record, n);
+      expect(available(account) >= 0n).toBe(true);
+      expect(affordableSamples(account, record)).toBe(n);
+    }
   });
 });
