@@ -248,6 +248,21 @@ export const REALTIME_PATHS = {
   debugAudio: '/stt/realtime/sessions/{sessionId}/audio',
 } as const;
 
+/**
+ * Ours: realtime spending stays within the balance (docs/protocol.md "Realtime spending"). Creation
+ * needs the charge of `minimumMs` available (else 402 INSUFFICIENT_CHARACTERS); once the session's
+ * audio uses the balance up the server sends `session.notice` with code `exhaustedNotice` and
+ * `receivedSamples` (where it stopped), refuses later frames (socket error BALANCE_EXHAUSTED), settles
+ * and ends the session PARTIAL. The session ends with RealtimeError REALTIME_BALANCE_EXHAUSTED.
+ */
+export const REALTIME_SPENDING = { minimumMs: 1000, exhaustedNotice: 'BALANCE_EXHAUSTED' } as const;
+
+/**
+ * Ours: `details.reason` of a 429 RATE_LIMITED realtime creation: the account has its most sessions
+ * open, or holds its share of the recogniser's decoders (docs/protocol.md "Per-account limits").
+ */
+export const ACCOUNT_LIMIT_REASONS = ['ACCOUNT_SESSION_LIMIT', 'ACCOUNT_DECODER_LIMIT'] as const;
+
 /** Ours: realtime constants. The recovery window is the reference server's default ("not shown"). */
 export const REALTIME = { sampleRate: 16_000, recoveryWindowMs: 60_000, firstEpoch: 1 } as const;
 
@@ -350,7 +365,7 @@ export type ClientMessageType = (typeof CLIENT_MESSAGES)[number];
 
 /** Codes of the socket `error` message; `fatal: true` ones are followed by a close (CLOSE_CODES). */
 export const SOCKET_ERRORS = [
-  'BAD_FRAME', 'FRAME_TOO_LARGE', 'WRONG_EPOCH', 'BEYOND_CURSOR', 'NOT_ACCEPTING', 'BAD_JSON', 'BAD_MESSAGE', 'SESSION_CLOSED',
+  'BAD_FRAME', 'FRAME_TOO_LARGE', 'WRONG_EPOCH', 'BEYOND_CURSOR', 'NOT_ACCEPTING', 'BALANCE_EXHAUSTED', 'BAD_JSON', 'BAD_MESSAGE', 'SESSION_CLOSED',
   'SESSION_NOT_FOUND', 'SESSION_FINISHED', 'RECOVERY_WINDOW_EXPIRED', 'PROTOCOL_VIOLATION', 'SLOW_CONSUMER', 'INTERNAL',
 ] as const;
 export type SocketErrorCode = (typeof SOCKET_ERRORS)[number];

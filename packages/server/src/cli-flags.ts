@@ -23,7 +23,9 @@ import type { ServerOptions } from './server.js';
  * each); past it realtime sessions are refused with 503 RECOGNIZER_BUSY. --data-dir DIR: keep the state
  * there across restarts (startServer dataDir; default: in memory only). --upload-quota-bytes N: media
  * bytes one account may hold (uploads until deleted, fetched media while its task runs; default 512 MiB);
- * past it 413 STORAGE_QUOTA_EXCEEDED.
+ * past it 413 STORAGE_QUOTA_EXCEEDED. Per-account fairness:
+ * --max-decoders-per-account N (default: all but a quarter of --max-decoders) and
+ * --max-sessions-per-account N (realtime sessions open at once, default 8); past either, 429.
  */
 
 export const SERVER_USAGE =
@@ -33,14 +35,15 @@ export const SERVER_USAGE =
   '            [--delay-supplements-ms N] [--retain-audio SECONDS (test-only)]\n' +
   '  recognition: [--recognizer auto|pocketsphinx|deterministic] (default auto: PocketSphinx when installed)\n' +
   '               [--max-decoders N] (PocketSphinx streams at once, default 4)\n' +
-  '  state: [--data-dir DIR] (keep accounts, voices and transcriptions there across restarts; default in memory)\n' +
+  '  per account: [--max-decoders-per-account N] (default: max-decoders minus a quarter, 3 of 4)\n' +
+  '               [--max-sessions-per-account N] (realtime sessions open at once, default 8)\n';
   '  media: [--upload-quota-bytes N] (media bytes one account may hold, default 536870912)\n';
 
 const SUPPLEMENT_KINDS: readonly SupplementKind[] = ['alignment', 'entities', 'revision', 'language'];
 
 const NUMERIC = [
   'rotate-every-ms', 'rotate-every-samples', 'recovery-window-ms', 'heartbeat-interval-ms', 'heartbeat-timeout-ms', 'delay-acks-ms',
-  'delay-supplements-ms', 'retain-audio', 'max-decoders', 'upload-quota-bytes',
+  'delay-supplements-ms', 'retain-audio', 'max-decoders', 'upload-quota-bytes', 'max-decoders-per-account', 'max-sessions-per-account',
 ] as const;
 
 /**
@@ -141,7 +144,15 @@ export function parseServerFlags(argv: readonly string[]): ServerFlags {
       ...(numbers['heartbeat-timeout-ms'] !== undefined ? { heartbeatTimeoutMs: numbers['heartbeat-timeout-ms'] } : {}),
     },
     ...(numbers['retain-audio'] !== undefined ? { retainRealtimeAudioSamples: numbers['retain-audio'] * 16_000 } : {}),
-    ...(numbers['max-decoders'] !== undefined ? { pocketsphinx: { maxDecoders: numbers['max-decoders'] } } : {}),
+    ...(numbers['max-decoders'] !== undefined || numbers['max-decoders-per-account'] !== undefined
+      ? {
+          pocketsphinx: {
+            ...(numbers['max-decoders'] !== undefined ? { maxDecoders: numbers['max-decoders'] } : {}),
+            ...(numbers['max-decoders-per-account'] !== undefined ? { maxDecodersPerAccount: numbers['max-decoders-per-account'] } : {}),
+          },
+        }
+      : {}),
+    ...(numbers['max-sessions-per-account'] !== undefined ? { maxRealtimeSessionsPerAccount: numbers['max-sessions-per-account'] } : {}),
     ...(numbers['upload-quota-bytes'] !== undefined ? { uploadQuotaBytes: numbers['upload-quota-bytes'] } : {}),
   };
 

@@ -237,6 +237,38 @@ export function formatWebhookSignature(timestampSec: number, hexDigests: readonl
  */
 export const SOCKET_TOKEN = { prefix: 'rtt_', ttlSec: 600 } as const;
 
+/**
+ * Ours: realtime spending stays within the account's balance (docs/protocol.md "Realtime spending").
+ *   create   refused with 402 INSUFFICIENT_CHARACTERS unless the available balance covers the charge
+ *            of minimumMs of audio (one started second: 10 Characters at the RATE below)
+ *   open     each session holds a reservation equal to what its received audio would settle at now
+ *            (whole samples -> ms rounded up -> whole seconds rounded up -> Characters); a frame is
+ *            accepted only as far as the reservation can grow within available(), so every open
+ *            session of the account draws on the one balance
+ *   limit    the sample where the balance is used up: the frame is trimmed there, the session sends
+ *            `session.notice` with notice code BALANCE_EXHAUSTED, stops accepting, commits its lines,
+ *            settles (never more than the balance) and ends PARTIAL (session.finished, close 4409)
+ */
+export const REALTIME_SPENDING = {
+  minimumMs: 1000,
+  /** session.notice `notice.code` when the balance is used up; also listed in the final view's notices. */
+  exhaustedNotice: 'BALANCE_EXHAUSTED',
+} as const;
+
+/**
+ * Ours: per-account fairness, so one account cannot keep realtime unavailable for every other
+ * (docs/protocol.md "Per-account limits"). Past either limit realtime creation answers 429 RATE_LIMITED
+ * with `details.reason` one of these, `details.limit`, and Retry-After.
+ */
+export const ACCOUNT_LIMITS = {
+  /** Realtime sessions of one account that can still take audio: not finished, window not passed (startServer maxRealtimeSessionsPerAccount). */
+  defaultMaxOpenSessions: 8,
+  sessionLimitReason: 'ACCOUNT_SESSION_LIMIT',
+  /** PocketSphinx decoder slots one account may hold (realtime sessions plus batch channels). */
+  decoderLimitReason: 'ACCOUNT_DECODER_LIMIT',
+  retryAfterSec: 5,
+} as const;
+
 /** Ours: realtime defaults. */
 export const REALTIME = {
   sampleRate: 16_000,
@@ -402,6 +434,8 @@ export const SOCKET_ERRORS = {
   BEYOND_CURSOR: 'BEYOND_CURSOR',
   /** Audio while paused, rotated awaiting session.resume, finishing or finished. */
   NOT_ACCEPTING: 'NOT_ACCEPTING',
+  /** Audio past the sample where the account's balance was used up (REALTIME_SPENDING); never stored. */
+  BALANCE_EXHAUSTED: 'BALANCE_EXHAUSTED',
   /** Text frame that is not a JSON object with a string `type`. */
   BAD_JSON: 'BAD_JSON',
   /** Known message type with invalid fields (details.violations as in INPUT_INVALID). */

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ApiError, isApiError } from './errors.js';
-import { API_PREFIX, HEADERS, ID_PREFIXES, LIMITS, REALTIME, SOCKET_DEFAULTS, WEBHOOK } from './protocol.js';
+import { ACCOUNT_LIMITS, API_PREFIX, HEADERS, ID_PREFIXES, LIMITS, REALTIME, SOCKET_DEFAULTS, WEBHOOK } from './protocol.js';
 import { Accounts, type AccountOverrides } from './domain/accounts.js';
 import { Covers } from './domain/covers.js';
 import { RealtimeSessions, type RealtimeTiming } from './domain/realtime-sessions.js';
@@ -52,7 +52,15 @@ export interface ServerOptions {
    * with RecognizerError RECOGNIZER_UNAVAILABLE when it cannot run.
    */
   readonly recognizer?: Recognizer | RecognizerChoice;
-  /** PocketSphinx settings (model directory, decoder arguments, pool size, partial interval). */
+  /**
+   * Realtime sessions one account may have open (not finished, recovery window not passed) at once; past it creation is
+   * 429 RATE_LIMITED, reason ACCOUNT_SESSION_LIMIT. Default ACCOUNT_LIMITS.defaultMaxOpenSessions (8).
+   */
+  readonly maxRealtimeSessionsPerAccount?: number;
+  /**
+   * PocketSphinx settings (model directory, decoder arguments, pool size, per-account share of it
+   * `maxDecodersPerAccount`, partial interval).
+   */
   readonly pocketsphinx?: PocketSphinxOptions;
   readonly clock?: Clock;
   /** Batch phase durations (ms); hold a task non-terminal with a long processingMs. */
@@ -128,8 +136,15 @@ export interface RunningServer {
 }
 
 /** Starts the reference service. Resolves once it listens. */
+function openSessionLimit(value: number | undefined): number {
+  if (value === undefined) return ACCOUNT_LIMITS.defaultMaxOpenSessions;
+  if (!Number.isSafeInteger(value) || value < 1) throw new TypeError(`maxRealtimeSessionsPerAccount must be a whole number of at least 1 (got ${value})`);
+  return value;
+}
+
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   if (options.accessKeys.length === 0) throw new TypeError('startServer needs at least one access key');
+  const maxOpenSessionsPerAccount = openSessionLimit(options.maxRealtimeSessionsPerAccount);
   const clock = options.clock ?? systemClock;
   // First, before anything that costs (a recognizer): a locked or damaged directory is refused at once.
   const store = options.dataDir !== undefined ? StateStore.open(options.dataDir) : undefined;
@@ -142,6 +157,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 }
 
 async function start(options: ServerOptions, clock: Clock, store: StateStore | undefined): Promise<RunningServer> {
+  const maxOpenSessionsPerAccount = openSessionLimit(options.maxRealtimeSessionsPerAccount);
   const changes = store?.record ?? DISCARD_CHANGES;
   const lifetime = new AbortController();
   // Every sleeping task and waiting request listens to the lifetime signal; there is no leak to warn of.
@@ -186,6 +202,7 @@ async function start(options: ServerOptions, clock: Clock, store: StateStore | u
       },
       clock,
       supplementPolicy,
+      { maxOpenSessionsPerAccount },
     ),
     webhooks,
     baseUrl: '',

@@ -1,4 +1,4 @@
-import type { RealtimeFinishResult, StateChange } from '@soundclone/core';
+import { isRealtimeError, type RealtimeError, type RealtimeFinishResult, type StateChange } from '@soundclone/core';
 import { BUNDLED_SAMPLE, openMicrophone, rawPcmSource, stdinSource, transcribeLive, wavFileSource, type AudioSource, type LiveTranscription, type Pace } from '@soundclone/node-mic';
 import { oneOf, parse, positiveInt, str } from '../args.js';
 import { CaptionScreen } from '../caption-screen.js';
@@ -18,7 +18,9 @@ export const CAPTIONS_USAGE = `usage: soundclone captions [FILE | - | --mic [DEV
   --backend auto|pvrecorder|parec|arecord|sox   microphone backend (default auto)
   --title TEXT --language CODE
 Ctrl-C or SIGTERM finishes the session (everything captured is sent) and prints the usage and charge.
-Audio that could not be sent is reported as gap lines (at most one a second) and in the summary.`;
+Audio that could not be sent is reported as gap lines (at most one a second) and in the summary.
+When the account's balance is used up the service ends the session: one line says after how much audio
+(exit code 1).`;
 
 export async function captions(ctx: CommandContext): Promise<number> {
   const { values, positionals } = parse(ctx.args, {
@@ -81,8 +83,9 @@ async function show(ctx: CommandContext, live: LiveTranscription, drops: DropRel
   const session = live.session;
   screen.status(`session ${session.sessionId}: ${session.state}`);
   session.on('state', (change) => {
-    // Rotations and reconnect attempts get their own, more telling lines below.
+    // Rotations and reconnect attempts get their own, more telling lines below; so does a used-up balance.
     if (change.to === 'rotating' || change.from === 'rotating' || change.to === 'reconnecting') return;
+    if (change.reason === 'balance exhausted') return;
     screen.status(stateLine(change));
   });
   session.on('reconnecting', (info) => screen.status(`reconnecting: attempt ${String(info.attempt)} in ${String(info.delayMs)} ms (${info.reason})`));
@@ -90,7 +93,10 @@ async function show(ctx: CommandContext, live: LiveTranscription, drops: DropRel
   session.on('rotated', (info) => screen.status(`rotated: epoch ${String(info.fromEpoch)} -> ${String(info.toEpoch)} at sample ${String(info.atSample)}`));
   const gaps = new GapLines((text) => screen.status(text));
   // Gap positions count the session's wire samples (16 kHz), whatever the source's rate.
-  session.on('gap', (gap) => gaps.add({ cause: gap.cause, seconds: (gap.to - gap.from) / WIRE_RATE }));
+  // Audio refused for the balance is told once, by the balance line, not as gap lines.
+  session.on('gap', (gap) => {
+    if (gap.cause !== 'refused') gaps.add({ cause: gap.cause, seconds: (gap.to - gap.from) / WIRE_RATE });
+  });
   drops.listen((frames) => gaps.add({ cause: 'dropped', seconds: frames / live.source.format.sampleRate }));
   const subscription = live.captions$.subscribe((event) => {
     if (event.kind === 'partial') screen.partial(event.text);
@@ -112,15 +118,22 @@ async function show(ctx: CommandContext, live: LiveTranscription, drops: DropRel
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  let result: RealtimeFinishResult;
+  let result: RealtimeFinishResult | RealtimeError;
   try {
-    result = await live.done;
+    result = await live.done.catch((caught: unknown) => {
+      if (isRealtimeError(caught) && caught.code === 'REALTIME_BALANCE_EXHAUSTED') return caught;
+      throw caught;
+    });
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     subscription.unsubscribe();
     gaps.flush();
     screen.end();
+  }
+  if (isRealtimeError(result)) {
+    balanceLine(ctx, result);
+    return 1;
   }
   summary(ctx, live, result, gaps);
   return 0;
@@ -142,6 +155,22 @@ function summary(ctx: CommandContext, live: LiveTranscription, result: RealtimeF
 }
 
 const WIRE_RATE = 16_000;
+
+/**
+ * The service ended the session because the account's balance was used up: one plain line (stdout;
+ * with --json one `balance_exhausted` record) saying after how much audio, what it cost, and what to do.
+ */
+export function balanceLine(ctx: CommandContext, error: RealtimeError): void {
+  const received = error.receivedSamples ?? 0;
+  const seconds = (received / WIRE_RATE).toFixed(2);
+  const charged = error.session?.usage.billableCharacters;
+  if (ctx.out.json) {
+    ctx.out.data({ type: 'balance_exhausted', code: error.code, receivedSamples: received, seconds: Number(seconds), notAccepted: error.notAccepted ?? null, billableCharacters: charged ?? null, sessionId: error.session?.sessionId ?? null, transcriptionId: error.session?.transcriptionId ?? null });
+    return;
+  }
+  const cost = charged === undefined ? '' : ` (charged ${String(charged)} characters)`;
+  ctx.out.print(`balance used up after ${seconds} s of audio${cost}: the session ended and the rest was not transcribed; add characters to the account (a bigger plan or a character order) and start captions again`);
+}
 
 /**
  * A session state change in words for people. The session's reasons are for logs ("finish()",

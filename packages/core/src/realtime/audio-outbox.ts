@@ -198,6 +198,17 @@ export class AudioOutbox {
   }
 
   /**
+   * The server refused everything from `serverReceived` on (the balance was used up): declares the
+   * captured range after it (cause `refused`) and returns it, or null when nothing was captured past it.
+   */
+  declareRefused(serverReceived: number): { readonly from: number; readonly to: number } | null {
+    const from = Math.min(this.#gaps.toCaptured(serverReceived), this.produced);
+    const to = this.produced;
+    this.#gaps.declare(from, to, 'refused');
+    return to > from ? { from, to } : null;
+  }
+
+  /**
    * The next frame with its 16-byte header (start in the server's positions), or null. Whole frames
    * only unless `allowShort` (pause and finish send the remainder).
    */

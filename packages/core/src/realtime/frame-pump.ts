@@ -33,6 +33,8 @@ export class FramePump {
   /** pause() and finish() go ahead unacknowledged after this instant. */
   drainDeadline = 0;
   #firstFrameSent = false;
+  /** The server refuses all audio for good (balance used up): nothing is sent again. */
+  #halted = false;
 
   constructor(
     private readonly outbox: AudioOutbox,
@@ -58,8 +60,14 @@ export class FramePump {
     if (draining) this.startDrain();
   }
 
+  /** No frame, pause, finish or resume goes out again: the server ended the session itself. */
+  halt(): void {
+    this.#halted = true;
+  }
+
   /** Sends what the state and the in-flight window allow; then pause/finish messages once drained. */
   pump(): void {
+    if (this.#halted) return;
     const t = this.host.readySocket();
     if (t === undefined || !t.open) return;
     const state = this.host.state;
@@ -95,6 +103,7 @@ export class FramePump {
 
   /** session.resume {epoch} once per socket (rotation or resume after pause). */
   sendResume(epoch: number): void {
+    if (this.#halted) return;
     const t = this.host.readySocket();
     if (t === undefined || this.resumeSentOn === t.id) return;
     this.resumeSentOn = t.id;

@@ -19,8 +19,10 @@ export interface Gap {
   /**
    * `overflow`: the ring dropped audio the server had not acknowledged (an outage longer than bufferMs).
    * `undelivered`: the session was finished over REST while audio was still unsent (socket down).
+   * `refused`: the server refused it because the account's balance was used up (BALANCE_EXHAUSTED);
+   * never charged, never recognised.
    */
-  readonly cause: 'overflow' | 'undelivered';
+  readonly cause: 'overflow' | 'undelivered' | 'refused';
 }
 
 interface Skip {

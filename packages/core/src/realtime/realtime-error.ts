@@ -11,6 +11,7 @@ export type RealtimeErrorCode =
   | 'REALTIME_SESSION_REPLACED'
   | 'REALTIME_PROTOCOL_VIOLATION'
   | 'REALTIME_SESSION_FAILED'
+  | 'REALTIME_BALANCE_EXHAUSTED'
   | 'REALTIME_INVALID_STATE'
   | 'REALTIME_TIMEOUT'
   | 'REALTIME_ABORTED'
@@ -25,13 +26,29 @@ export class RealtimeError extends SoundCloneError {
   override name = 'RealtimeError' as const;
   declare readonly code: RealtimeErrorCode;
   readonly closeCode: number | undefined;
-  /** REALTIME_SESSION_FAILED: the final session view, with its `error` (retryable, action). */
+  /**
+   * REALTIME_SESSION_FAILED: the final session view, with its `error` (retryable, action).
+   * REALTIME_BALANCE_EXHAUSTED: the final view the server settled (status PARTIAL, the charge).
+   */
   readonly session: RealtimeSession | undefined;
+  /** REALTIME_BALANCE_EXHAUSTED: the server's sample position where the balance was used up. */
+  readonly receivedSamples: number | undefined;
+  /**
+   * REALTIME_BALANCE_EXHAUSTED: the captured samples [from, to) the server refused (also declared as a
+   * `gap` with cause `refused`); null when nothing was captured past the limit.
+   */
+  readonly notAccepted: { readonly from: number; readonly to: number } | null | undefined;
 
-  constructor(code: RealtimeErrorCode, message: string, options: { cause?: unknown; closeCode?: number; session?: RealtimeSession } = {}) {
+  constructor(
+    code: RealtimeErrorCode,
+    message: string,
+    options: { cause?: unknown; closeCode?: number; session?: RealtimeSession; receivedSamples?: number; notAccepted?: { readonly from: number; readonly to: number } | null } = {},
+  ) {
     super(code, message, options.cause !== undefined ? { cause: options.cause } : undefined);
     this.closeCode = options.closeCode;
     this.session = options.session;
+    this.receivedSamples = options.receivedSamples;
+    this.notAccepted = options.notAccepted;
   }
 
   static noWebSocket(): RealtimeError {
@@ -78,6 +95,20 @@ export class RealtimeError extends SoundCloneError {
   static sessionFailed(view: RealtimeSession): RealtimeError {
     const why = view.error === undefined ? 'no reason given' : `${view.error.errorCode}: ${view.error.message}`;
     return new RealtimeError('REALTIME_SESSION_FAILED', `the service failed the session ${view.sessionId} before it was ready (${why}); its view is in \`session\``, { session: view });
+  }
+
+  /**
+   * The account's balance was used up: the server accepted `receivedSamples` samples, refused the rest
+   * and ended the session itself (not a network fault: never retried). `session` is its final view.
+   */
+  static balanceExhausted(info: { readonly receivedSamples: number; readonly notAccepted: { readonly from: number; readonly to: number } | null; readonly sampleRate: number; readonly session?: RealtimeSession }): RealtimeError {
+    const seconds = (info.receivedSamples / info.sampleRate).toFixed(2);
+    const refused = info.notAccepted === null ? '' : `; captured samples ${info.notAccepted.from}..${info.notAccepted.to} were not accepted`;
+    return new RealtimeError(
+      'REALTIME_BALANCE_EXHAUSTED',
+      `the account's balance was used up after ${info.receivedSamples} samples (${seconds} s) of audio: the service ended the session and charged only that${refused}; add Characters to the account to continue`,
+      { receivedSamples: info.receivedSamples, notAccepted: info.notAccepted, ...(info.session !== undefined ? { session: info.session } : {}) },
+    );
   }
 
   static closed(call: string): RealtimeError {

@@ -89,6 +89,8 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   readonly #messages: SessionMessages;
   #result: RealtimeFinishResult | undefined;
   #failure: Error | undefined;
+  /** Set by session.notice BALANCE_EXHAUSTED: how the session ends once the final view arrives. */
+  #exhausted: { readonly receivedSamples: number; readonly notAccepted: { readonly from: number; readonly to: number } | null } | undefined;
   #finishPromise: Promise<RealtimeFinishResult> | undefined;
   /** Aborted at the end (teardown): REST calls of the recovery stop with the session. */
   readonly #lifetime = new AbortController();
@@ -137,6 +139,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
         return reconnect ? attempt : undefined;
       },
       finished: (view, reason) => this.#onFinished(view, reason),
+      balanceExhausted: (notice) => this.#onBalanceExhausted(notice),
       resync: (_t, reason) => this.#onLost(undefined, reason),
     });
     this.#heartbeat = new HeartbeatWatchdog(this.#now, () => {
@@ -464,8 +467,39 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     (this.emit as (type: string, payload: unknown) => boolean)(message.type, message);
   }
 
+  /**
+   * The balance is used up: the server took audio up to receivedSamples and finishes the session by
+   * itself. Not a fault to recover from: nothing more is sent (no frame, no finish, no resume), write()
+   * takes nothing, the refused range is declared as a gap, and the session waits for session.finished
+   * (a socket lost meanwhile reconnects only to hear it) to end `failed` with the typed error.
+   */
+  #onBalanceExhausted(notice: RealtimeNotice): void {
+    if (this.#machine.terminal || this.#exhausted !== undefined) return;
+    const parsed = Number(notice.receivedSamples);
+    const receivedSamples = Number.isSafeInteger(parsed) && parsed >= 0 ? parsed : this.#outbox.ackedServer;
+    this.#intent.finishAsked();
+    this.#sender.halt();
+    const notAccepted = this.#outbox.declareRefused(receivedSamples);
+    this.#exhausted = { receivedSamples, notAccepted };
+    if (this.state !== 'finishing' && this.state !== 'reconnecting' && this.state !== 'connecting') this.#machine.set('finishing', 'balance exhausted');
+    const error = this.#balanceError(undefined);
+    this.emit('balance.exhausted', { receivedSamples, notAccepted, notice, error });
+  }
+
+  #balanceError(view: RealtimeSession | undefined): RealtimeError {
+    const info = this.#exhausted ?? { receivedSamples: this.#outbox.ackedServer, notAccepted: null };
+    return RealtimeError.balanceExhausted({ ...info, sampleRate: REALTIME.sampleRate, ...(view !== undefined ? { session: view } : {}) });
+  }
+
   #onFinished(view: RealtimeSession, reason: string): void {
     if (this.#machine.terminal) return;
+    if (this.#exhausted !== undefined) {
+      // The lines and notices stay readable (lines, notices); the end is the typed error, whose
+      // `session` is this final view with the charge.
+      this.#transcript.merge(view);
+      this.#end('failed', this.#balanceError(view), 'balance exhausted');
+      return;
+    }
     // Whatever way it was finished (socket, REST, elsewhere), audio captured past the server's final
     // cursor never arrived: declare it (the server reports it as TRANSPORT_GAP).
     this.#outbox.declareUndelivered(Number(view.usage.receivedSamples));

@@ -225,6 +225,7 @@ function build(type: ServerMessageType, m: Json): ServerMessage {
         message: text(n['message']),
         ...(Array.isArray(n['supplements']) ? { supplements: n['supplements'] as string[] } : {}),
         ...(Array.isArray(n['lineIds']) ? { lineIds: n['lineIds'] as string[] } : {}),
+        ...(typeof n['receivedSamples'] === 'string' ? { receivedSamples: n['receivedSamples'] } : {}),
       };
       return { type, notice };
     }

@@ -4,6 +4,7 @@ import type { RealtimeNotice, RealtimeSession } from '../types/realtime.js';
 import type { AudioStats, Gap } from './audio-outbox.js';
 import type { LineUpdate, SessionLine } from './line-store.js';
 import type { StateChange } from './session-state.js';
+import type { RealtimeError } from './realtime-error.js';
 
 /** Every raw server message, by its type, after the session processed it (derived from the union). */
 export type ServerMessageEvents = { [K in ServerMessageType]: (message: Extract<ServerMessage, { type: K }>) => void };
@@ -29,6 +30,13 @@ export interface SessionOwnEvents {
   reconnected: (info: { readonly attempt: number; readonly receivedSamples: number; readonly resendSamples: number }) => void;
   /** A rotation completed: audio continues in `toEpoch` from `atSample`. */
   rotated: (info: { readonly fromEpoch: number; readonly toEpoch: number; readonly atSample: number }) => void;
+  /**
+   * The account's balance was used up (session.notice BALANCE_EXHAUSTED): the server took audio up to
+   * `receivedSamples`, refused captured [notAccepted.from, notAccepted.to) (also a `gap`, cause
+   * `refused`) and ends the session itself. write() takes no more audio; the session then ends
+   * `failed` with `error` (REALTIME_BALANCE_EXHAUSTED, with the final view), never reconnecting for it.
+   */
+  'balance.exhausted': (info: { readonly receivedSamples: number; readonly notAccepted: { readonly from: number; readonly to: number } | null; readonly notice: RealtimeNotice; readonly error: RealtimeError }) => void;
   /** The recovery window passed; `finishedOverRest` says whether the result was saved anyway. */
   'recovery.expired': (info: { readonly finishedOverRest: boolean }) => void;
   /** Things worth a debug log: unknown or malformed messages, expected refusals around rotation. */

@@ -1,6 +1,6 @@
 import type { EventEmitter } from 'eventemitter3';
-import { CLOSE_CODES, REALTIME } from '../protocol.js';
-import type { RealtimeSession } from '../types/realtime.js';
+import { CLOSE_CODES, REALTIME, REALTIME_SPENDING } from '../protocol.js';
+import type { RealtimeNotice, RealtimeSession } from '../types/realtime.js';
 import type { AudioOutbox } from './audio-outbox.js';
 import type { FramePump } from './frame-pump.js';
 import type { ServerMessage, SessionReadyMessage } from './server-messages.js';
@@ -25,6 +25,8 @@ export interface MessageHost {
   /** session.ready arrived: mark the socket ready, start the heartbeat. Returns the reconnect attempt, or undefined for the first connect. */
   socketReady(m: SessionReadyMessage): number | undefined;
   finished(view: RealtimeSession, reason: string): void;
+  /** session.notice BALANCE_EXHAUSTED: the server stops taking audio and ends the session itself. */
+  balanceExhausted(notice: RealtimeNotice): void;
   /** Drops the socket and goes through the reconnect path. */
   resync(t: SocketTransport, reason: string): void;
 }
@@ -78,6 +80,7 @@ export class SessionMessages {
         return;
       case 'session.notice':
         transcript.addNotice(m.notice);
+        if (m.notice.code === REALTIME_SPENDING.exhaustedNotice) this.host.balanceExhausted(m.notice);
         return;
       case 'session.paused':
         outbox.acknowledge(m.receivedSamples);
@@ -202,7 +205,8 @@ export class SessionMessages {
       this.host.resync(t, `resync after refused session.resume (${m.code})`);
       return;
     }
-    // NOT_ACCEPTING / WRONG_EPOCH for frames in flight across a rotation or pause are expected.
+    // NOT_ACCEPTING / WRONG_EPOCH for frames in flight across a rotation or pause are expected, and so is
+    // BALANCE_EXHAUSTED for frames in flight when the balance ran out (the notice decides, not these).
     this.host.emit('debug', { kind: 'refused', detail: { code: m.code, message: m.message } });
   }
 }

@@ -16,12 +16,17 @@ export interface RealtimeLine {
   readonly characterAlignments: ReadonlyArray<Readonly<Record<string, unknown>>>;
 }
 
-/** Spec "notice fields": SUPPLEMENT_NOT_RECEIVED carries supplements and lineIds. */
+/**
+ * Spec "notice fields": SUPPLEMENT_NOT_RECEIVED carries supplements and lineIds. Ours:
+ * TRANSPORT_GAP, and BALANCE_EXHAUSTED with receivedSamples (the decimal sample position where the
+ * account's balance was used up; nothing after it was accepted or charged).
+ */
 export interface RealtimeNotice {
-  readonly code: 'SUPPLEMENT_NOT_RECEIVED' | 'PROCESSING_STORAGE_NOT_APPLIED' | (string & {});
+  readonly code: 'SUPPLEMENT_NOT_RECEIVED' | 'PROCESSING_STORAGE_NOT_APPLIED' | 'TRANSPORT_GAP' | 'BALANCE_EXHAUSTED' | (string & {});
   readonly message: string;
   readonly supplements?: readonly string[];
   readonly lineIds?: readonly string[];
+  readonly receivedSamples?: string;
 }
 
 /** Spec "usage fields". */

@@ -1,5 +1,5 @@
 import { ApiError } from '../errors.js';
-import { RATE } from '../protocol.js';
+import { RATE, REALTIME, REALTIME_SPENDING } from '../protocol.js';
 import { ceilDiv, dec } from '../util/decimal.js';
 import type { Account } from './accounts.js';
 
@@ -10,8 +10,9 @@ import type { Account } from './accounts.js';
  *   success:  settled  = charge(duration rounded UP to whole seconds)    state SETTLED
  *             released = reserved - settled
  *   failure:  settled  = 0, released = reserved                          state RELEASED
- *   realtime: ACCRUING while open; finish settles the received duration, a recognizer failure
- *             releases (nothing charged)
+ *   realtime: ACCRUING while open: reserved = charge(received duration), grown frame by frame and
+ *             only as far as available() allows (accrue); finish settles it (settled = reserved),
+ *             a recognizer failure releases it (nothing charged). docs/protocol.md "Realtime spending".
  *
  * Invariant: reserved = settled + released; billableCharacters = settled (what is charged).
  * Charges draw on the monthly plan characters first, then on purchased (order) characters.
@@ -84,14 +85,53 @@ export function release(account: Account, record: BillingRecord): void {
   record.state = 'RELEASED';
 }
 
-/** Realtime: nothing reserved while open; finish reserves and settles the received duration at once. */
+/** Realtime: an accruing reservation that starts empty and grows with the received audio (accrue). */
 export function accruing(account: Account): BillingRecord {
   return { state: 'ACCRUING', planKey: account.plan.key, reserved: 0n, settled: 0n, released: 0n, billableDurationMs: 0n };
 }
 
+const SAMPLE_RATE = BigInt(REALTIME.sampleRate);
+
+/** Duration of whole received samples, rounded up to whole ms (what realtime settles on). */
+export function receivedDurationMs(samples: bigint): bigint {
+  return ceilDiv(samples * 1000n, SAMPLE_RATE);
+}
+
+/** What a realtime session needs available at creation: the charge of REALTIME_SPENDING.minimumMs. */
+export function realtimeMinimum(): bigint {
+  return chargeFor(BigInt(REALTIME_SPENDING.minimumMs));
+}
+
+/**
+ * The most samples a realtime session may have received in all: the whole seconds its own
+ * reservation plus the account's available balance pay for. Exact: s whole seconds cost
+ * ceil(s * rate / 60) <= budget  <=>  s <= floor(budget * 60 / rate), and n samples settle as
+ * ceil(ceil(n * 1000 / 16000) / 1000) seconds, which stays <= s exactly while n <= s * 16000.
+ */
+export function affordableSamples(account: Account, record: BillingRecord): bigint {
+  const budget = record.reserved + available(account);
+  if (budget <= 0n) return 0n;
+  return ((budget * 60n) / PER_MINUTE) * SAMPLE_RATE;
+}
+
+/**
+ * Grows (never shrinks) an open session's reservation to the charge of `receivedSamples`. The caller
+ * (SessionAudio's spending guard) never lets received pass affordableSamples, so reserved never
+ * exceeds what the account has.
+ */
+export function accrue(account: Account, record: BillingRecord, receivedSamples: bigint): void {
+  if (record.state !== 'ACCRUING') return;
+  const due = chargeFor(receivedDurationMs(receivedSamples));
+  if (due <= record.reserved) return;
+  account.chars.reserved += due - record.reserved;
+  record.reserved = due;
+}
+
+/** Finish: the reservation becomes the charge (settled = reserved = charge(received), released 0). */
 export function settleRealtime(account: Account, record: BillingRecord, durationMs: bigint): void {
   if (record.state !== 'ACCRUING') return;
   const due = chargeFor(durationMs);
+  account.chars.reserved -= record.reserved;
   charge(account, due);
   record.reserved = due;
   record.settled = due;
@@ -100,9 +140,11 @@ export function settleRealtime(account: Account, record: BillingRecord, duration
   record.state = 'SETTLED';
 }
 
-/** Realtime that failed (its recognizer did): nothing charged, nothing was reserved. */
-export function releaseRealtime(record: BillingRecord): void {
+/** Realtime that failed (its recognizer did): nothing charged, the reservation released. */
+export function releaseRealtime(account: Account, record: BillingRecord): void {
   if (record.state !== 'ACCRUING') return;
+  account.chars.reserved -= record.reserved;
+  record.released = record.reserved;
   record.state = 'RELEASED';
 }
 

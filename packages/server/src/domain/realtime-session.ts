@@ -46,14 +46,34 @@ export interface Line {
 }
 
 export type FeedOutcome =
-  | { readonly kind: 'accepted'; readonly acceptedSamples: number; readonly duplicateSamples: number; readonly receivedSamples: bigint }
-  | { readonly kind: 'rejected'; readonly reason: 'NOT_ACCEPTING' | 'WRONG_EPOCH' | 'BEYOND_CURSOR'; readonly receivedSamples: bigint; readonly epoch: number };
+  | {
+      readonly kind: 'accepted';
+      readonly acceptedSamples: number;
+      readonly duplicateSamples: number;
+      /** Samples of this frame past the spending limit (present only then): never stored, recognised or charged. */
+      readonly refusedSamples?: number;
+      readonly receivedSamples: bigint;
+    }
+  | { readonly kind: 'rejected'; readonly reason: 'NOT_ACCEPTING' | 'WRONG_EPOCH' | 'BEYOND_CURSOR' | 'BALANCE_EXHAUSTED'; readonly receivedSamples: bigint; readonly epoch: number };
+
+/**
+ * How far the account's balance lets this session's audio go (docs/protocol.md "Realtime spending").
+ * limit() is the most samples the session may have received in all, asked before every frame
+ * because the account's other sessions spend from the same balance; accrue() grows the session's
+ * reservation once samples are stored.
+ */
+export interface SpendingGuard {
+  limit(): bigint;
+  accrue(receivedSamples: bigint): void;
+}
 
 export interface SessionNotice {
   readonly code: string;
   readonly message: string;
   readonly supplements?: readonly SupplementKind[];
   readonly lineIds?: readonly string[];
+  /** BALANCE_EXHAUSTED: the sample where the balance was used up (decimal string). */
+  readonly receivedSamples?: string;
 }
 
 /**
@@ -115,6 +135,10 @@ export class SessionAudio {
 
   /** What the recogniser threw, once it failed: the session accepts no more audio. */
   failure: unknown;
+  /** The account's balance was used up at `received`: no audio is accepted again. */
+  exhausted = false;
+  /** Set by the owner (RealtimeSessions): bounds received by the account's balance. */
+  spending: SpendingGuard | undefined;
 
   /**
    * `onRecognizerFailure` hears a recogniser failure (a decoder that would not load, an engine error)
@@ -176,17 +200,43 @@ export class SessionAudio {
     return out;
   }
 
-  /** Feeds PCM16 samples that start at absolute `startSample` of `epoch` (the realtime socket calls this). */
+  /**
+   * Feeds PCM16 samples that start at absolute `startSample` of `epoch` (the realtime socket calls this).
+   * With a spending guard, a frame is stored only up to the guard's limit; reaching it sets `exhausted`
+   * (the owner then ends the session) and the rest of the frame is refused, never recognised.
+   */
   feed(epoch: number, startSample: bigint, samples: Int16Array): FeedOutcome {
+    if (this.exhausted) return { kind: 'rejected', reason: 'BALANCE_EXHAUSTED', receivedSamples: this.received, epoch: this.epoch };
     if (!this.accepting || this.state !== 'ACTIVE') return { kind: 'rejected', reason: 'NOT_ACCEPTING', receivedSamples: this.received, epoch: this.epoch };
     if (epoch !== this.epoch) return { kind: 'rejected', reason: 'WRONG_EPOCH', receivedSamples: this.received, epoch: this.epoch };
     if (startSample > this.received) return { kind: 'rejected', reason: 'BEYOND_CURSOR', receivedSamples: this.received, epoch: this.epoch };
     const end = startSample + BigInt(samples.length);
-    if (end > this.sent) this.sent = end;
     const skip = Number(this.received - startSample);
-    if (skip >= samples.length) return { kind: 'accepted', acceptedSamples: 0, duplicateSamples: samples.length, receivedSamples: this.received };
-    const fresh = skip > 0 ? samples.subarray(skip) : samples;
+    if (skip >= samples.length) {
+      if (end > this.sent) this.sent = end;
+      return { kind: 'accepted', acceptedSamples: 0, duplicateSamples: samples.length, receivedSamples: this.received };
+    }
+    let fresh = skip > 0 ? samples.subarray(skip) : samples;
+    let refused = 0;
+    if (this.spending !== undefined) {
+      const room = this.spending.limit() - this.received;
+      if (room <= 0n) {
+        this.exhausted = true;
+        this.accepting = false;
+        this.disarmRotation();
+        return { kind: 'rejected', reason: 'BALANCE_EXHAUSTED', receivedSamples: this.received, epoch: this.epoch };
+      }
+      if (BigInt(fresh.length) >= room) {
+        refused = fresh.length - Number(room);
+        fresh = fresh.subarray(0, Number(room));
+        this.exhausted = true;
+      }
+    }
+    // sentSamples counts what frames announced, but never past the limit: audio beyond it was refused.
+    const announced = end - BigInt(refused);
+    if (announced > this.sent) this.sent = announced;
     this.received += BigInt(fresh.length);
+    this.spending?.accrue(this.received);
     this.retain(fresh);
     let events: StreamEvent[];
     try {
@@ -196,7 +246,12 @@ export class SessionAudio {
       return { kind: 'rejected', reason: 'NOT_ACCEPTING', receivedSamples: this.received, epoch: this.epoch };
     }
     this.handle(events);
-    const outcome: FeedOutcome = { kind: 'accepted', acceptedSamples: fresh.length, duplicateSamples: skip, receivedSamples: this.received };
+    const outcome: FeedOutcome = { kind: 'accepted', acceptedSamples: fresh.length, duplicateSamples: skip, ...(refused > 0 ? { refusedSamples: refused } : {}), receivedSamples: this.received };
+    if (this.exhausted) {
+      this.accepting = false;
+      this.disarmRotation();
+      return outcome;
+    }
     const every = this.rotation.rotateEverySamples;
     if (every !== undefined && this.received - this.epochStart >= BigInt(every)) this.rotate();
     return outcome;

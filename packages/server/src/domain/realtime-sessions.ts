@@ -1,17 +1,17 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '../errors.js';
-import { ID_PREFIXES, LIMITS, MODELS, REALTIME, RECOGNIZER_REFUSALS, SOCKET_TOKEN } from '../protocol.js';
+import { ACCOUNT_LIMITS, ID_PREFIXES, LIMITS, MODELS, RECOGNIZER_REFUSALS, REALTIME_SPENDING, SOCKET_TOKEN } from '../protocol.js';
 import { isRecognizerError } from '../recognition/errors.js';
 import type { Recognizer, RecognizerStream } from '../recognition/recognizer.js';
-import { ceilDiv, parseCount } from '../util/decimal.js';
+import { dec, parseCount } from '../util/decimal.js';
 import { randomId } from '../util/ids.js';
 import type { Clock } from '../util/clock.js';
 import type { Account } from './accounts.js';
-import { accruing, available, releaseRealtime, settleRealtime } from './billing.js';
+import { accrue, accruing, affordableSamples, available, realtimeMinimum, receivedDurationMs, releaseRealtime, settleRealtime } from './billing.js';
 import { IdempotencyStore } from './idempotency.js';
 import type { RealtimeCreateRequest } from './realtime-options.js';
 import { RecoveryWindow } from './recovery-window.js';
-import { SessionAudio, type SessionNotice, type SupplementKind, type SupplementPolicy } from './realtime-session.js';
+import { SessionAudio, type FeedOutcome, type SessionNotice, type SupplementKind, type SupplementPolicy } from './realtime-session.js';
 import { realtimeTranscript, sessionView } from './realtime-view.js';
 import type { Task, Tasks } from './tasks.js';
 
@@ -51,6 +51,16 @@ export interface Session {
 
 export type AttachOutcome = 'attached' | 'finished' | 'expired';
 
+/** Per-account fairness (docs/protocol.md "Per-account limits"). */
+export interface RealtimeLimits {
+  /**
+   * Sessions of one account that can still take audio: created, not finished or finishing, recovery
+   * window not passed (an expired session holds no decoder and takes no audio; it is only waiting to be
+   * finished over REST, and must not lock its account out).
+   */
+  readonly maxOpenSessionsPerAccount: number;
+}
+
 export class RealtimeSessions {
   private readonly sessions = new Map<string, Session>();
   private readonly idempotency = new IdempotencyStore<Session>();
@@ -62,7 +72,32 @@ export class RealtimeSessions {
     private readonly timing: RealtimeTiming,
     private readonly clock: Clock,
     private readonly supplementPolicy: SupplementPolicy = () => 'now',
+    private readonly limits: RealtimeLimits = { maxOpenSessionsPerAccount: ACCOUNT_LIMITS.defaultMaxOpenSessions },
   ) {}
+
+  /** The account's sessions that can still take audio (RealtimeLimits.maxOpenSessionsPerAccount counts these). */
+  openSessions(account: Account): number {
+    let open = 0;
+    for (const session of this.sessions.values()) {
+      if (session.ownerId === account.id && session.finishing === undefined && !session.recovery.expired) open += 1;
+    }
+    return open;
+  }
+
+  /**
+   * The limits a client should know (capabilities): decoder counts only for a recogniser with a
+   * bounded pool (PocketSphinx), null otherwise.
+   */
+  limitsView(account: Account): Record<string, unknown> {
+    const pool = this.recognizer as Partial<{ maxDecoders: number; maxDecodersPerAccount: number }>;
+    return {
+      minimumAvailableCharacters: dec(realtimeMinimum()),
+      maxOpenSessionsPerAccount: this.limits.maxOpenSessionsPerAccount,
+      openSessions: this.openSessions(account),
+      maxDecoders: typeof pool.maxDecoders === 'number' ? pool.maxDecoders : null,
+      maxDecodersPerAccount: typeof pool.maxDecodersPerAccount === 'number' ? pool.maxDecodersPerAccount : null,
+    };
+  }
 
   async create(account: Account, body: Record<string, unknown>, request: RealtimeCreateRequest, idempotencyKey: string, requestId: string): Promise<{ session: Session; replayed: boolean }> {
     const { value, replayed } = await this.idempotency.run(`${account.id}/realtime`, idempotencyKey, body, async () => this.open(account, request, requestId));
@@ -70,10 +105,23 @@ export class RealtimeSessions {
   }
 
   private open(account: Account, request: RealtimeCreateRequest, requestId: string): Session {
-    if (available(account) <= 0n) throw new ApiError('INSUFFICIENT_CHARACTERS', 'no Characters are available for a realtime session', { availableCharacters: '0' });
+    // Refused unless the balance covers the shortest session worth opening (REALTIME_SPENDING.minimumMs);
+    // after that, the spending guard keeps the audio within what is left (docs/protocol.md).
+    const minimum = realtimeMinimum();
+    const left = available(account);
+    if (left < minimum) {
+      throw new ApiError('INSUFFICIENT_CHARACTERS', `a realtime session needs at least ${minimum} Characters available (${REALTIME_SPENDING.minimumMs / 1000} s of audio); ${left < 0n ? 0n : left} are available`, {
+        requiredCharacters: dec(minimum),
+        availableCharacters: dec(left < 0n ? 0n : left),
+      });
+    }
+    const max = this.limits.maxOpenSessionsPerAccount;
+    if (this.openSessions(account) >= max) {
+      throw new ApiError('RATE_LIMITED', `this account has ${max} realtime sessions open, its most at once; finish one first`, { reason: ACCOUNT_LIMITS.sessionLimitReason, limit: max }, { retryAfterSec: ACCOUNT_LIMITS.retryAfterSec });
+    }
     // The recogniser first: a refusal (no free decoder, a model that cannot load) must leave nothing
     // behind, least of all a History task that stays PROCESSING for ever.
-    const stream = this.openStream(request);
+    const stream = this.openStream(account, request);
     try {
       return this.register(account, request, requestId, stream);
     } catch (error) {
@@ -83,11 +131,14 @@ export class RealtimeSessions {
   }
 
   /** The recogniser's stream, or 503 SERVICE_UNAVAILABLE (details.reason, Retry-After) when it cannot serve now. */
-  private openStream(request: RealtimeCreateRequest): RecognizerStream {
+  private openStream(account: Account, request: RealtimeCreateRequest): RecognizerStream {
     try {
-      return this.recognizer.openStream({ languageHint: request.languageHint, vocabularyHints: request.options.vocabularyHints, maxSpeakers: 1 });
+      return this.recognizer.openStream({ languageHint: request.languageHint, vocabularyHints: request.options.vocabularyHints, maxSpeakers: 1, owner: account.id });
     } catch (error) {
       if (!isRecognizerError(error)) throw error;
+      if (error.code === 'RECOGNIZER_ACCOUNT_LIMIT') {
+        throw new ApiError('RATE_LIMITED', `no realtime session now: ${error.message}`, { reason: ACCOUNT_LIMITS.decoderLimitReason }, { cause: error, retryAfterSec: ACCOUNT_LIMITS.retryAfterSec });
+      }
       throw new ApiError('SERVICE_UNAVAILABLE', `no realtime session now: ${error.message}`, { reason: error.code }, { cause: error, retryAfterSec: RECOGNIZER_REFUSALS.retryAfterSec });
     }
   }
@@ -127,6 +178,11 @@ export class RealtimeSessions {
         if (session !== undefined) this.fail(session, error);
       },
     );
+    const billing = task.billing;
+    audio.spending = {
+      limit: () => affordableSamples(account, billing),
+      accrue: (received) => accrue(account, billing, received),
+    };
     session = {
       id,
       ownerId: account.id,
@@ -168,7 +224,7 @@ export class RealtimeSessions {
 
   private settleFailed(session: Session, error: unknown): void {
     const task = session.task;
-    releaseRealtime(task.billing);
+    releaseRealtime(session.account, task.billing);
     task.error = {
       errorCode: RECOGNIZER_REFUSALS.taskErrorCode,
       message: `recognition failed: ${error instanceof Error ? error.message : String(error)}`,
@@ -278,11 +334,12 @@ export class RealtimeSessions {
     if (session.request.options.processingContentStorage) {
       session.notices.push({ code: 'PROCESSING_STORAGE_NOT_APPLIED', message: 'the reference service does not store processing content' });
     }
-    const gap = audio.captured > audio.received;
+    // Past the balance the audio was refused, not lost: BALANCE_EXHAUSTED says so, not TRANSPORT_GAP.
+    const gap = !audio.exhausted && audio.captured > audio.received;
     if (gap) {
       session.notices.push({ code: 'TRANSPORT_GAP', message: `captured ${audio.captured} samples but received ${audio.received}; the charge covers what was received` });
     }
-    const durationMs = ceilDiv(audio.received * 1000n, BigInt(REALTIME.sampleRate));
+    const durationMs = receivedDurationMs(audio.received);
     const task = session.task;
     settleRealtime(session.account, task.billing, durationMs);
     task.audioDurationMs = durationMs;
@@ -290,9 +347,36 @@ export class RealtimeSessions {
     task.detectedLanguage = task.transcript.languageCode;
     audio.close();
     session.recovery.dispose();
-    this.tasks.setStatus(task, gap ? 'PARTIAL' : 'COMPLETED', this.clock.now());
+    this.tasks.setStatus(task, gap || audio.exhausted ? 'PARTIAL' : 'COMPLETED', this.clock.now());
     for (const notice of session.notices.slice(noticesBefore)) audio.announce({ type: 'session.notice', notice });
     audio.announce({ type: 'session.finished' });
+  }
+
+  /**
+   * Audio from the socket (connection.ts). A frame that reaches the spending limit is stored up to it;
+   * the session then ends by itself (exhaust).
+   */
+  feed(session: Session, epoch: number, startSample: bigint, samples: Int16Array): FeedOutcome {
+    const outcome = session.audio.feed(epoch, startSample, samples);
+    if (session.audio.exhausted && session.finishing === undefined) this.exhaust(session);
+    return outcome;
+  }
+
+  /**
+   * The account's balance is used up at the session's receivedSamples: tell the client at once
+   * (session.notice BALANCE_EXHAUSTED, so it stops sending), then finish as a finish would (commit,
+   * supplements, settle at most the balance) and end PARTIAL with session.finished.
+   */
+  private exhaust(session: Session): void {
+    const received = session.audio.received;
+    const notice: Notice = {
+      code: REALTIME_SPENDING.exhaustedNotice,
+      message: `the account's balance is used up after ${dec(received)} samples (${dec(receivedDurationMs(received))} ms) of audio; audio from there on was not accepted or charged`,
+      receivedSamples: dec(received),
+    };
+    session.notices.push(notice);
+    session.audio.announce({ type: 'session.notice', notice });
+    session.finishing = this.settle(session, session.audio.captured);
   }
 
   /** Waits until no line has a pending supplement, at most supplementWaitMs and never past the recovery window. */

@@ -78,14 +78,24 @@ export class Tasks {
    * Returns how many were failed.
    */
   failInterrupted(accounts: { byId(id: string): Account | undefined }, now: number): number {
+    const interrupted = this.order.filter((task) => !isTerminal(task.status) && accounts.byId(task.ownerId) !== undefined);
+    // An open realtime session's reservation grows with its audio without a write per frame, so the
+    // ledger kept with another task's write may hold more than the interrupted tasks' records say.
+    // Every reservation of these accounts belongs to an interrupted task: make the ledger match the
+    // records before releasing them, so the release leaves nothing reserved for work that is gone.
+    const outstanding = new Map<Account, bigint>();
+    for (const task of interrupted) {
+      const account = accounts.byId(task.ownerId) as Account;
+      const held = task.billing.state === 'RESERVED' || task.billing.state === 'ACCRUING' ? task.billing.reserved : 0n;
+      outstanding.set(account, (outstanding.get(account) ?? 0n) + held);
+    }
+    for (const [account, held] of outstanding) account.chars.reserved = held;
     let failed = 0;
-    for (const task of this.order) {
-      if (isTerminal(task.status)) continue;
+    for (const task of interrupted) {
       // A task of an account this server was not started with stays as recorded, for when it is.
-      const account = accounts.byId(task.ownerId);
-      if (account === undefined) continue;
+      const account = accounts.byId(task.ownerId) as Account;
       if (task.kind === 'batch') release(account, task.billing);
-      else releaseRealtime(task.billing);
+      else releaseRealtime(account, task.billing);
       task.error = {
         errorCode: 'INTERNAL',
         message: 'the service stopped while this transcription was running; nothing was charged, submit it again',

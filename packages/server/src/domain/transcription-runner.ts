@@ -60,6 +60,7 @@ export class TranscriptionRunner {
         maxSpeakers: options.separateSpeakers ? (options.maxSpeakerCount ?? 32) : 1,
         includeSoundEvents: options.includeSoundEvents,
         removeDisfluencies: options.removeDisfluencies,
+        owner: account.id,
       };
       const result = this.recognizer.recognizeFeeds !== undefined
         ? await this.recognizer.recognizeFeeds({ ...recognition, feeds })

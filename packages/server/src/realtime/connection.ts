@@ -234,20 +234,29 @@ export class Connection {
     }
     const samples = pcm16View(buffer, header.sampleCount);
     const audio = this.session.audio;
-    const outcome = audio.feed(header.epoch, BigInt(header.startSample), samples);
+    const outcome = this.sessions.feed(this.session, header.epoch, BigInt(header.startSample), samples);
     if (outcome.kind === 'rejected') {
       const messages: Record<typeof outcome.reason, string> = {
         NOT_ACCEPTING: 'the session does not accept audio now (paused, rotated awaiting session.resume, or finishing)',
         WRONG_EPOCH: `frames must carry the current epoch ${outcome.epoch}`,
         BEYOND_CURSOR: `gap: the frame starts at ${header.startSample} but the server has ${outcome.receivedSamples}; resend from there`,
+        BALANCE_EXHAUSTED: `the account's balance was used up at sample ${outcome.receivedSamples}; no audio past it is accepted`,
       };
-      this.refuse(outcome.reason, messages[outcome.reason], {
+      const details = {
         epoch: outcome.epoch,
         receivedSamples: dec(outcome.receivedSamples),
         frameEpoch: header.epoch,
         startSample: String(header.startSample),
         accepting: audio.accepting,
-      });
+      };
+      if (outcome.reason === 'BALANCE_EXHAUSTED') {
+        // Frames in flight when the balance ran out are no mistake of the client's: told, but never
+        // counted toward PROTOCOL_VIOLATION (the session is ending by itself; a 4400 would hide why).
+        this.log('error', { code: outcome.reason });
+        this.send(errorMessage(outcome.reason, messages[outcome.reason], details));
+        return;
+      }
+      this.refuse(outcome.reason, messages[outcome.reason], details);
       return;
     }
     this.consecutiveErrors = 0;

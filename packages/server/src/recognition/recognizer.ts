@@ -38,6 +38,11 @@ export interface RecognitionOptions {
   readonly maxSpeakers: number;
   readonly includeSoundEvents?: boolean;
   readonly removeDisfluencies?: boolean;
+  /**
+   * Who the work is for (an account id): engines with bounded capacity (PocketSphinx's decoder pool)
+   * bound each owner's share of it. Never part of the recognition itself.
+   */
+  readonly owner?: string;
 }
 
 export interface RecognitionRequest extends RecognitionOptions {

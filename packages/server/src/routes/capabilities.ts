@@ -12,7 +12,12 @@ import { CHANNELS_MAX, RATE_MAX_HZ, RATE_MIN_HZ, WAV_MAX_CHUNKS } from '../media
  * Spec "Capabilities": what the account may do and which values the write endpoints accept. Every
  * requestParameters entry the spec lists is here; the validators in domain/ enforce the same values.
  */
-export function capabilities(account: Account, usedVoices: number, storage: { usedBytes: string; quotaBytes: string }): Record<string, unknown> {
+export function capabilities(
+  account: Account,
+  usedVoices: number,
+  storage: { usedBytes: string; quotaBytes: string },
+  realtimeLimits: Record<string, unknown>,
+): Record<string, unknown> {
   const c = account.chars;
   const exportControl = {
     format: { type: 'string', required: true, values: DOWNLOAD_FORMATS },
@@ -88,6 +93,9 @@ export function capabilities(account: Account, usedVoices: number, storage: { us
         processingContentStorage: { type: 'boolean', default: false },
       },
       finishSupplementWaitMs: LIMITS.finishSupplementWaitMs,
+      // Ours: what creation requires and per-account fairness (docs/protocol.md "Realtime spending",
+      // "Per-account limits"); openSessions is this account's count now.
+      limits: realtimeLimits,
     },
     downloadFormats: DOWNLOAD_FORMATS,
     account: {

@@ -1,5 +1,5 @@
 import { attachSession, isWebAudioError, openMicrophone, startCapture, type Capture, type CaptureDrop, type CaptureResult } from '@soundclone/web-audio';
-import { apiErrorFromResponse, isApiError, type RealtimeFinishResult, type RealtimeSocketSession } from '@soundclone/core';
+import { apiErrorFromResponse, isApiError, protocol, type RealtimeFinishResult, type RealtimeSocketSession } from '@soundclone/core';
 import { CaptionsView } from './captions-view.js';
 
 /**
@@ -163,6 +163,11 @@ async function releaseSession(sessionId: string, keepalive = false): Promise<voi
 
 /** What went wrong, for the visitor: no status codes, and what to do next. */
 function plainWords(caught: unknown): string {
+  if (isApiError(caught) && caught.code === 'INSUFFICIENT_CHARACTERS') return BALANCE_ADVICE_START;
+  if (isApiError(caught) && caught.code === 'RATE_LIMITED' && (protocol.ACCOUNT_LIMIT_REASONS as readonly unknown[]).includes(caught.details?.['reason'])) {
+    // Per-account limits (docs/protocol.md "Per-account limits"): this account, not the service, is full.
+    return 'This account already has as many captions running as it may at once. Stop captions in another tab or window, then press Start again.';
+  }
   if (isApiError(caught) && (caught.code === 'SERVICE_UNAVAILABLE' || caught.code === 'RATE_LIMITED')) return 'The speech service is busy, try again in a moment.';
   if (isApiError(caught)) return `The speech service could not start captions (${caught.message}). Try again in a moment.`;
   if (isWebAudioError(caught)) {
@@ -176,6 +181,17 @@ function plainWords(caught: unknown): string {
     }
   }
   return `Captions could not start (${caught instanceof Error ? caught.message : String(caught)}).`;
+}
+
+const BALANCE_ADVICE_START = 'The account has no characters left for captions. Add characters to the account (a bigger plan or a character order), then press Start again.';
+
+/** The service stopped the session because the account's characters ran out: plain words, and stop. */
+function balanceUsedUp(s: RealtimeSocketSession, receivedSamples: number): void {
+  const seconds = (receivedSamples / 16000).toFixed(1);
+  say(`The account's characters ran out after ${seconds} s of audio, so captions stopped. Add characters to the account (a bigger plan or a character order), then press Start again.`);
+  details.textContent = `Stopped: balance used up after ${seconds} s of audio`;
+  // The session takes no more audio: stop the microphone now (stop() ends in the session's typed error).
+  if (session === s && capture !== undefined && !stopping) void stop().catch(() => undefined);
 }
 
 function say(text: string): void {
@@ -242,6 +258,7 @@ function watchSession(s: RealtimeSocketSession): void {
     reconnects += 1;
     reconnectsEl.textContent = `${reconnects} reconnect${reconnects === 1 ? '' : 's'}`;
   });
+  s.on('balance.exhausted', (info) => balanceUsedUp(s, info.receivedSamples));
   s.partials$.subscribe((p) => view.partial(p.text));
   s.lines$.subscribe((line) => view.line(line));
   s.lineUpdates$.subscribe((update) => view.line(update.line));

@@ -6,14 +6,24 @@ export interface PoolLimits {
   readonly maxDecoders: number;
   /** Decoders kept loaded for the next stream when no stream needs them. */
   readonly maxIdle: number;
+  /** Leases one owner (an account) may hold at once, so one account cannot take every slot. */
+  readonly maxPerOwner: number;
 }
+
+/**
+ * The owner of leases opened without one (direct library use, tools, benchmarks): only maxDecoders
+ * bounds them. The server always names the account.
+ */
+const NO_OWNER = '';
 
 /**
  * Decoders cost ~250 ms and ~90 MB each to load (the 134k-word dictionary and the language model are
  * per decoder; libpocketsphinx cannot share them), so the pool bounds them and recycles them:
  *
  *   lease     a stream's slot: reserve() now or RECOGNIZER_BUSY (realtime creation), whenFree()
- *             waits for one (batch), FIFO; at most maxDecoders exist
+ *             waits for one (batch), FIFO; at most maxDecoders exist, at most maxPerOwner per owner
+ *             (an account): past it reserve() throws RECOGNIZER_ACCOUNT_LIMIT and whenFree() lets
+ *             other owners' waiters go first
  *   decoder   a lease loads one only when audio is coming: prepare() on a worker thread, decoder()
  *             at once (an idle one reset, else loaded on the calling thread)
  *   release   the decoder goes back (kept idle up to maxIdle, freed past it), the slot to the
@@ -25,8 +35,9 @@ export interface PoolLimits {
 export class DecoderPool {
   private readonly idle: DecoderHandle[] = [];
   private readonly live = new Set<DecoderHandle>();
-  private readonly waiters: Array<{ resolve: (lease: DecoderLease) => void; reject: (error: unknown) => void }> = [];
+  private readonly waiters: Array<{ owner: string; resolve: (lease: DecoderLease) => void; reject: (error: unknown) => void }> = [];
   private leases = 0;
+  private readonly byOwner = new Map<string, number>();
   private closed = false;
 
   constructor(
@@ -49,28 +60,68 @@ export class DecoderPool {
     return this.idle.length;
   }
 
-  /** A slot for one stream now, or RecognizerError RECOGNIZER_BUSY when all are taken. */
-  reserve(): DecoderLease {
+  /** Leases one owner holds now. */
+  leasedBy(owner: string): number {
+    return this.byOwner.get(owner) ?? 0;
+  }
+
+  private atOwnerLimit(owner: string): boolean {
+    return owner !== NO_OWNER && this.leasedBy(owner) >= this.limits.maxPerOwner;
+  }
+
+  /**
+   * A slot for one stream now. RecognizerError RECOGNIZER_BUSY when all are taken (checked first: a
+   * full pool is busy for everyone), RECOGNIZER_ACCOUNT_LIMIT when this owner holds maxPerOwner.
+   */
+  reserve(owner: string = NO_OWNER): DecoderLease {
     this.checkOpen();
     if (this.leases >= this.limits.maxDecoders) {
       throw new RecognizerError('RECOGNIZER_BUSY', `all ${this.limits.maxDecoders} PocketSphinx decoders are in use; try again when a session or transcription finishes`);
     }
-    this.leases += 1;
-    return new DecoderLease(this);
+    if (this.atOwnerLimit(owner)) {
+      throw new RecognizerError('RECOGNIZER_ACCOUNT_LIMIT', `this account holds ${this.limits.maxPerOwner} of the ${this.limits.maxDecoders} PocketSphinx decoders, its most at once; finish one of its sessions first`);
+    }
+    return this.grant(owner);
   }
 
-  /** A slot as soon as one is free (first come, first served); rejects with RECOGNIZER_CLOSED on close. */
-  whenFree(): Promise<DecoderLease> {
+  /**
+   * A slot as soon as one is free for this owner: first come, first served, except that a waiter
+   * whose owner is at maxPerOwner lets later waiters of other owners pass. Rejects with
+   * RECOGNIZER_CLOSED on close.
+   */
+  whenFree(owner: string = NO_OWNER): Promise<DecoderLease> {
     if (this.closed) return Promise.reject(closedError());
-    if (this.leases < this.limits.maxDecoders) return Promise.resolve(this.reserve());
-    return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
+    return new Promise((resolve, reject) => {
+      this.waiters.push({ owner, resolve, reject });
+      this.dispatch();
+    });
   }
 
-  /** A lease ended: its slot goes to the longest waiter, else back to the pool. */
-  endLease(): void {
-    const next = this.waiters.shift();
-    if (next !== undefined) next.resolve(new DecoderLease(this));
-    else this.leases = Math.max(0, this.leases - 1);
+  /** A lease ended: its slot goes to the longest waiter that may take one, else back to the pool. */
+  endLease(owner: string): void {
+    this.leases = Math.max(0, this.leases - 1);
+    const held = this.leasedBy(owner) - 1;
+    if (held > 0) this.byOwner.set(owner, held);
+    else this.byOwner.delete(owner);
+    this.dispatch();
+  }
+
+  private grant(owner: string): DecoderLease {
+    this.leases += 1;
+    this.byOwner.set(owner, this.leasedBy(owner) + 1);
+    return new DecoderLease(this, owner);
+  }
+
+  private dispatch(): void {
+    for (let i = 0; i < this.waiters.length && this.leases < this.limits.maxDecoders; ) {
+      const waiter = this.waiters[i] as (typeof this.waiters)[number];
+      if (this.atOwnerLimit(waiter.owner)) {
+        i += 1;
+        continue;
+      }
+      this.waiters.splice(i, 1);
+      waiter.resolve(this.grant(waiter.owner));
+    }
   }
 
   /** A decoder now: an idle one reset, else one loaded on this thread (blocks ~250 ms). */
@@ -153,7 +204,10 @@ export class DecoderLease {
   private loading: Promise<void> | undefined;
   private ended = false;
 
-  constructor(private readonly pool: DecoderPool) {}
+  constructor(
+    private readonly pool: DecoderPool,
+    private readonly owner: string,
+  ) {}
 
   /** The decoder, when one was loaded for this lease. */
   get current(): DecoderHandle | undefined {
@@ -191,7 +245,7 @@ export class DecoderLease {
     this.ended = true;
     if (this.handle !== undefined) this.pool.give(this.handle);
     this.handle = undefined;
-    this.pool.endLease();
+    this.pool.endLease(this.owner);
   }
 }
 

@@ -21,6 +21,14 @@ export interface PocketSphinxOptions {
    * transcription waits for a free decoder.
    */
   readonly maxDecoders?: number;
+  /**
+   * Slots one account (RecognitionOptions.owner) may hold at once: realtime sessions plus batch
+   * channels being decoded. Default maxDecoders - floor(maxDecoders / 4) (3 of the default 4), so
+   * one account cannot keep every other waiting. Past it a realtime session is refused (429
+   * RATE_LIMITED, reason ACCOUNT_DECODER_LIMIT) and a batch channel waits while other accounts'
+   * work goes first. At most maxDecoders.
+   */
+  readonly maxDecodersPerAccount?: number;
   /** Decoders kept loaded for the next stream (default 2, at most maxDecoders). */
   readonly maxIdleDecoders?: number;
   readonly partialIntervalMs?: number;
@@ -37,6 +45,11 @@ const BATCH_BLOCK_SAMPLES = 4000;
  * ~90 MB per decoder, ~370 MB for four.
  */
 export const DEFAULT_MAX_DECODERS = 4;
+
+/** A quarter of the pool (rounded down) stays for other accounts: 3 of 4, all of 1..3. */
+export function defaultDecodersPerAccount(maxDecoders: number): number {
+  return Math.max(1, maxDecoders - Math.floor(maxDecoders / 4));
+}
 
 /**
  * Real offline recognition with CMU PocketSphinx (Debian's libpocketsphinx and US English model)
@@ -58,12 +71,15 @@ export class PocketSphinxRecognizer implements Recognizer {
   private readonly binding: PocketSphinxBinding;
   private readonly model: ModelPaths;
   private readonly pool: DecoderPool;
+  private readonly limits: { readonly maxDecoders: number; readonly maxPerOwner: number };
   private readonly tuning: StreamTuning;
   private closed = false;
 
   constructor(options: PocketSphinxOptions = {}) {
     const maxDecoders = options.maxDecoders ?? DEFAULT_MAX_DECODERS;
     if (!Number.isInteger(maxDecoders) || maxDecoders < 1) throw invalid(`maxDecoders must be a whole number of at least 1 (got ${maxDecoders})`);
+    const maxPerOwner = options.maxDecodersPerAccount ?? defaultDecodersPerAccount(maxDecoders);
+    if (!Number.isInteger(maxPerOwner) || maxPerOwner < 1) throw invalid(`maxDecodersPerAccount must be a whole number of at least 1 (got ${maxPerOwner})`);
     const maxIdle = options.maxIdleDecoders ?? 2;
     if (!Number.isInteger(maxIdle) || maxIdle < 0) throw invalid(`maxIdleDecoders must be a whole number of at least 0 (got ${maxIdle})`);
     const reserved = (options.decoderArgs ?? []).filter((a) => RESERVED_DECODER_ARGS.includes(a));
@@ -71,7 +87,8 @@ export class PocketSphinxRecognizer implements Recognizer {
     const { binding, model } = loadPocketSphinx(options.modelDir);
     this.binding = binding;
     this.model = model;
-    this.pool = new DecoderPool(binding, decoderArgs(model, options.decoderArgs), { maxDecoders, maxIdle: Math.min(maxIdle, maxDecoders) });
+    this.limits = { maxDecoders, maxPerOwner: Math.min(maxPerOwner, maxDecoders) };
+    this.pool = new DecoderPool(binding, decoderArgs(model, options.decoderArgs), { maxDecoders, maxIdle: Math.min(maxIdle, maxDecoders), maxPerOwner: Math.min(maxPerOwner, maxDecoders) });
     this.tuning = { partialIntervalMs: options.partialIntervalMs ?? 250, maxSegmentMs: options.maxSegmentMs ?? 20_000 };
     try {
       this.pool.warm();
@@ -84,6 +101,16 @@ export class PocketSphinxRecognizer implements Recognizer {
   /** Loaded decoders (in use or idle). */
   get decoders(): number {
     return this.pool.size;
+  }
+
+  /** Slots one account may hold at once (maxDecodersPerAccount in force); capabilities report it. */
+  get maxDecodersPerAccount(): number {
+    return this.limits.maxPerOwner;
+  }
+
+  /** Slots the whole pool holds (maxDecoders in force). */
+  get maxDecoders(): number {
+    return this.limits.maxDecoders;
   }
 
   /** Open streams, each holding a slot (at most maxDecoders). */
@@ -102,7 +129,7 @@ export class PocketSphinxRecognizer implements Recognizer {
       const missing = missingModelFile(this.model);
       if (missing !== undefined) throw new RecognizerError('RECOGNIZER_UNAVAILABLE', `PocketSphinx cannot load a decoder: ${missing} is missing`);
     }
-    return new PocketSphinxStream(this.binding, this.pool.reserve(), options, this.tuning);
+    return new PocketSphinxStream(this.binding, this.pool.reserve(options.owner), options, this.tuning);
   }
 
   async recognize(request: RecognitionRequest): Promise<RecognitionResult> {
@@ -118,7 +145,7 @@ export class PocketSphinxRecognizer implements Recognizer {
         for (const event of events) if (event.type === 'segment') segments.push(event.segment);
       };
       // Batch waits for a free decoder rather than failing: the task is queued work anyway.
-      const stream = new PocketSphinxStream(this.binding, await this.pool.whenFree(), request, this.tuning);
+      const stream = new PocketSphinxStream(this.binding, await this.pool.whenFree(request.owner), request, this.tuning);
       try {
         await stream.prepare();
         stream.prime(primeSamples(feed));

@@ -1,0 +1,85 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { SoundClone } from '@soundclone/core';
+import { startDemo, type DemoServer } from '../../packages/web-audio/demo/dev-server.ts';
+import type { DemoApi, DemoSnapshot } from '../../packages/web-audio/demo/page/main.ts';
+import { ARTIFACTS, WAV_RATE, launchChromium, speechWav, writeWav } from './support.ts';
+
+/**
+ * The live-captions demo when the account's characters run out, in real Chromium: the service stops
+ * the session after exactly the audio the balance paid for (10 Characters: one second), and the page
+ * says so in plain words, stops the microphone, and says the same at the next Start.
+ */
+const wavPath = join(ARTIFACTS, 'fake-mic-demo-balance.wav');
+let demo: DemoServer;
+let browser: Browser;
+
+beforeAll(async () => {
+  const wav = speechWav();
+  writeWav(wavPath, wav.pcm, WAV_RATE);
+  demo = await startDemo({ serverOptions: { accountOverrides: { 'demo-key': { totalMonthlyChars: 0, totalOrderChars: 10 } }, realtimeTiming: { supplementWaitMs: 200 } } });
+  browser = await launchChromium(wavPath);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await demo?.close();
+});
+
+type Window_ = { demo: DemoApi };
+const snapshot = (page: Page): Promise<DemoSnapshot> => page.evaluate(() => (window as unknown as Window_).demo.snapshot());
+const tryStart = (page: Page) =>
+  page.evaluate(() => (window as unknown as Window_).demo.start().then(() => null, (e: Error & { code?: string }) => ({ name: e.name, code: e.code })));
+
+async function until<T>(what: string, read: () => Promise<T>, ok: (value: T) => boolean, ms = 15_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (ok(value)) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('live-captions demo: the account runs out of characters', () => {
+  it('stops after the second the balance paid for, says so in plain words, and says it again at the next Start', async () => {
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${demo.url}/`);
+      expect(await tryStart(page)).toBeNull();
+      const stopped = await until('the balance message', () => snapshot(page), (s) => s.message !== '' && s.captureState === 'stopped');
+      expect(stopped.message).toBe("The account's characters ran out after 1.0 s of audio, so captions stopped. Add characters to the account (a bigger plan or a character order), then press Start again.");
+      expect(stopped.connection).toBe('failed');
+      expect(await page.locator('#message').textContent()).not.toMatch(/HTTP|402|BALANCE_EXHAUSTED/);
+      expect(await page.locator('#start').isEnabled()).toBe(true);
+      const sessionId = demo.sessions.at(-1) as string;
+      const view = await new SoundClone({ accessKey: demo.accessKey, baseUrl: demo.server.url }).stt.realtime.get(sessionId);
+      expect(view.status).toBe('PARTIAL');
+      expect(view.usage).toMatchObject({ receivedSamples: 16_000n, billableCharacters: 10n });
+
+      expect(await tryStart(page)).toEqual({ name: 'InsufficientCharactersError', code: 'INSUFFICIENT_CHARACTERS' });
+      expect((await snapshot(page)).message).toBe('The account has no characters left for captions. Add characters to the account (a bigger plan or a character order), then press Start again.');
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('an account at its open-session limit is told apart from a busy service', async () => {
+    const limited = await startDemo({ serverOptions: { maxRealtimeSessionsPerAccount: 1 } });
+    const client = new SoundClone({ accessKey: limited.accessKey, baseUrl: limited.server.url });
+    const held = await client.stt.realtime.create({});
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${limited.url}/`);
+      expect(await tryStart(page)).toEqual({ name: 'RateLimitError', code: 'RATE_LIMITED' });
+      expect((await snapshot(page)).message).toBe('This account already has as many captions running as it may at once. Stop captions in another tab or window, then press Start again.');
+      await client.stt.realtime.finish(held.sessionId, 0);
+      expect(await tryStart(page)).toBeNull();
+      await page.evaluate(() => (window as unknown as Window_).demo.stop());
+    } finally {
+      await page.close();
+      await limited.close();
+    }
+  });
+});
