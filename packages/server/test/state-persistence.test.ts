@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isStateStoreError, StateStoreError, type ServerOptions } from '../src/index.js';
 import { idem, KEY_A, KEY_B, start, transcribe, upload, type TestServer } from './support/server.js';
 import { speechWav } from './support/wav.js';
+import { createSession, open as openSocket, socketUrl, speech } from './realtime/support.js';
 
 const lines = (file: string): string[] => readFileSync(file, 'utf8').split('\n').filter((l) => l !== '');
 
@@ -119,6 +120,34 @@ describe('state kept in a data directory', () => {
     expect(s.state?.interruptedTasks).toBe(1);
     expect((await s.call('GET', `/stt/transcriptions/${id}`)).body.data).toMatchObject({ status: 'FAILED', billing: { state: 'RELEASED', settledCharacters: '0' } });
     expect(s.services.accounts.byAccessKey(KEY_A)?.chars).toEqual(before);
+  });
+
+  it('an open session whose reservation grew with its audio leaves nothing reserved after a restart, even when another task wrote the ledger since', async () => {
+    let s = await open({ realtimeTiming: { recoveryWindowMs: 60_000 } });
+    const chars = () => s.services.accounts.byAccessKey(KEY_A)?.chars;
+    const before = { ...chars() };
+    const created = await createSession(s);
+    const peer = await openSocket(socketUrl(s, { sessionId: created.sessionId }), { accessKey: KEY_A });
+    await peer.waitFor('session.ready');
+    peer.stream(1, speech(3), 0, 2 * 16_000, 320);
+    await peer.acked(32_000);
+    // The session's reservation grew with its audio, without a write of its own.
+    const grown = chars()?.reserved ?? 0n;
+    expect(grown).toBeGreaterThan(0n);
+    // A batch task settles now: its write carries the ledger, with the session's grown reservation in it.
+    const task = await transcribe(s, { uploadId: await upload(s, speechWav()) });
+    expect(task.status).toBe('COMPLETED');
+    const charged = BigInt(task.billing.settledCharacters as string);
+    expect(chars()?.reserved).toBe(grown);
+
+    s = await restart();
+    expect(s.state?.interruptedTasks).toBe(1);
+    expect(chars()?.reserved).toBe(0n);
+    const spent = (chars()?.monthlyUsed ?? 0n) + (chars()?.orderUsed ?? 0n) - ((before.monthlyUsed ?? 0n) + (before.orderUsed ?? 0n));
+    expect(spent).toBe(charged);
+    // And it stays so at the next start.
+    s = await restart();
+    expect(chars()?.reserved).toBe(0n);
   });
 
   it('a long run compacts its journal as it goes: the file stays small and the last change wins', async () => {
