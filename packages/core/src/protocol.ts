@@ -262,6 +262,7 @@ export const SOCKET_DEFAULTS = {
   maxConsecutiveErrors: 256,
   partialSkipBufferedBytes: 1 << 20,
   maxBufferedBytes: 16 << 20,
+  slowConsumerGraceMs: 5000,
 } as const;
 
 /**

@@ -281,8 +281,16 @@ export const SOCKET_DEFAULTS = {
   maxConsecutiveErrors: 256,
   /** Outbound bytes queued for a client above which partials are skipped (superseded anyway). */
   partialSkipBufferedBytes: 1 << 20,
-  /** Outbound bytes queued for a client above which it is closed with SLOW_CONSUMER. */
+  /**
+   * Memory held for a client's outbound messages (socket write queue plus our own queue, 32 bytes
+   * counted per queued message beyond its characters) above which it is closed with SLOW_CONSUMER.
+   */
   maxBufferedBytes: 16 << 20,
+  /**
+   * After the SLOW_CONSUMER close frame is queued (behind at most 64 KiB), the client has this long to
+   * read it before the TCP connection is dropped.
+   */
+  slowConsumerGraceMs: 5000,
 } as const;
 
 /**

@@ -1,6 +1,7 @@
 import { Violations } from '../errors.js';
 import { LIMITS } from '../protocol.js';
 import type { Account } from './accounts.js';
+import { boundedElements } from './validate.js';
 
 /**
  * AI cover history (spec "DELETE /cover"). Cover generation is not part of this service: each account
@@ -31,8 +32,11 @@ export class Covers {
     } else {
       if (ids.length === 0) v.add('ids', 'must hold at least 1 id');
       if (ids.length > LIMITS.coverIdsMax) v.add('ids', `must hold at most ${LIMITS.coverIdsMax} ids per call`);
-      for (const [i, id] of ids.entries()) {
+      // Never past coverIdsMax: a longer array is refused for its length (validate.ts boundedElements).
+      const checked = boundedElements(v, ids, LIMITS.coverIdsMax);
+      for (let i = 0; i < checked; i++) {
         if (v.stopChecking()) break;
+        const id: unknown = ids[i];
         if (typeof id !== 'string' || id === '') v.add(`ids[${i}]`, 'must be a non-empty string');
       }
     }
