@@ -150,6 +150,26 @@ export const LIMITS = {
   finishSupplementWaitMs: 8000,
 } as const;
 
+/**
+ * Ours: HTTP connection limits of the reference server (docs/protocol.md "Connection limits"), against
+ * clients that send slowly (slowloris) or never read what they asked for.
+ */
+export const HTTP_LIMITS = {
+  /** The request line and headers must arrive within this time (else 408 and close). */
+  headersTimeoutMs: 10_000,
+  /** The whole request, body included, must arrive within this time (else 408 and close). */
+  requestTimeoutMs: 120_000,
+  /** An idle keep-alive connection is closed after this time. */
+  keepAliveTimeoutMs: 5_000,
+  /** How often the two timeouts above are checked. */
+  timeoutCheckIntervalMs: 1_000,
+  /** Response bytes held for one connection above which its next (pipelined) request waits. */
+  responseMaxHeldBytes: 1 << 20,
+  /** A connection holding more than responseStallBytes unread for this long is closed. */
+  responseStallMs: 10_000,
+  responseStallBytes: 64 << 10,
+} as const;
+
 /** Spec "Capabilities": downloadFormats. */
 export const DOWNLOAD_FORMATS = ['txt', 'json', 'srt', 'segmented_json', 'html', 'docx', 'pdf'] as const;
 export type DownloadFormat = (typeof DOWNLOAD_FORMATS)[number];

@@ -33,12 +33,13 @@ export class Covers {
       if (ids.length === 0) v.add('ids', 'must hold at least 1 id');
       if (ids.length > LIMITS.coverIdsMax) v.add('ids', `must hold at most ${LIMITS.coverIdsMax} ids per call`);
       // Never past coverIdsMax: a longer array is refused for its length (validate.ts boundedElements).
-      const checked = boundedElements(v, ids, LIMITS.coverIdsMax);
+      const checked = boundedElements(ids, LIMITS.coverIdsMax);
       for (let i = 0; i < checked; i++) {
         if (v.stopChecking()) break;
         const id: unknown = ids[i];
         if (typeof id !== 'string' || id === '') v.add(`ids[${i}]`, 'must be a non-empty string');
       }
+      if (checked < ids.length) v.checkingStopped = true;
     }
     v.throwIfAny();
     const result = { succeedIds: [] as string[], nonExistIds: [] as string[], unMatchIds: [] as string[] };

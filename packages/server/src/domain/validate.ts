@@ -64,25 +64,27 @@ export function strArray(v: Violations, field: string, value: unknown, maxItems:
   // Elements are checked until the report is full, and never past maxItems: an array that is too long
   // is refused for its length, so a hostile one costs no more than a valid one (a 1 MiB body holds
   // 500,000 of them; checking each would hold the event loop for tens of ms).
-  const checked = boundedElements(v, value, maxItems);
+  const checked = boundedElements(value, maxItems);
   for (let i = 0; i < checked; i++) {
     if (v.stopChecking()) break;
     const item: unknown = value[i];
     if (typeof item !== 'string' || item === '') v.add(`${field}[${i}]`, 'must be a non-empty string');
     else if (codePoints(item, maxChars) > maxChars) v.add(`${field}[${i}]`, `must be at most ${maxChars} characters`);
   }
-  if (value.length > maxItems) return undefined;
+  if (checked < value.length) {
+    v.checkingStopped = true;
+    return undefined;
+  }
   return value.filter((item): item is string => typeof item === 'string');
 }
 
 /**
  * How many leading elements of `value` an array check looks at: all of them up to `maxItems`. When the
- * array is longer the rest are not checked and the report says checking stopped (there may be more).
+ * array is longer the caller reports its length and marks `checkingStopped` after its loop (there may
+ * be more broken elements than the report shows).
  */
-export function boundedElements(v: Violations, value: readonly unknown[], maxItems: number): number {
-  if (value.length <= maxItems) return value.length;
-  v.checkingStopped = true;
-  return maxItems;
+export function boundedElements(value: readonly unknown[], maxItems: number): number {
+  return value.length <= maxItems ? value.length : maxItems;
 }
 
 /** Code points of `text`, counting no further than `limit + 1` (enough to tell "too long"). */

@@ -5,12 +5,13 @@ import {
   ALIGNMENT_LEVELS, CHANNEL_RESULT_MODES, INPUT_ENCODINGS, REDACTION_STYLES, SUPPORTED_ENTITY_CATEGORIES, SUPPORTED_LANGUAGES,
 } from '../domain/transcription-request.js';
 import type { Account } from '../domain/accounts.js';
+import type { ConnectionLimits } from '../services.js';
 
 /**
  * Spec "Capabilities": what the account may do and which values the write endpoints accept. Every
  * requestParameters entry the spec lists is here; the validators in domain/ enforce the same values.
  */
-export function capabilities(account: Account, usedVoices: number): Record<string, unknown> {
+export function capabilities(account: Account, usedVoices: number, limits: ConnectionLimits): Record<string, unknown> {
   const c = account.chars;
   const exportControl = {
     format: { type: 'string', required: true, values: DOWNLOAD_FORMATS },
@@ -88,6 +89,11 @@ export function capabilities(account: Account, usedVoices: number): Record<strin
       finishSupplementWaitMs: LIMITS.finishSupplementWaitMs,
     },
     downloadFormats: DOWNLOAD_FORMATS,
+    // Ours: what a client must respect to keep its connections (docs/protocol.md "Connection limits").
+    limits: {
+      http: { ...limits.http, jsonBodyMaxBytes: LIMITS.jsonBodyMaxBytes },
+      socket: limits.socket,
+    },
     account: {
       plan: account.plan.name,
       planKey: account.plan.key,
