@@ -16,6 +16,7 @@ import { Uploads } from './domain/uploads.js';
 import { Voices } from './domain/voices.js';
 import { failureBody, writeError, writeJson, writeReply } from './http/envelope.js';
 import { Faults } from './http/faults.js';
+import { requestTurn } from './http/heavy-turns.js';
 import { ResponseBudget } from './http/response-budget.js';
 import { Router } from './http/router.js';
 import type { SocketConfig, SocketLogEntry } from './realtime/socket-config.js';
@@ -257,6 +258,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     const budget = budgetOf(req.socket);
     const admission = budget.admit();
     if (admission !== true && !(await admission)) return;
+    await requestTurn();
     try {
       await handle(req, res, budget);
     } finally {

@@ -48,3 +48,30 @@ function schedule(afterMs: number): void {
   if (afterMs < 1) setImmediate(run);
   else setTimeout(run, afterMs);
 }
+
+const starts: Array<() => void> = [];
+let startsScheduled = false;
+
+/**
+ * Resolves in a later event-loop iteration, one caller per iteration, in order: every REST request
+ * starts this way. Twenty connections that each have a 250 kB page to build (pipelined requests
+ * released by their clients reading, or simply arriving together) are built one per iteration, with
+ * the I/O that arrived meanwhile (realtime audio, acks) handled in between, instead of back to back
+ * in one microtask drain. An idle server pays one loop iteration per request.
+ */
+export function requestTurn(): Promise<void> {
+  return new Promise((resolve) => {
+    starts.push(resolve);
+    if (!startsScheduled) {
+      startsScheduled = true;
+      setImmediate(runStart);
+    }
+  });
+}
+
+function runStart(): void {
+  starts.shift()?.();
+  // Queued from inside the check phase: runs in the next iteration, after its poll phase.
+  if (starts.length > 0) setImmediate(runStart);
+  else startsScheduled = false;
+}
