@@ -279,6 +279,7 @@ export const SOCKET_DEFAULTS = {
   maxConsecutiveErrors: 256,
   partialSkipBufferedBytes: 1 << 20,
   maxBufferedBytes: 16 << 20,
+  slowConsumerGraceMs: 5000,
 } as const;
 
 /**

@@ -160,6 +160,26 @@ export const LIMITS = {
   finishSupplementWaitMs: 8000,
 } as const;
 
+/**
+ * Ours: HTTP connection limits of the reference server (docs/protocol.md "Connection limits"), against
+ * clients that send slowly (slowloris) or never read what they asked for.
+ */
+export const HTTP_LIMITS = {
+  /** The request line and headers must arrive within this time (else 408 and close). */
+  headersTimeoutMs: 10_000,
+  /** The whole request, body included, must arrive within this time (else 408 and close). */
+  requestTimeoutMs: 120_000,
+  /** An idle keep-alive connection is closed after this time. */
+  keepAliveTimeoutMs: 5_000,
+  /** How often the two timeouts above are checked. */
+  timeoutCheckIntervalMs: 1_000,
+  /** Response bytes held for one connection above which its next (pipelined) request waits. */
+  responseMaxHeldBytes: 1 << 20,
+  /** A connection holding more than responseStallBytes unread for this long is closed. */
+  responseStallMs: 10_000,
+  responseStallBytes: 64 << 10,
+} as const;
+
 /** Spec "Capabilities": downloadFormats. */
 export const DOWNLOAD_FORMATS = ['txt', 'json', 'srt', 'segmented_json', 'html', 'docx', 'pdf'] as const;
 export type DownloadFormat = (typeof DOWNLOAD_FORMATS)[number];
@@ -323,8 +343,16 @@ export const SOCKET_DEFAULTS = {
   maxConsecutiveErrors: 256,
   /** Outbound bytes queued for a client above which partials are skipped (superseded anyway). */
   partialSkipBufferedBytes: 1 << 20,
-  /** Outbound bytes queued for a client above which it is closed with SLOW_CONSUMER. */
+  /**
+   * Memory held for a client's outbound messages (socket write queue plus our own queue, 32 bytes
+   * counted per queued message beyond its characters) above which it is closed with SLOW_CONSUMER.
+   */
   maxBufferedBytes: 16 << 20,
+  /**
+   * After the SLOW_CONSUMER close frame is queued (behind at most 64 KiB), the client has this long to
+   * read it before the TCP connection is dropped.
+   */
+  slowConsumerGraceMs: 5000,
 } as const;
 
 /**

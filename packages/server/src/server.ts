@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ApiError, isApiError } from './errors.js';
-import { ACCOUNT_LIMITS, API_PREFIX, HEADERS, ID_PREFIXES, LIMITS, REALTIME, SOCKET_DEFAULTS, WEBHOOK } from './protocol.js';
+import { ACCOUNT_LIMITS, API_PREFIX, HEADERS, HTTP_LIMITS, ID_PREFIXES, LIMITS, REALTIME, SOCKET_DEFAULTS, WEBHOOK } from './protocol.js';
 import { Accounts, type AccountOverrides } from './domain/accounts.js';
 import { Covers } from './domain/covers.js';
 import { RealtimeSessions, type RealtimeTiming } from './domain/realtime-sessions.js';
@@ -16,6 +16,8 @@ import { Uploads } from './domain/uploads.js';
 import { Voices } from './domain/voices.js';
 import { failureBody, writeError, writeJson, writeReply } from './http/envelope.js';
 import { Faults } from './http/faults.js';
+import { requestTurn } from './http/heavy-turns.js';
+import { ResponseBudget } from './http/response-budget.js';
 import { Router } from './http/router.js';
 import type { SocketConfig, SocketLogEntry } from './realtime/socket-config.js';
 import { SocketServer } from './realtime/socket-server.js';
@@ -70,6 +72,8 @@ export interface ServerOptions {
    * the rotation schedule rotateEveryMs / rotateEverySamples (off by default).
    */
   readonly realtimeTiming?: Partial<Omit<RealtimeTiming, 'retainAudioMaxSamples'>>;
+  /** HTTP connection limits: timeouts and unread-response bounds (defaults: protocol.ts HTTP_LIMITS). */
+  readonly http?: Partial<HttpLimits>;
   /** Realtime socket settings (defaults: protocol.ts SOCKET_DEFAULTS). */
   readonly socket?: Partial<SocketConfig>;
   /**
@@ -105,6 +109,8 @@ export interface ServerOptions {
    */
   readonly dataDir?: string;
 }
+
+export type HttpLimits = { readonly [K in keyof typeof HTTP_LIMITS]: number };
 
 export interface RequestLogEntry {
   readonly method: string;
@@ -182,8 +188,25 @@ async function start(options: ServerOptions, clock: Clock, store: StateStore | u
   const faults = new Faults();
   const supplementPolicy: SupplementPolicy = (line, kind, context) =>
     faults.socket.supplementDecision(context.sessionId, kind) ?? options.supplementPolicy?.(line, kind, context) ?? 'now';
+  const httpLimits: HttpLimits = { ...HTTP_LIMITS, ...options.http };
+  const socketConfig: SocketConfig = { ...SOCKET_DEFAULTS, ...options.socket };
   const services: Services = {
     clock,
+    limits: {
+      http: {
+        headersTimeoutMs: httpLimits.headersTimeoutMs,
+        requestTimeoutMs: httpLimits.requestTimeoutMs,
+        keepAliveTimeoutMs: httpLimits.keepAliveTimeoutMs,
+        responseStallMs: httpLimits.responseStallMs,
+        responseStallBytes: httpLimits.responseStallBytes,
+      },
+      socket: {
+        maxBufferedBytes: socketConfig.maxBufferedBytes,
+        slowConsumerGraceMs: socketConfig.slowConsumerGraceMs,
+        partialSkipBufferedBytes: socketConfig.partialSkipBufferedBytes,
+        maxConsecutiveErrors: socketConfig.maxConsecutiveErrors,
+      },
+    },
     accounts,
     voices: new Voices(accounts.all, changes),
     tts,
@@ -219,7 +242,17 @@ async function start(options: ServerOptions, clock: Clock, store: StateStore | u
     if (requests.length > 1000) requests.shift();
   };
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  const budgets = new WeakMap<Socket, ResponseBudget>();
+  const budgetOf = (socket: Socket): ResponseBudget => {
+    let budget = budgets.get(socket);
+    if (budget === undefined) {
+      budget = new ResponseBudget(socket, { maxHeldBytes: httpLimits.responseMaxHeldBytes, stallMs: httpLimits.responseStallMs, stallBytes: httpLimits.responseStallBytes });
+      budgets.set(socket, budget);
+    }
+    return budget;
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse, budget: ResponseBudget): Promise<void> => {
     const requestId = randomId(ID_PREFIXES.request);
     const method = req.method ?? 'GET';
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -239,6 +272,7 @@ async function start(options: ServerOptions, clock: Clock, store: StateStore | u
       const headers: Record<string, string> = fault.retryAfterSec !== undefined ? { [HEADERS.retryAfter]: String(fault.retryAfterSec) } : {};
       req.resume();
       writeJson(res, fault.status, failureBody(error, requestId), { [HEADERS.requestId]: requestId, ...headers });
+      budget.track(res);
       log(entry(fault.status));
       return;
     }
@@ -255,6 +289,7 @@ async function start(options: ServerOptions, clock: Clock, store: StateStore | u
         return;
       }
       writeReply(res, reply, requestId);
+      budget.track(res);
       log(entry(reply.status ?? 200));
     } catch (caught) {
       const error = isApiError(caught) ? caught : new ApiError('INTERNAL', 'internal error', undefined, { cause: caught });
@@ -266,20 +301,44 @@ async function start(options: ServerOptions, clock: Clock, store: StateStore | u
       // A body we stopped reading cannot be followed by another request on this connection.
       const headers: Record<string, string> = error.code === 'PAYLOAD_TOO_LARGE' || error.code === 'STORAGE_QUOTA_EXCEEDED' ? { Connection: 'close' } : {};
       if (error.retryAfterSec !== undefined) headers[HEADERS.retryAfter] = String(error.retryAfterSec);
-      if (!res.headersSent) writeError(res, error, requestId, headers);
+      if (!res.headersSent) {
+        writeError(res, error, requestId, headers);
+        budget.track(res);
+      }
       log(entry(error.status));
     }
   };
 
+  // Pipelined requests wait their turn, and behind unread answers (http/response-budget.ts).
+  const admitted = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const budget = budgetOf(req.socket);
+    const admission = budget.admit();
+    if (admission !== true && !(await admission)) return;
+    await requestTurn();
+    try {
+      await handle(req, res, budget);
+    } finally {
+      budget.done();
+    }
+  };
+
   const connections = new Set<Socket>();
-  const server = createServer((req, res) => void handle(req, res));
+  const server = createServer(
+    {
+      headersTimeout: httpLimits.headersTimeoutMs,
+      requestTimeout: httpLimits.requestTimeoutMs,
+      keepAliveTimeout: httpLimits.keepAliveTimeoutMs,
+      connectionsCheckingInterval: httpLimits.timeoutCheckIntervalMs,
+    },
+    (req, res) => void admitted(req, res),
+  );
   server.on('connection', (socket) => {
     connections.add(socket);
     socket.on('close', () => connections.delete(socket));
     refuseBlankLinePreamble(socket);
   });
   server.on('clientError', answerClientError);
-  const sockets = new SocketServer({ accounts, sessions: services.realtime, faults, config: { ...SOCKET_DEFAULTS, ...options.socket } });
+  const sockets = new SocketServer({ accounts, sessions: services.realtime, faults, config: socketConfig });
   sockets.attachTo(server);
   try {
     await new Promise<void>((resolve, reject) => {

@@ -9,6 +9,12 @@ import type { Voices } from './domain/voices.js';
 import type { Clock } from './util/clock.js';
 import type { WebhookDispatcher } from './webhooks/delivery.js';
 
+/** The limits a client should know, as configured for this server. */
+export interface ConnectionLimits {
+  readonly http: { readonly headersTimeoutMs: number; readonly requestTimeoutMs: number; readonly keepAliveTimeoutMs: number; readonly responseStallMs: number; readonly responseStallBytes: number };
+  readonly socket: { readonly maxBufferedBytes: number; readonly slowConsumerGraceMs: number; readonly partialSkipBufferedBytes: number; readonly maxConsecutiveErrors: number };
+}
+
 /** The in-memory state of one running service, handed to every route module. */
 export interface Services {
   readonly clock: Clock;
@@ -21,6 +27,8 @@ export interface Services {
   readonly transcriptions: TranscriptionService;
   readonly realtime: RealtimeSessions;
   readonly webhooks: WebhookDispatcher;
+  /** Connection limits in force (capabilities `limits`, docs/protocol.md "Connection limits"). */
+  readonly limits: ConnectionLimits;
   /** The base URL, for URLs the service hands out (socket URL). */
   baseUrl: string;
 }

@@ -10,6 +10,7 @@ export type RealtimeErrorCode =
   | 'REALTIME_RECOVERY_WINDOW_EXPIRED'
   | 'REALTIME_SESSION_REPLACED'
   | 'REALTIME_PROTOCOL_VIOLATION'
+  | 'REALTIME_SLOW_CONSUMER'
   | 'REALTIME_SESSION_FAILED'
   | 'REALTIME_BALANCE_EXHAUSTED'
   | 'REALTIME_INVALID_STATE'
@@ -63,8 +64,18 @@ export class RealtimeError extends SoundCloneError {
     return new RealtimeError('REALTIME_SESSION_NOT_FOUND', 'the realtime session does not exist or belongs to another account', closeCode !== undefined ? { closeCode } : {});
   }
 
-  static reconnectExhausted(reason: string): RealtimeError {
-    return new RealtimeError('REALTIME_RECONNECT_EXHAUSTED', `the reconnect policy gave up (${reason}); the session stays open on the server until its recovery window passes`);
+  static reconnectExhausted(reason: string, cause?: RealtimeError): RealtimeError {
+    return new RealtimeError('REALTIME_RECONNECT_EXHAUSTED', `the reconnect policy gave up (${reason}); the session stays open on the server until its recovery window passes`, cause !== undefined ? { cause } : {});
+  }
+
+  /**
+   * Close 4429: the server held more unread messages for this client than it allows
+   * (capabilities `limits.socket.maxBufferedBytes`) and closed the socket. Not final: the session
+   * reconnects and resumes from the server's cursor; a client that keeps hitting it reads too slowly
+   * (a blocked event loop, a paused socket).
+   */
+  static slowConsumer(): RealtimeError {
+    return new RealtimeError('REALTIME_SLOW_CONSUMER', 'the server closed the socket because this client did not read its messages (close 4429 SLOW_CONSUMER)', { closeCode: 4429 });
   }
 
   static recoveryWindowExpired(): RealtimeError {

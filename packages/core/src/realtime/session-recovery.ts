@@ -179,12 +179,15 @@ export class SessionRecovery {
     }
     if (host.state !== 'connecting') host.setState('reconnecting', reason);
     const delay = this.policy.nextRetryDelayMs({ attempt: this.#attempt, elapsedMs: now - this.#lossStartedAt, closeCode: code, reason });
+    // A reconnectable close the server explained: typed, so an app can tell "you read too slowly"
+    // from a network loss.
+    const error = code === CLOSE_CODES.SLOW_CONSUMER ? RealtimeError.slowConsumer() : undefined;
     if (delay === null) {
       if (host.finishRequested && host.rest !== undefined) void this.finishOverRest(`reconnect gave up (${reason})`, false);
-      else host.fail(RealtimeError.reconnectExhausted(reason), `reconnect gave up: ${reason}`);
+      else host.fail(RealtimeError.reconnectExhausted(reason, error), `reconnect gave up: ${reason}`);
       return;
     }
-    host.emitReconnecting({ attempt: this.#attempt + 1, delayMs: delay, reason, closeCode: code });
+    host.emitReconnecting({ attempt: this.#attempt + 1, delayMs: delay, reason, closeCode: code, ...(error !== undefined ? { error } : {}) });
     host.later(delay, () => {
       this.#attempt += 1;
       void this.#reconnect();

@@ -49,6 +49,18 @@ export interface Capabilities {
   readonly realtimeParameters: Readonly<Record<string, unknown>>;
   readonly downloadFormats: readonly string[];
   readonly account: CapabilitiesAccount;
+  /**
+   * Ours: the connection limits the service enforces (docs/protocol.md "Connection limits" and
+   * "Memory and limits"), when it states them: `http` timeouts and unread-answer bounds, `socket`
+   * outbound cap (`maxBufferedBytes`) and `slowConsumerGraceMs`.
+   */
+  readonly limits?: CapabilitiesLimits;
+}
+
+/** Numbers by name, as the service states them (values in ms or bytes, named accordingly). */
+export interface CapabilitiesLimits {
+  readonly http?: Readonly<Record<string, number>>;
+  readonly socket?: Readonly<Record<string, number>>;
 }
 
 /** Media bytes an account holds against its storage quota (ours, docs/protocol.md "Uploads"). */

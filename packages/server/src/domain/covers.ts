@@ -2,6 +2,7 @@ import { Violations } from '../errors.js';
 import { LIMITS } from '../protocol.js';
 import type { Account } from './accounts.js';
 import { DISCARD_CHANGES, type ChangeSink } from './state-changes.js';
+import { boundedElements } from './validate.js';
 
 /**
  * AI cover history (spec "DELETE /cover"). Cover generation is not part of this service: each account
@@ -41,10 +42,14 @@ export class Covers {
     } else {
       if (ids.length === 0) v.add('ids', 'must hold at least 1 id');
       if (ids.length > LIMITS.coverIdsMax) v.add('ids', `must hold at most ${LIMITS.coverIdsMax} ids per call`);
-      for (const [i, id] of ids.entries()) {
+      // Never past coverIdsMax: a longer array is refused for its length (validate.ts boundedElements).
+      const checked = boundedElements(ids, LIMITS.coverIdsMax);
+      for (let i = 0; i < checked; i++) {
         if (v.stopChecking()) break;
+        const id: unknown = ids[i];
         if (typeof id !== 'string' || id === '') v.add(`ids[${i}]`, 'must be a non-empty string');
       }
+      if (checked < ids.length) v.checkingStopped = true;
     }
     v.throwIfAny();
     const result = { succeedIds: [] as string[], nonExistIds: [] as string[], unMatchIds: [] as string[] };

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../errors.js';
 import { LIMITS } from '../protocol.js';
 import { JSON_MAX_DEPTH, jsonTooDeep } from '../util/json-depth.js';
+import { HEAVY_BODY_BYTES, heavyTurn } from './heavy-turns.js';
 
 /**
  * Reads a whole request body up to `maxBytes`. Past the limit it stops keeping bytes, discards the rest
@@ -54,6 +55,17 @@ function tooLarge(maxBytes: number): ApiError {
  */
 export async function readJson(req: IncomingMessage): Promise<unknown> {
   const raw = await readBody(req, LIMITS.jsonBodyMaxBytes);
+  // Parsing costs ~10-30 ms for a 1 MiB body of tiny values: large bodies take turns, and heavy work
+  // gets at most half of the event loop (http/heavy-turns.ts).
+  const release = raw.length > HEAVY_BODY_BYTES ? await heavyTurn() : undefined;
+  try {
+    return parseJson(raw);
+  } finally {
+    release?.();
+  }
+}
+
+function parseJson(raw: Buffer): unknown {
   const text = raw.toString('utf8').trim();
   if (text === '') return undefined;
   if (jsonTooDeep(text)) {

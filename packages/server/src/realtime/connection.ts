@@ -7,6 +7,7 @@ import type { RealtimeSessions, Session } from '../domain/realtime-sessions.js';
 import { dec } from '../util/decimal.js';
 import { AckThrottle } from './ack-throttle.js';
 import { Heartbeat } from './heartbeat.js';
+import { Outbox } from './outbox.js';
 import { errorMessage, lineMessage, noticeMessage, parseClientMessage, resumeEpoch, supplementMessage, type ServerMessage } from './messages.js';
 import type { SocketConfig, SocketLogEntry } from './socket-config.js';
 import type { SocketFaults } from './socket-faults.js';
@@ -36,6 +37,8 @@ export class Connection {
   private readonly early: Array<{ readonly buffer: Buffer; readonly isBinary: boolean }> = [];
   private preparing = false;
   private readonly acks: AckThrottle;
+  /** Everything we send goes through here: bounded by the memory it holds (maxBufferedBytes). */
+  private readonly outbox: Outbox;
   private lastUsageAt = -Infinity;
   private consecutiveErrors = 0;
   private halfOpen = false;
@@ -53,9 +56,11 @@ export class Connection {
     private readonly onDisposed: (connection: Connection) => void,
   ) {
     this.acks = new AckThrottle(config.ackIntervalMs, () => faults.ackMode(session.id), () => this.sendAck());
+    this.outbox = new Outbox(ws, config.maxBufferedBytes, (held) => this.onSlowConsumer(held));
     ws.on('message', (data, isBinary) => this.onMessage(data as Buffer | Buffer[] | ArrayBuffer, isBinary));
     ws.on('close', (code, reason) => {
       this.log('closed', { code, reason: reason.toString('utf8') });
+      this.outbox.stop();
       this.dispose();
     });
     // A socket error is always followed by 'close'; listening keeps it from becoming an uncaught error.
@@ -140,21 +145,34 @@ export class Connection {
     }
   }
 
-  /** Closes with a code (fault injection, replacement, shutdown). */
-  close(code: number, reason: string): void {
+  /**
+   * Closes with a code (fault injection, replacement, shutdown, finish). The close frame follows the
+   * messages queued before it, unless `discard` drops them (a slow consumer); a peer that has not
+   * taken it within `graceMs` is cut off.
+   */
+  close(code: number, reason: string, { graceMs = 1000, discard = false }: { graceMs?: number; discard?: boolean } = {}): void {
     if (this.disposed) return;
     if (this.halfOpen) {
       // A half-open path carries nothing, not even a close frame: just drop the TCP connection.
+      this.outbox.stop();
       this.ws.terminate();
       this.dispose();
       return;
     }
-    if (this.ws.readyState === this.ws.OPEN || this.ws.readyState === this.ws.CONNECTING) this.ws.close(code, reason);
+    const closeFrame = (): void => {
+      if (this.ws.readyState === this.ws.OPEN || this.ws.readyState === this.ws.CONNECTING) this.ws.close(code, reason);
+    };
+    if (discard) {
+      this.outbox.stop();
+      closeFrame();
+    } else {
+      this.outbox.whenDrained(closeFrame);
+    }
     this.dispose();
     if (this.ws.readyState === this.ws.CLOSED) return;
-    // A peer that never answers the close handshake (half-open) must not keep the TCP socket for ws's
-    // own 30 s close timeout; end it shortly after the close frame had its chance to leave.
-    const kill = setTimeout(() => this.ws.terminate(), 1000);
+    // A peer that never answers the close handshake (half-open, or not reading) must not keep the TCP
+    // socket for ws's own 30 s close timeout; end it once the close frame had its chance to leave.
+    const kill = setTimeout(() => this.ws.terminate(), graceMs);
     this.ws.once('close', () => clearTimeout(kill));
   }
 
@@ -336,7 +354,7 @@ export class Connection {
     switch (event.type) {
       case 'transcript.partial':
         // Each partial supersedes the last: skip it for a client that is not reading.
-        if (this.ws.bufferedAmount > this.config.partialSkipBufferedBytes) return;
+        if (this.outbox.heldBytes > this.config.partialSkipBufferedBytes) return;
         this.send({ type: 'transcript.partial', epoch: event.epoch, text: event.text });
         return;
       case 'transcript.line':
@@ -402,12 +420,18 @@ export class Connection {
 
   private send(message: ServerMessage | ReturnType<typeof errorMessage>): void {
     if (this.halfOpen || this.ws.readyState !== this.ws.OPEN) return;
-    if (this.ws.bufferedAmount > this.config.maxBufferedBytes) {
-      this.log('slow-consumer', { bufferedAmount: this.ws.bufferedAmount });
-      this.close(CLOSE_CODES.SLOW_CONSUMER, 'SLOW_CONSUMER');
-      return;
-    }
-    this.ws.send(JSON.stringify(message));
+    this.outbox.send(JSON.stringify(message));
+  }
+
+  /**
+   * More than maxBufferedBytes held for a client that does not read (docs/protocol.md "Memory and
+   * limits"): nothing more is queued, the close frame 4429 goes right behind the in-flight window
+   * (at most IN_FLIGHT_MAX_BYTES), and a client that still does not read within
+   * slowConsumerGraceMs loses the TCP connection (it then sees 1006).
+   */
+  private onSlowConsumer(heldBytes: number): void {
+    this.log('slow-consumer', { bufferedAmount: heldBytes });
+    this.close(CLOSE_CODES.SLOW_CONSUMER, 'SLOW_CONSUMER', { graceMs: this.config.slowConsumerGraceMs, discard: true });
   }
 
   /** Releases everything this connection armed; the session's recovery window starts if none is left. */

@@ -13,6 +13,7 @@ export interface SocketConfig {
   readonly maxConsecutiveErrors: number;
   readonly partialSkipBufferedBytes: number;
   readonly maxBufferedBytes: number;
+  readonly slowConsumerGraceMs: number;
 }
 
 export interface SocketLogEntry {

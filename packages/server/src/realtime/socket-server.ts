@@ -46,7 +46,15 @@ export class SocketServer {
   constructor(private readonly deps: SocketServerDeps) {
     // Oversized frames get a typed FRAME_TOO_LARGE while they fit in 4 maximal frames; beyond that ws
     // closes with 1009 before we could read a header.
-    this.wss = new WebSocketServer({ noServer: true, maxPayload: 4 * (FRAME.headerBytes + deps.config.maxFrameSamples * FRAME.bytesPerSample), perMessageDeflate: false });
+    // allowSynchronousEvents false: ws hands us one message per event-loop turn per socket, so a flood
+    // of tiny frames (pings, malformed frames) cannot run thousands of handlers in one tick; the socket's
+    // TCP reads pause while parsed messages wait (ws's receiver applies backpressure).
+    this.wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: 4 * (FRAME.headerBytes + deps.config.maxFrameSamples * FRAME.bytesPerSample),
+      perMessageDeflate: false,
+      allowSynchronousEvents: false,
+    });
     deps.faults.socket.bind({
       rotateNow: (id) => this.bySession.get(id)?.rotateNow() ?? false,
       closeSocket: (id, code, reason) => {

@@ -7,6 +7,7 @@ import {
 import type { Account } from '../domain/accounts.js';
 import { MATROSKA_MAX_DEPTH, MATROSKA_MAX_ELEMENTS, MATROSKA_MAX_TRACKS } from '../media/matroska.js';
 import { CHANNELS_MAX, RATE_MAX_HZ, RATE_MIN_HZ, WAV_MAX_CHUNKS } from '../media/wav.js';
+import type { ConnectionLimits } from '../services.js';
 
 /**
  * Spec "Capabilities": what the account may do and which values the write endpoints accept. Every
@@ -17,6 +18,7 @@ export function capabilities(
   usedVoices: number,
   storage: { usedBytes: string; quotaBytes: string },
   realtimeLimits: Record<string, unknown>,
+  limits: ConnectionLimits,
 ): Record<string, unknown> {
   const c = account.chars;
   const exportControl = {
@@ -98,6 +100,11 @@ export function capabilities(
       limits: realtimeLimits,
     },
     downloadFormats: DOWNLOAD_FORMATS,
+    // Ours: what a client must respect to keep its connections (docs/protocol.md "Connection limits").
+    limits: {
+      http: { ...limits.http, jsonBodyMaxBytes: LIMITS.jsonBodyMaxBytes },
+      socket: limits.socket,
+    },
     account: {
       plan: account.plan.name,
       planKey: account.plan.key,

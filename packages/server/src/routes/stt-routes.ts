@@ -16,7 +16,7 @@ import { capabilities } from './capabilities.js';
 export function sttRoutes(s: Services): Route[] {
   const replayHeaders = (replayed: boolean): Record<string, string> => (replayed ? { [HEADERS.idempotentReplayed]: 'true' } : {});
   return [
-    { method: 'GET', path: PATHS.sttCapabilities, handler: async ({ account }) => ok(capabilities(account, s.voices.usedVoices(account), s.uploads.usage(account), s.realtime.limitsView(account))) },
+    { method: 'GET', path: PATHS.sttCapabilities, handler: async ({ account }) => ok(capabilities(account, s.voices.usedVoices(account), s.uploads.usage(account), s.realtime.limitsView(account), s.limits)) },
 
     {
       method: 'POST',

@@ -1,4 +1,4 @@
-import type { Capabilities, CapabilitiesAccount, DeletedUpload, StorageUsage, Upload } from '../../types/media.js';
+import type { Capabilities, CapabilitiesAccount, CapabilitiesLimits, DeletedUpload, StorageUsage, Upload } from '../../types/media.js';
 import { parseDecimal } from '../../util/decimal.js';
 import { list, number, object, string, stringArray, type Json } from '../../util/read.js';
 
@@ -91,5 +91,16 @@ export function parseCapabilities(value: unknown, path = 'data'): Capabilities {
     realtimeParameters: object(c['realtimeParameters'], `${path}.realtimeParameters`),
     downloadFormats: stringArray(c['downloadFormats'], `${path}.downloadFormats`),
     account: parseAccount(c['account'], `${path}.account`),
+    ...(c['limits'] !== undefined ? { limits: parseLimits(c['limits'], `${path}.limits`) } : {}),
+  };
+}
+
+function parseLimits(value: unknown, path: string): CapabilitiesLimits {
+  const l = object(value, path);
+  const numbers = (group: unknown, p: string): Record<string, number> =>
+    Object.fromEntries(Object.entries(object(group, p)).map(([name, n]) => [name, number(n, `${p}.${name}`)]));
+  return {
+    ...(l['http'] !== undefined ? { http: numbers(l['http'], `${path}.http`) } : {}),
+    ...(l['socket'] !== undefined ? { socket: numbers(l['socket'], `${path}.socket`) } : {}),
   };
 }
