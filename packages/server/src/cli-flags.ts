@@ -36,7 +36,8 @@ export const SERVER_USAGE =
   '  recognition: [--recognizer auto|pocketsphinx|deterministic] (default auto: PocketSphinx when installed)\n' +
   '               [--max-decoders N] (PocketSphinx streams at once, default 4)\n' +
   '  per account: [--max-decoders-per-account N] (default: max-decoders minus a quarter, 3 of 4)\n' +
-  '               [--max-sessions-per-account N] (realtime sessions open at once, default 8)\n';
+  '               [--max-sessions-per-account N] (realtime sessions open at once, default 8)\n' +
+  '  state: [--data-dir DIR] (keep accounts, voices and transcriptions there across restarts; default in memory)\n' +
   '  media: [--upload-quota-bytes N] (media bytes one account may hold, default 536870912)\n';
 
 const SUPPLEMENT_KINDS: readonly SupplementKind[] = ['alignment', 'entities', 'revision', 'language'];

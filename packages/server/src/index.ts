@@ -10,7 +10,8 @@ export type { StateReport } from './state/state-store.js';
 export type { FaultAction, FaultRule, FaultHandle, Faults } from './http/faults.js';
 export type { AccountOverrides } from './domain/accounts.js';
 export type {
-  Recognizer, RecognizerStream, RecognitionOptions, RecognitionRequest, RecognitionResult, ChannelRecognition, RecognizedSegment, RecognizedWord, StreamEvent,
+  Recognizer, RecognizerStream, RecognitionOptions, RecognitionRequest, FedRecognitionRequest, ChannelFeed, RecognitionResult, ChannelRecognition, RecognizedSegment, RecognizedWord,
+  StreamEvent,
 } from './recognition/recognizer.js';
 export type { EnergyTuning } from './recognition/energy-analyzer.js';
 export { EnergyRecognizer } from './recognition/energy-recognizer.js';
@@ -19,7 +20,7 @@ export { chooseRecognizer, RECOGNIZER_CHOICES, type RecognizerChoice, type Chose
 export { RecognizerError, isRecognizerError, type RecognizerErrorCode } from './recognition/errors.js';
 export {
   SessionAudio, type FeedOutcome, type SessionEvent, type SessionNotice, type SupplementKind, type SupplementPolicy, type SupplementDecision, type RotationSchedule,
-  type Line, type LineWord, type AudioRetention, type ResumeOutcome,
+  type Line, type LineWord, type AudioRetention, type ResumeOutcome, type SpendingGuard,
 } from './domain/realtime-session.js';
 export type { RealtimeOptions } from './domain/realtime-options.js';
 export type { RealtimeTiming } from './domain/realtime-sessions.js';
