@@ -2,7 +2,7 @@
  * @soundclone/server: the reference Sound Clone service. `startServer` runs it in-process;
  * `protocol` holds every decision the spec leaves open (mirrored by the SDK).
  */
-export { startServer, type RunningServer, type ServerOptions, type RequestLogEntry } from './server.js';
+export { startServer, type RunningServer, type ServerOptions, type RequestLogEntry, type HttpLimits } from './server.js';
 export * as protocol from './protocol.js';
 export { ApiError, type Violation } from './errors.js';
 export { StateStoreError, isStateStoreError, type StateErrorCode } from './state/state-error.js';
