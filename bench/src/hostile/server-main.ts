@@ -23,7 +23,9 @@ const held = (): number => {
 
 async function main(): Promise<void> {
   const { startServer } = (await import(SERVER)) as { startServer: (options: Record<string, unknown>) => Promise<Running> };
-  const server = await startServer({ accessKeys: [BENCH_KEY], recognizer: 'deterministic' });
+  // Attackers and the healthy session share one key: the per-account session limit would refuse most
+  // attackers at creation (that defence has its own tests); raised here so every attack reaches the sockets.
+  const server = await startServer({ accessKeys: [BENCH_KEY], recognizer: 'deterministic', maxRealtimeSessionsPerAccount: 1000 });
   const loop = monitorEventLoopDelay({ resolution: 2 });
   loop.enable();
   let baseRss = process.memoryUsage().rss;

@@ -96,7 +96,9 @@ describe('realtime socket: hostile clients', () => {
   }, 90_000);
 
   it('survives clients that flood malformed frames and reset, while a healthy session streams', async () => {
-    server = await start();
+    // The attackers share the test's key and leave 20 sessions in their recovery windows: raise the
+    // per-account session limit (tested in account-limits.test.ts) so the attack reaches the socket.
+    server = await start({ maxRealtimeSessionsPerAccount: 64 });
     const healthy = await connect(server);
     const pcm = speech(4);
     let at = 0;
