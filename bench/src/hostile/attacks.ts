@@ -1,5 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import { WebSocket } from 'ws';
+import { CRAFTED_MEDIA } from './crafted-media.js';
 import { API_PREFIX, BENCH_KEY } from './protocol.js';
 
 /**
@@ -219,5 +220,20 @@ export const ATTACKS: readonly Attack[] = [
         await socketClosed(socket);
       });
     },
+  },
+  {
+    id: 'crafted-media',
+    title: 'uploads of tiny Matroska files declaring 32,000,000 ms, ±1 MiB laces, 20,000 nested elements',
+    start: (context) =>
+      loops(context, async (i, running) => {
+        for (let n = i; running(); n++) {
+          const response = await fetch(`${context.url}${API_PREFIX}/uploads`, {
+            method: 'POST',
+            headers: { accessKey: BENCH_KEY, 'Content-Type': 'audio/x-matroska' },
+            body: new Uint8Array(CRAFTED_MEDIA[n % CRAFTED_MEDIA.length] as Buffer),
+          });
+          await response.arrayBuffer();
+        }
+      }),
   },
 ];
