@@ -1,9 +1,7 @@
 import { TASK_STATUSES, type TaskStatus } from '../protocol.js';
 import type { Account } from '../domain/accounts.js';
 import type { BillingRecord } from '../domain/billing.js';
-import type { Task, TaskError } from '../domain/tasks.js';
-import type { Transcript } from '../domain/transcript.js';
-import type { TranscriptionOptions } from '../domain/transcription-request.js';
+import type { Task } from '../domain/tasks.js';
 import type { Voice } from '../domain/voices.js';
 
 /**
@@ -31,25 +29,11 @@ export interface IdempotencyRecord { readonly type: 'idempotency'; readonly scop
 export interface HeaderRecord { readonly type: 'header'; readonly format: string; readonly version: number }
 export type StateRecord = HeaderRecord | AccountRecord | VoiceRecord | DesignSavedRecord | TaskRecord | CoversDeletedRecord | IdempotencyRecord;
 
-interface StoredTask {
-  readonly id: string;
-  readonly ownerId: string;
-  readonly kind: 'batch' | 'realtime';
-  readonly modelId: string;
-  readonly title: string;
-  readonly languageHint: string;
-  readonly requestId: string;
-  readonly createdAt: number;
-  readonly options?: TranscriptionOptions;
-  readonly status: TaskStatus;
-  readonly detectedLanguage: string | null;
+/** A task as written: its fields as they are, its counts as decimal strings, without its caches and listeners. */
+type StoredTask = Readonly<Omit<Task, 'audioDurationMs' | 'billing' | 'exports' | 'listeners'>> & {
   readonly audioDurationMs: string;
-  readonly transcript: Transcript | null;
-  readonly billing: { state: BillingRecord['state']; planKey: string; reserved: string; settled: string; released: string; billableDurationMs: string };
-  readonly error?: TaskError;
-  readonly updatedAt: number;
-  readonly completedAt: number | null;
-}
+  readonly billing: { readonly [K in keyof BillingRecord]: K extends 'state' | 'planKey' ? BillingRecord[K] : string };
+};
 
 export function header(): HeaderRecord {
   return { type: 'header', format: FORMAT, version: VERSION };
