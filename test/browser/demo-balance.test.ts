@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { SoundClone } from '@soundclone/core';
 import { startDemo, type DemoServer } from '../../packages/web-audio/demo/dev-server.ts';
-import type { DemoApi, DemoSnapshot } from '../../packages/web-audio/demo/page/main.ts';
 import { ARTIFACTS, WAV_RATE, launchChromium, speechWav, writeWav } from './support.ts';
+import { snapshot, tryStart, until, type DemoWindow } from './demo-page.ts';
 
 /**
  * The live-captions demo when the account's characters run out, in real Chromium: the service stops
@@ -27,20 +27,7 @@ afterAll(async () => {
   await demo?.close();
 });
 
-type Window_ = { demo: DemoApi };
-const snapshot = (page: Page): Promise<DemoSnapshot> => page.evaluate(() => (window as unknown as Window_).demo.snapshot());
-const tryStart = (page: Page) =>
-  page.evaluate(() => (window as unknown as Window_).demo.start().then(() => null, (e: Error & { code?: string }) => ({ name: e.name, code: e.code })));
 
-async function until<T>(what: string, read: () => Promise<T>, ok: (value: T) => boolean, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (ok(value)) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('live-captions demo: the account runs out of characters', () => {
   it('stops after the second the balance paid for, says so in plain words, and says it again at the next Start', async () => {
@@ -76,7 +63,7 @@ describe('live-captions demo: the account runs out of characters', () => {
       expect((await snapshot(page)).message).toBe('This account already has as many captions running as it may at once. Stop captions in another tab or window, then press Start again.');
       await client.stt.realtime.finish(held.sessionId, 0);
       expect(await tryStart(page)).toBeNull();
-      await page.evaluate(() => (window as unknown as Window_).demo.stop());
+      await page.evaluate(() => (window as unknown as DemoWindow).demo.stop());
     } finally {
       await page.close();
       await limited.close();

@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { SoundClone } from '@soundclone/core';
 import { startDemo, type DemoServer } from '../../packages/web-audio/demo/dev-server.ts';
-import type { DemoApi, DemoStartOptions, DemoSnapshot } from '../../packages/web-audio/demo/page/main.ts';
 import { chatty, slotted, type Slotted } from './recognizers.ts';
 import { ARTIFACTS, WAV_RATE, launchChromium, speechWav, writeWav } from './support.ts';
+import { snapshot, tryStart, until, type DemoWindow } from './demo-page.ts';
 
 /**
  * The live-captions demo as a visitor meets it, in real Chromium: failed Starts hold nothing on the
@@ -38,13 +38,12 @@ afterAll(async () => {
   await demo?.close();
 });
 
-type Window_ = { demo: DemoApi; denyMicrophone: boolean; streams: MediaStream[] };
 
 /** A page whose getUserMedia can be refused (as a visitor's "Block") and which keeps every stream it opened. */
 async function newPage(): Promise<Page> {
   const page = await browser.newPage();
   await page.addInitScript(() => {
-    const w = window as unknown as Window_;
+    const w = window as unknown as DemoWindow;
     w.denyMicrophone = false;
     w.streams = [];
     const devices = navigator.mediaDevices;
@@ -60,29 +59,17 @@ async function newPage(): Promise<Page> {
   return page;
 }
 
-const snapshot = (page: Page): Promise<DemoSnapshot> => page.evaluate(() => (window as unknown as Window_).demo.snapshot());
-const tryStart = (page: Page, options: DemoStartOptions = {}) =>
-  page.evaluate((o) => (window as unknown as Window_).demo.start(o).then(() => null, (e: Error & { code?: string }) => ({ name: e.name, code: e.code })), options);
-const stop = (page: Page) => page.evaluate(() => (window as unknown as Window_).demo.stop());
+const stop = (page: Page) => page.evaluate(() => (window as unknown as DemoWindow).demo.stop());
 /** Every microphone track the page opened has ended (a failed Start let go of the microphone). */
-const micReleased = (page: Page) => page.evaluate(() => (window as unknown as Window_).streams.every((s) => s.getTracks().every((t) => t.readyState === 'ended')));
+const micReleased = (page: Page) => page.evaluate(() => (window as unknown as DemoWindow).streams.every((s) => s.getTracks().every((t) => t.readyState === 'ended')));
 
-async function until<T>(what: string, read: () => Promise<T>, ok: (value: T) => boolean, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (ok(value)) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('live-captions demo in Chromium', () => {
   it('a refused microphone reserves no session; a Start that fails after reserving one releases it at once; a normal Start then works at once', async () => {
     const page = await newPage();
     try {
       const before = demo.sessions.length;
-      await page.evaluate(() => void ((window as unknown as Window_).denyMicrophone = true));
+      await page.evaluate(() => void ((window as unknown as DemoWindow).denyMicrophone = true));
       // More refusals than the service has slots: none of them may cost one.
       for (let i = 0; i < 4; i++) expect(await tryStart(page)).toEqual({ name: 'WebAudioError', code: 'WEB_AUDIO_PERMISSION_DENIED' });
       expect(demo.sessions.length).toBe(before);
@@ -93,7 +80,7 @@ describe('live-captions demo in Chromium', () => {
 
       // The microphone is allowed but Start fails later (here: the worklet does not load), after the
       // session was reserved: each is finished at once, so the next one finds its slot free.
-      await page.evaluate(() => void ((window as unknown as Window_).denyMicrophone = false));
+      await page.evaluate(() => void ((window as unknown as DemoWindow).denyMicrophone = false));
       for (let i = 0; i < 4; i++) expect(await tryStart(page, { workletUrl: '/no-such-worklet.js' })).toEqual({ name: 'WebAudioError', code: 'WEB_AUDIO_WORKLET_LOAD_FAILED' });
       const reserved = demo.sessions.slice(before);
       expect(reserved).toHaveLength(4);
