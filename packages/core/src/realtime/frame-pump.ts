@@ -1,6 +1,10 @@
 import type { AudioOutbox } from './audio-outbox.js';
 import type { SessionState } from './session-state.js';
+import { SocketSends } from './socket-sends.js';
 import type { SocketTransport } from './socket-transport.js';
+
+/** The questions others may ask of what was sent on which socket (answers only; the pump records). */
+export type SentOnSocket = Pick<SocketSends, 'finishSentOn' | 'pauseSentOn' | 'resumeSentOn'>;
 
 /** What the pump reads from the session; every call re-reads it (the state may have moved on). */
 export interface PumpHost {
@@ -26,12 +30,8 @@ export interface PumpHost {
  * Once one went out on a socket no more frames are sent on it: the server stops accepting there.
  */
 export class FramePump {
-  /** Transport id on which session.finish / session.pause / session.resume was sent. */
-  finishSentOn = -1;
-  pauseSentOn = -1;
-  resumeSentOn = -1;
-  /** pause() and finish() go ahead unacknowledged after this instant. */
-  drainDeadline = 0;
+  /** Transport id on which session.finish / session.pause / session.resume was sent, and the drain deadline. */
+  readonly #sent = new SocketSends();
   #firstFrameSent = false;
   /** The server refuses all audio for good (balance used up): nothing is sent again. */
   #halted = false;
@@ -46,7 +46,7 @@ export class FramePump {
 
   /** pause() or finish(): wait for the acknowledgement at most drainTimeoutMs, then go ahead anyway. */
   startDrain(): void {
-    this.drainDeadline = this.now() + this.limits.drainTimeoutMs;
+    this.#sent.drainUntil(this.now() + this.limits.drainTimeoutMs);
     this.later(this.limits.drainTimeoutMs + 1, () => this.pump());
   }
 
@@ -56,8 +56,23 @@ export class FramePump {
    * deserves the same chance to be acknowledged).
    */
   newSocket(draining: boolean): void {
-    this.finishSentOn = this.pauseSentOn = this.resumeSentOn = -1;
+    this.#sent.reset();
     if (draining) this.startDrain();
+  }
+
+  /** What went out on which socket, to ask (finishSentOn(id) …). */
+  get sent(): SentOnSocket {
+    return this.#sent;
+  }
+
+  /** A new pause(): the session.pause sent on this socket earlier was answered already. */
+  newPause(): void {
+    this.#sent.pauseAnswered();
+  }
+
+  /** session.resumed: the resume was taken; a later rotation or resume() sends a new one. */
+  resumeAnswered(): void {
+    this.#sent.resumeAnswered();
   }
 
   /** No frame, pause, finish or resume goes out again: the server ended the session itself. */
@@ -73,8 +88,9 @@ export class FramePump {
     const state = this.host.state;
     const draining = state === 'pausing' || state === 'finishing';
     if (state !== 'streaming' && !draining) return;
-    if (draining && this.resumeSentOn === t.id) return; // a rotation must complete first
-    if ((state === 'finishing' && this.finishSentOn === t.id) || (state === 'pausing' && this.pauseSentOn === t.id)) return;
+    const sent = this.#sent;
+    if (draining && sent.resumeSentOn(t.id)) return; // a rotation must complete first
+    if ((state === 'finishing' && sent.finishSentOn(t.id)) || (state === 'pausing' && sent.pauseSentOn(t.id))) return;
     const outbox = this.outbox;
     const epoch = this.host.epoch;
     while (outbox.inFlight < this.limits.maxInFlightSamples) {
@@ -90,13 +106,13 @@ export class FramePump {
     // Go ahead once everything is sent and acknowledged, or when the drain wait ran out, whatever is
     // still unsent (the in-flight window may be full with no acknowledgement coming).
     const drained = outbox.unsent === 0 && outbox.acked >= outbox.produced;
-    if (!drained && this.now() < this.drainDeadline) return;
+    if (!drained && this.now() < sent.drainDeadline) return;
     const captured = String(outbox.produced);
     if (state === 'finishing') {
-      this.finishSentOn = t.id;
+      sent.finishSent(t.id);
       t.sendJson({ type: 'session.finish', capturedSamples: captured });
     } else {
-      this.pauseSentOn = t.id;
+      sent.pauseSent(t.id);
       t.sendJson({ type: 'session.pause', capturedSamples: captured });
     }
   }
@@ -105,8 +121,8 @@ export class FramePump {
   sendResume(epoch: number): void {
     if (this.#halted) return;
     const t = this.host.readySocket();
-    if (t === undefined || this.resumeSentOn === t.id) return;
-    this.resumeSentOn = t.id;
+    if (t === undefined || this.#sent.resumeSentOn(t.id)) return;
+    this.#sent.resumeSent(t.id);
     t.sendJson({ type: 'session.resume', epoch });
   }
 }

@@ -240,7 +240,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     if (this.#machine.terminal) throw this.#failure ?? RealtimeError.closed('pause');
     if (this.state !== 'streaming') throw RealtimeError.invalidState('pause', this.state);
     this.#intent.pauseAsked();
-    this.#sender.pauseSentOn = -1; // a new pause: the one sent on this socket earlier was answered already
+    this.#sender.newPause(); // the one sent on this socket earlier was answered already
     this.#outbox.endSegment();
     this.#sender.startDrain();
     this.#machine.set('pausing', 'pause()');
@@ -334,7 +334,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   /** pause() gave up. Not sent on the live socket yet: withdraw it. Sent: the server may be pausing; it proceeds. */
   #abandonPause(): void {
     if (this.#machine.terminal || !this.#intent.pause || this.state === 'paused') return;
-    if (this.#ready && this.#sender.pauseSentOn === this.#transport?.id) return;
+    if (this.#ready && this.#sender.sent.pauseSentOn(this.#transport?.id)) return;
     this.#intent.withdrawPause();
     if (this.state === 'pausing') this.#machine.set('streaming', 'pause() withdrawn before session.pause went out');
     this.#sender.pump();
@@ -343,7 +343,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   /** resume() gave up: the same rule as #abandonPause. */
   #abandonResume(): void {
     if (this.#machine.terminal || !this.#intent.resume || this.state !== 'paused') return;
-    if (this.#ready && this.#sender.resumeSentOn === this.#transport?.id) return;
+    if (this.#ready && this.#sender.sent.resumeSentOn(this.#transport?.id)) return;
     this.#intent.withdrawResume();
   }
 

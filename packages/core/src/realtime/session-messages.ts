@@ -37,10 +37,15 @@ export interface MessageHost {
  * position in the server's recording segments) and the rotation in progress.
  */
 export class SessionMessages {
-  epoch: number = REALTIME.firstEpoch;
+  #epoch: number = REALTIME.firstEpoch;
   #rotatingFrom: number | undefined;
 
   constructor(private readonly host: MessageHost) {}
+
+  /** The current epoch: set by session.ready and session.resumed only. */
+  get epoch(): number {
+    return this.#epoch;
+  }
 
   handle(t: SocketTransport, m: ServerMessage): void {
     const { outbox, subjects, transcript, machine, intent } = this.host;
@@ -60,7 +65,7 @@ export class SessionMessages {
         this.host.sender.pump();
         return;
       case 'transcript.partial':
-        if (m.epoch < this.epoch) return; // an epoch already left: stale
+        if (m.epoch < this.#epoch) return; // an epoch already left: stale
         subjects.partials.next(m);
         return;
       case 'transcript.line':
@@ -103,7 +108,7 @@ export class SessionMessages {
   }
 
   sendResume(): void {
-    this.host.sender.sendResume(this.epoch);
+    this.host.sender.sendResume(this.#epoch);
   }
 
   #onReady(m: SessionReadyMessage): void {
@@ -111,14 +116,14 @@ export class SessionMessages {
     const attempt = this.host.socketReady(m);
     const reconnect = attempt !== undefined;
     sender.newSocket(intent.finish || intent.pause);
-    this.epoch = m.epoch;
+    this.#epoch = m.epoch;
     // Lines committed while we were away arrive in the view: new ones are emitted, known ones updated.
     if (m.session !== undefined) this.host.transcript.merge(m.session);
     outbox.acknowledge(m.receivedSamples);
     outbox.rewindTo(m.receivedSamples);
     if (reconnect) this.host.emit('reconnected', { attempt, receivedSamples: m.receivedSamples, resendSamples: outbox.unsent });
     const rotated = m.awaitingResume && m.status === 'ACTIVE';
-    if (rotated) this.#rotatingFrom = this.epoch;
+    if (rotated) this.#rotatingFrom = this.#epoch;
     if (intent.finish) {
       // Draining states rotate without leaving the state (see #onRotate). Paused with audio still to
       // send (written after a resume() the server never got, or left by a pause that went ahead
@@ -149,7 +154,7 @@ export class SessionMessages {
 
   #onRotate(epoch: number): void {
     const { outbox, sender, machine } = this.host;
-    if (epoch !== this.epoch) return; // a rotation of an epoch already left
+    if (epoch !== this.#epoch) return; // a rotation of an epoch already left
     // The server flushed its ack just before: frames after it were refused (NOT_ACCEPTING) and are
     // sent again in the next epoch from the cursor session.resumed reports. (A server position: after
     // a declared gap the captured one is further on.)
@@ -159,7 +164,7 @@ export class SessionMessages {
       this.#rotatingFrom = epoch;
       machine.set('rotating', 'usage.updated rotate');
       this.sendResume();
-    } else if ((machine.state === 'finishing' && sender.finishSentOn !== id) || (machine.state === 'pausing' && sender.pauseSentOn !== id)) {
+    } else if ((machine.state === 'finishing' && !sender.sent.finishSentOn(id)) || (machine.state === 'pausing' && !sender.sent.pauseSentOn(id))) {
       // Audio is still draining: rotate without leaving the state, the drain continues in the new epoch.
       // Not once the pause or finish went out: the server handles that first, and a resume after it
       // would undo the pause (a paused session resumes into the next epoch).
@@ -170,9 +175,9 @@ export class SessionMessages {
 
   #onResumed(epoch: number, received: number): void {
     const { outbox, sender, machine, intent } = this.host;
-    this.epoch = epoch;
-    sender.resumeSentOn = -1;
-    intent.resume = false;
+    this.#epoch = epoch;
+    sender.resumeAnswered();
+    intent.resumeTaken();
     outbox.acknowledge(received);
     outbox.rewindTo(received);
     if (machine.state === 'rotating' || machine.state === 'paused') machine.set('streaming', `resumed in epoch ${epoch}`);
@@ -197,7 +202,7 @@ export class SessionMessages {
       sender.pump();
     }
     const aboutMessage = m.details?.['frameEpoch'] === undefined;
-    if (aboutMessage && (m.code === 'WRONG_EPOCH' || m.code === 'SESSION_CLOSED') && sender.resumeSentOn === t.id && !this.host.intent.finish) {
+    if (aboutMessage && (m.code === 'WRONG_EPOCH' || m.code === 'SESSION_CLOSED') && sender.sent.resumeSentOn(t.id) && !this.host.intent.finish) {
       // Our session.resume was refused: our idea of the epoch is wrong. A new socket's session.ready
       // tells the truth; resync through the reconnect path instead of guessing.
       this.host.emit('debug', { kind: 'resync', detail: { code: m.code, message: m.message } });

@@ -53,7 +53,7 @@ export interface RecoveryHost {
  * saves what the server received.
  */
 export class SessionRecovery {
-  policy: ReconnectPolicy;
+  #policy: ReconnectPolicy;
   #customPolicy: boolean;
   #lossStartedAt: number | undefined;
   #attempt = 0;
@@ -65,7 +65,7 @@ export class SessionRecovery {
 
   constructor(private readonly host: RecoveryHost, policy: ReconnectPolicy | undefined, recoveryWindowMs: number, private readonly restFinishReserveMs: number) {
     this.#customPolicy = policy !== undefined;
-    this.policy = policy ?? defaultPolicy(recoveryWindowMs);
+    this.#policy = policy ?? defaultPolicy(recoveryWindowMs);
   }
 
   /** session.ready arrived: the outage is over. Returns the attempt that made it. */
@@ -73,7 +73,7 @@ export class SessionRecovery {
     const attempt = this.#attempt;
     this.#lossStartedAt = undefined;
     this.#attempt = 0;
-    if (!this.#customPolicy && recoveryWindowMs !== undefined) this.policy = defaultPolicy(recoveryWindowMs);
+    if (!this.#customPolicy && recoveryWindowMs !== undefined) this.#policy = defaultPolicy(recoveryWindowMs);
     return attempt;
   }
 
@@ -178,7 +178,7 @@ export class SessionRecovery {
       this.#attempt = 0;
     }
     if (host.state !== 'connecting') host.setState('reconnecting', reason);
-    const delay = this.policy.nextRetryDelayMs({ attempt: this.#attempt, elapsedMs: now - this.#lossStartedAt, closeCode: code, reason });
+    const delay = this.#policy.nextRetryDelayMs({ attempt: this.#attempt, elapsedMs: now - this.#lossStartedAt, closeCode: code, reason });
     // A reconnectable close the server explained: typed, so an app can tell "you read too slowly"
     // from a network loss.
     const error = code === CLOSE_CODES.SLOW_CONSUMER ? RealtimeError.slowConsumer() : undefined;
