@@ -9,10 +9,10 @@ import { SessionTranscript } from './session-transcript.js';
 import { RealtimeError, isRealtimeError } from './realtime-error.js';
 import { SessionRecovery, type RecoveryHost } from './session-recovery.js';
 import { socketAddress } from './socket-address.js';
-import { parseServerMessage, type EntitiesMessage, type PartialMessage, type ServerMessage } from './server-messages.js';
+import { parseServerMessage, type EntitiesMessage, type PartialMessage, type ServerMessage, type SessionReadyMessage } from './server-messages.js';
 import type { RealtimeFinishResult, RealtimeSessionEvents } from './session-events.js';
 import { SessionIntent } from './session-intent.js';
-import { SessionMessages } from './session-messages.js';
+import { SessionMessages, type MessageAction } from './session-messages.js';
 import { StateMachine, type SessionState, type StateChange } from './session-state.js';
 import { resolveWebSocket, SocketTransport, type WebSocketConstructor } from './socket-transport.js';
 import type { OperationOptions, RealtimeSessionInit } from './session-options.js';
@@ -125,23 +125,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     this.state$ = this.#subjects.state.asObservable();
     this.backpressure$ = this.#subjects.backpressure.asObservable();
     this.#machine = new StateMachine((change) => this.#onStateChange(change));
-    this.#messages = new SessionMessages({
-      machine: this.#machine, outbox: this.#outbox, sender: this.#sender, transcript: this.#transcript, subjects: this.#subjects, intent: this.#intent,
-      get transportId() { return s.#transport?.id; },
-      emit: (event, ...args) => this.emit(event, ...args),
-      socketReady: (m) => {
-        this.#ready = true;
-        this.#clearConnectTimer();
-        const attempt = this.#recovery.recovered(m.recoveryWindowMs);
-        const reconnect = this.#everReady;
-        this.#everReady = true;
-        this.#heartbeat.start(this.#init.heartbeatTimeoutMs ?? m.heartbeatTimeoutMs ?? SOCKET_DEFAULTS.heartbeatTimeoutMs);
-        return reconnect ? attempt : undefined;
-      },
-      finished: (view, reason) => this.#onFinished(view, reason),
-      balanceExhausted: (notice) => this.#onBalanceExhausted(notice),
-      resync: (_t, reason) => this.#onLost(undefined, reason),
-    });
+    this.#messages = new SessionMessages(this.#outbox, this.#transcript, this.#subjects);
     this.#heartbeat = new HeartbeatWatchdog(this.#now, () => {
       // The server pings every heartbeatIntervalMs; silence this long means a dead or half-open path.
       this.#transport?.terminate();
@@ -268,7 +252,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     if (this.#machine.terminal) throw this.#failure ?? RealtimeError.closed('resume');
     if (this.state !== 'paused') throw RealtimeError.invalidState('resume', this.state);
     this.#intent.resumeAsked();
-    this.#messages.sendResume();
+    this.#sendResume();
     try {
       await this.#waiters.until(() => this.state === 'streaming', wait);
     } catch (caught) {
@@ -300,7 +284,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     if (this.state !== 'reconnecting' && this.state !== 'connecting') this.#machine.set('finishing', 'finish()');
     // Paused with audio the server did not take (a pause that went ahead undrained, or audio written
     // after resume() was asked): a new epoch takes it first.
-    if (wasPaused && this.#outbox.unsent > 0) this.#messages.sendResume();
+    if (wasPaused && this.#outbox.unsent > 0) this.#sendResume();
     this.#recovery.finishRequested(this.#now() + wait.timeoutMs);
     this.#sender.pump();
     this.#finishPromise = this.#waiters
@@ -458,9 +442,69 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
       return;
     }
     const message = parsed.message;
-    this.#messages.handle(t, message);
+    const reconnectAttempt = message.type === 'session.ready' ? this.#socketReady(message) : undefined;
+    const actions = this.#messages.handle(message, { state: this.state, transportId: t.id, intent: this.#intent, sent: this.#sender.sent, reconnectAttempt });
+    for (const action of actions) this.#run(t, action);
     if (t.id === this.#transport?.id || message.type === 'session.finished') this.#emitRaw(message);
     this.#waiters.check();
+  }
+
+  /**
+   * session.ready on the current socket: it is ready, the heartbeat runs, the outage (if any) is over, and the
+   * pump starts afresh on it (a drain in progress gets a new wait). Returns the reconnect attempt that
+   * made it, undefined for the first connect.
+   */
+  #socketReady(m: SessionReadyMessage): number | undefined {
+    this.#ready = true;
+    this.#clearConnectTimer();
+    const attempt = this.#recovery.recovered(m.recoveryWindowMs);
+    const reconnect = this.#everReady;
+    this.#everReady = true;
+    this.#heartbeat.start(this.#init.heartbeatTimeoutMs ?? m.heartbeatTimeoutMs ?? SOCKET_DEFAULTS.heartbeatTimeoutMs);
+    this.#sender.newSocket(this.#intent.finish || this.#intent.pause);
+    return reconnect ? attempt : undefined;
+  }
+
+  /** One action SessionMessages decided for a message from socket t. */
+  #run(t: SocketTransport, action: MessageAction): void {
+    switch (action.do) {
+      case 'state':
+        if (action.intent === 'paused') this.#intent.paused();
+        else if (action.intent === 'streaming') this.#intent.streaming();
+        this.#machine.set(action.to, action.reason);
+        return;
+      case 'resume':
+        this.#sendResume();
+        return;
+      case 'pump':
+        this.#sender.pump();
+        return;
+      case 'resumed':
+        this.#sender.resumeAnswered();
+        this.#intent.resumeTaken();
+        return;
+      case 'pong':
+        t.sendJson({ type: 'pong', id: action.id });
+        return;
+      case 'finished':
+        this.#onFinished(action.view, action.reason);
+        return;
+      case 'exhausted':
+        this.#onBalanceExhausted(action.notice);
+        return;
+      case 'resync':
+        t.close(CLOSE_CODES.normal, 'resync');
+        this.#onLost(undefined, action.reason);
+        return;
+      case 'emit':
+        (this.emit as (type: string, payload: unknown) => boolean)(action.event, action.payload);
+        return;
+    }
+  }
+
+  /** session.resume {epoch} once per socket (a rotation, or resume() after pause()). */
+  #sendResume(): void {
+    this.#sender.sendResume(this.epoch);
   }
 
   #emitRaw(message: ServerMessage): void {

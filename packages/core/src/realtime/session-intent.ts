@@ -9,6 +9,9 @@
  *   resume     resume() wants it streaming   a new socket that finds it PAUSED sends session.resume again
  *   finish     finish() was called           a new socket drains and sends session.finish again
  */
+/** The intent as others read it; only the session changes it. */
+export type SessionIntentView = Pick<SessionIntent, 'accepting' | 'pause' | 'resume' | 'finish'>;
+
 export class SessionIntent {
   #accepting = true;
   #pause = false;
