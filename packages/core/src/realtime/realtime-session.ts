@@ -7,7 +7,7 @@ import { GuardedEmitter } from './guarded-emitter.js';
 import type { LineUpdate, SessionLine } from './line-store.js';
 import { SessionTranscript } from './session-transcript.js';
 import { RealtimeError, isRealtimeError } from './realtime-error.js';
-import { SessionRecovery, type RecoveryHost } from './session-recovery.js';
+import { SessionRecovery, type RecoveryAction, type RecoveryFacts } from './session-recovery.js';
 import { socketAddress } from './socket-address.js';
 import { parseServerMessage, type EntitiesMessage, type PartialMessage, type ServerMessage, type SessionReadyMessage } from './server-messages.js';
 import type { RealtimeFinishResult, RealtimeSessionEvents } from './session-events.js';
@@ -85,6 +85,8 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   #cancelConnectTimer: (() => void) | undefined;
   #everReady = false;
   #lastSocketError = '';
+  /** A REST finish is under way: reconnect attempts stand aside. */
+  #restFinishing = false;
   readonly #intent = new SessionIntent();
   readonly #messages: SessionMessages;
   #result: RealtimeFinishResult | undefined;
@@ -115,7 +117,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
       get epoch() { return s.epoch; },
       onFirstFrame: (startSample, epoch) => this.emit('first.frame', { startSample, epoch }),
     });
-    this.#recovery = new SessionRecovery(this.#recoveryHost(), init.reconnect, REALTIME.recoveryWindowMs, init.restFinishReserveMs ?? 10_000);
+    this.#recovery = new SessionRecovery(init.reconnect, REALTIME.recoveryWindowMs, init.restFinishReserveMs ?? 10_000);
     this.partials$ = this.#subjects.partials.asObservable();
     this.lines$ = this.#subjects.lines.asObservable();
     this.lineUpdates$ = this.#subjects.lineUpdates.asObservable();
@@ -285,7 +287,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     // Paused with audio the server did not take (a pause that went ahead undrained, or audio written
     // after resume() was asked): a new epoch takes it first.
     if (wasPaused && this.#outbox.unsent > 0) this.#sendResume();
-    this.#recovery.finishRequested(this.#now() + wait.timeoutMs);
+    this.#recover(this.#recovery.finishRequested(this.#now() + wait.timeoutMs, this.#facts()));
     this.#sender.pump();
     this.#finishPromise = this.#waiters
       .until(() => this.#result !== undefined, wait)
@@ -394,35 +396,121 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     this.#heartbeat.stop();
     this.#clearConnectTimer();
     if (this.#machine.terminal) return;
-    this.#recovery.lost(code, reason);
+    this.#recover(this.#recovery.lost(code, reason, this.#lastSocketError, this.#facts()));
   }
 
-  /** SessionRecovery's view of this session: live reads through getters, actions through closures. */
-  #recoveryHost(): RecoveryHost {
-    const s = this;
+  /** What recovery is told: the session as it is now. */
+  #facts(): RecoveryFacts {
     return {
-      sessionId: this.sessionId,
-      rest: this.#init.rest,
-      signal: this.#lifetime.signal,
-      get state() { return s.state; },
-      get terminal() { return s.#machine.terminal; },
-      get everReady() { return s.#everReady; },
-      get finishRequested() { return s.#intent.finish; },
-      get socketReady() { return s.#ready; },
-      get lastSocketError() { return s.#lastSocketError; },
-      get capturedSamples() { return s.#outbox.produced; },
-      setState: (next, reason) => {
-        if (next === 'finishing') this.#intent.finishAsked();
-        this.#machine.set(next, reason);
-      },
-      fail: (error, reason) => this.#end('failed', error, reason),
-      openSocket: () => this.#openSocket(),
-      finished: (view, reason) => this.#onFinished(view, reason),
-      later: (ms, run) => this.#later(ms, run),
-      now: this.#now,
-      emitReconnecting: (info) => this.emit('reconnecting', info),
-      emitRecoveryExpired: (info) => this.emit('recovery.expired', info),
+      state: this.state,
+      terminal: this.#machine.terminal,
+      finishRequested: this.#intent.finish,
+      socketReady: this.#ready,
+      hasRest: this.#init.rest !== undefined,
+      now: this.#now(),
     };
+  }
+
+  /** Runs what SessionRecovery decided, in order; an action that needs a fresh look asks it again then. */
+  #recover(actions: readonly RecoveryAction[]): void {
+    for (const action of actions) {
+      switch (action.do) {
+        case 'reconnecting':
+          if (this.state !== 'connecting') this.#machine.set('reconnecting', action.reason);
+          this.#recover(this.#recovery.nextAttempt(action.code, action.reason, action.at, this.#facts()));
+          break;
+        case 'retry':
+          this.emit('reconnecting', action.info);
+          this.#later(action.delayMs, () => {
+            this.#recovery.attemptStarted();
+            void this.#reconnect();
+          });
+          break;
+        case 'fail':
+          this.#end('failed', action.error, action.reason);
+          break;
+        case 'finishOverRest':
+          void this.#finishOverRest(action.why, action.expired);
+          break;
+        case 'readFinalView':
+          void this.#readFinalView(action.reason);
+          break;
+        case 'finished':
+          this.#onFinished(action.view, action.reason);
+          break;
+        case 'openSocket':
+          this.#openSocket();
+          break;
+        case 'watchDeadline':
+          this.#recover(this.#recovery.watchFinishDeadline(this.#facts()));
+          break;
+        case 'checkDeadline':
+          this.#later(action.delayMs, () => this.#recover(this.#recovery.finishDeadlineDue(this.#facts())));
+          break;
+      }
+    }
+  }
+
+  /** One attempt: read the session over REST when we can (it may have ended meanwhile), then the socket. */
+  async #reconnect(): Promise<void> {
+    const waiting = (): boolean => !this.#restFinishing && (this.state === 'reconnecting' || this.state === 'connecting');
+    if (!waiting()) return;
+    const rest = this.#init.rest;
+    if (rest !== undefined && this.#everReady) {
+      let view: RealtimeSession;
+      try {
+        view = await rest.get(this.sessionId, { signal: this.#lifetime.signal });
+      } catch (caught) {
+        this.#recover(this.#recovery.viewFailed(caught, this.#facts()));
+        return;
+      }
+      if (!waiting()) return;
+      this.#recover([this.#recovery.viewRead(view)]);
+      return;
+    }
+    this.#openSocket();
+  }
+
+  /**
+   * Saves the result over REST with the exact capturedSamples: the server settles what it received,
+   * and what it did not is declared a gap here and a TRANSPORT_GAP there.
+   */
+  async #finishOverRest(why: string, expired: boolean): Promise<void> {
+    const rest = this.#init.rest;
+    if (this.#machine.terminal || this.#restFinishing) return;
+    if (rest === undefined) {
+      if (expired) this.emit('recovery.expired', { finishedOverRest: false });
+      this.#end('failed', expired ? RealtimeError.recoveryWindowExpired() : RealtimeError.closed('finish'), why);
+      return;
+    }
+    this.#restFinishing = true;
+    if (expired) this.emit('recovery.expired', { finishedOverRest: true });
+    this.#intent.finishAsked();
+    this.#machine.set('finishing', why);
+    try {
+      const view = await rest.finish(this.sessionId, String(this.#outbox.produced), { signal: this.#lifetime.signal });
+      // The socket's session.finished may have won the race (same settlement): #onFinished ignores this one.
+      this.#onFinished(view, `${why}: finished over REST`);
+    } catch (caught) {
+      this.#end('failed', caught instanceof Error ? caught : RealtimeError.recoveryWindowExpired(), `${why}; REST finish failed`);
+    } finally {
+      this.#restFinishing = false;
+    }
+  }
+
+  /** Close 4409 without session.finished before it: read the final view over REST. */
+  async #readFinalView(reason: string): Promise<void> {
+    const rest = this.#init.rest;
+    if (rest === undefined) {
+      this.#end('failed', RealtimeError.closed('finish'), reason);
+      return;
+    }
+    try {
+      const view = await rest.get(this.sessionId, { signal: this.#lifetime.signal });
+      this.#onFinished(view, 'the session was finished elsewhere');
+    } catch (caught) {
+      this.#end('failed', caught instanceof Error ? caught : RealtimeError.closed('finish'), reason);
+    }
   }
 
   // ------------------------------------------------------------------------------------------------

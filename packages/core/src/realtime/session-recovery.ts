@@ -4,39 +4,53 @@ import type { RealtimeSession } from '../types/realtime.js';
 import { DefaultReconnectPolicy, type ReconnectPolicy } from './reconnect-policy.js';
 import { RealtimeError } from './realtime-error.js';
 import type { SessionOwnEvents } from './session-events.js';
-import type { RealtimeRest } from './session-options.js';
 import type { SessionState } from './session-state.js';
 import { MAX_TIMER_MS } from './timer-set.js';
 
-/** What recovery needs from the session. Every callback re-reads state: an await may have ended it. */
-export interface RecoveryHost {
-  readonly sessionId: string;
-  readonly rest: RealtimeRest | undefined;
-  /** Aborted when the session ends (close(), the connect signal, an aborted or timed-out finish): stops REST calls. */
-  readonly signal: AbortSignal;
+/** What recovery is told of the session each time it is asked (read at that moment: an await may have ended it). */
+export interface RecoveryFacts {
   readonly state: SessionState;
   readonly terminal: boolean;
-  /** A socket said session.ready at least once (a reconnect, not the first connect). */
-  readonly everReady: boolean;
   /** finish() was called: a REST finish is the fallback when the socket cannot carry it. */
   readonly finishRequested: boolean;
   /** The current socket said session.ready. */
   readonly socketReady: boolean;
-  readonly lastSocketError: string;
-  readonly capturedSamples: number;
-  setState(next: SessionState, reason: string): void;
-  fail(error: Error, reason: string): void;
-  openSocket(): void;
-  /** The final view arrived (socket, REST finish or GET of a session finished elsewhere). */
-  finished(view: RealtimeSession, reason: string): void;
-  later(ms: number, run: () => void): void;
-  now(): number;
-  emitReconnecting(info: Parameters<SessionOwnEvents['reconnecting']>[0]): void;
-  emitRecoveryExpired(info: Parameters<SessionOwnEvents['recovery.expired']>[0]): void;
+  /** A REST client was given: the session can be read and finished over REST. */
+  readonly hasRest: boolean;
+  readonly now: number;
 }
 
 /**
- * The socket is gone: end, reconnect, or save the result over REST.
+ * What the session does next about a lost socket, in this order. Recovery decides; the session (the
+ * one owner of the state, the timers, the socket and the REST calls) runs these.
+ *
+ *   reconnecting    enter `reconnecting` (not from `connecting`), then ask nextAttempt()
+ *   retry           emit `reconnecting`, wait delayMs, attemptStarted(), then GET the session and reconnect
+ *   fail            end `failed` with error
+ *   finishOverRest  save the result over REST with the exact capturedSamples (expired: the recovery window)
+ *   readFinalView   the server finished it (close 4409 without session.finished): GET the final view
+ *   finished        the session was finished elsewhere: this is its final view
+ *   openSocket      open a new socket
+ *   watchDeadline   ask watchFinishDeadline() (the socket was lost; matters once finish() was called)
+ *   checkDeadline   ask finishDeadlineDue() after delayMs
+ */
+export type RecoveryAction =
+  | { readonly do: 'reconnecting'; readonly code: number | undefined; readonly reason: string; readonly at: number }
+  | { readonly do: 'retry'; readonly delayMs: number; readonly info: Parameters<SessionOwnEvents['reconnecting']>[0] }
+  | { readonly do: 'fail'; readonly error: Error; readonly reason: string }
+  | { readonly do: 'finishOverRest'; readonly why: string; readonly expired: boolean }
+  | { readonly do: 'readFinalView'; readonly reason: string }
+  | { readonly do: 'finished'; readonly view: RealtimeSession; readonly reason: string }
+  | { readonly do: 'openSocket' }
+  | { readonly do: 'watchDeadline' }
+  | { readonly do: 'checkDeadline'; readonly delayMs: number };
+
+const NOTHING: readonly RecoveryAction[] = [];
+
+/**
+ * The socket is gone: end, reconnect, or save the result over REST. Decisions only: every method
+ * returns the actions to run and keeps the outage's bookkeeping (attempts, the policy, the finish
+ * deadline); it neither changes the state nor touches a socket, a timer or the REST client.
  *
  *   socket lost ──final close code──► 4410: finish over REST · 4409: read the final view · else failed
  *        │
@@ -54,16 +68,15 @@ export interface RecoveryHost {
  */
 export class SessionRecovery {
   #policy: ReconnectPolicy;
-  #customPolicy: boolean;
+  readonly #customPolicy: boolean;
   #lossStartedAt: number | undefined;
   #attempt = 0;
-  /** finish()'s deadline (host clock), once it was called; Infinity when it has none. */
+  /** finish()'s deadline (session clock), once it was called; Infinity when it has none. */
   #finishDeadline: number | undefined;
   /** A check of the finish deadline is scheduled (one at a time). */
   #fallbackArmed = false;
-  #restFinishing = false;
 
-  constructor(private readonly host: RecoveryHost, policy: ReconnectPolicy | undefined, recoveryWindowMs: number, private readonly restFinishReserveMs: number) {
+  constructor(policy: ReconnectPolicy | undefined, recoveryWindowMs: number, private readonly restFinishReserveMs: number) {
     this.#customPolicy = policy !== undefined;
     this.#policy = policy ?? defaultPolicy(recoveryWindowMs);
   }
@@ -77,169 +90,104 @@ export class SessionRecovery {
     return attempt;
   }
 
-  /** The current socket closed or was dropped (its listeners are already gone). */
-  lost(code: number | undefined, reason: string): void {
-    const host = this.host;
-    if (host.terminal) return;
-    if (code !== undefined && FINAL_CLOSE_CODES.includes(code)) {
-      this.#finalClose(code, reason);
-      return;
-    }
+  /** The current socket closed or was dropped; lastSocketError is what its error event said. */
+  lost(code: number | undefined, reason: string, lastSocketError: string, facts: RecoveryFacts): readonly RecoveryAction[] {
+    if (facts.terminal) return NOTHING;
+    if (code !== undefined && FINAL_CLOSE_CODES.includes(code)) return [finalClose(code, reason)];
     // A refused upgrade (`ws`: "Unexpected server response: 401") will be refused again.
-    const refused = /Unexpected server response: (400|401|403|404)/.exec(host.lastSocketError);
-    if (refused !== null) {
-      host.fail(RealtimeError.socketRefused(`HTTP ${refused[1]}`), `socket refused (HTTP ${refused[1]})`);
-      return;
-    }
-    this.#schedule(code, reason);
-    if (host.finishRequested) this.#watchFinishDeadline();
+    const refused = /Unexpected server response: (400|401|403|404)/.exec(lastSocketError);
+    if (refused !== null) return [{ do: 'fail', error: RealtimeError.socketRefused(`HTTP ${refused[1]}`), reason: `socket refused (HTTP ${refused[1]})` }];
+    return this.#schedule(code, reason, facts);
   }
 
   /**
-   * finish() was called with this deadline (host clock; Infinity: none). While the socket is down the
+   * finish() was called with this deadline (session clock; Infinity: none). While the socket is down the
    * session keeps reconnecting until restFinishReserveMs before it, then finishes over REST.
    */
-  finishRequested(deadline: number): void {
+  finishRequested(deadline: number, facts: RecoveryFacts): readonly RecoveryAction[] {
     this.#finishDeadline = deadline;
-    if (!this.host.socketReady) this.#watchFinishDeadline();
+    return facts.socketReady ? NOTHING : this.watchFinishDeadline(facts);
   }
 
-  /** Checks now and again at (deadline - reserve) whether the socket is still down; then REST. */
-  #watchFinishDeadline(): void {
+  /** Checks now (and, through checkDeadline, again at deadline - reserve) whether the socket is still down. */
+  watchFinishDeadline(facts: RecoveryFacts): readonly RecoveryAction[] {
     const deadline = this.#finishDeadline;
-    if (this.#fallbackArmed || deadline === undefined || !Number.isFinite(deadline) || this.host.rest === undefined) return;
-    const check = (): void => {
-      this.#fallbackArmed = false;
-      if (this.host.terminal || this.host.socketReady) return; // a later loss checks again (lost())
-      const left = deadline - this.restFinishReserveMs - this.host.now();
-      if (left > 0) {
-        this.#fallbackArmed = true;
-        this.host.later(Math.min(left, MAX_TIMER_MS), check); // checked again then
-      } else {
-        void this.finishOverRest('socket down near the finish deadline', false);
-      }
-    };
-    check();
+    if (!facts.finishRequested || this.#fallbackArmed || deadline === undefined || !Number.isFinite(deadline) || !facts.hasRest) return NOTHING;
+    return this.finishDeadlineDue(facts);
   }
 
-  /**
-   * Saves the result over REST with the exact capturedSamples: the server settles what it received,
-   * and what it did not is declared a gap here and a TRANSPORT_GAP there.
-   */
-  async finishOverRest(why: string, expired: boolean): Promise<void> {
-    const host = this.host;
-    const rest = host.rest;
-    if (host.terminal || this.#restFinishing) return;
-    if (rest === undefined) {
-      if (expired) host.emitRecoveryExpired({ finishedOverRest: false });
-      host.fail(expired ? RealtimeError.recoveryWindowExpired() : RealtimeError.closed('finish'), why);
-      return;
+  /** The check scheduled by checkDeadline is due. */
+  finishDeadlineDue(facts: RecoveryFacts): readonly RecoveryAction[] {
+    this.#fallbackArmed = false;
+    if (facts.terminal || facts.socketReady) return NOTHING; // a later loss checks again (lost())
+    const left = (this.#finishDeadline ?? Number.POSITIVE_INFINITY) - this.restFinishReserveMs - facts.now;
+    if (left > 0) {
+      this.#fallbackArmed = true;
+      return [{ do: 'checkDeadline', delayMs: Math.min(left, MAX_TIMER_MS) }];
     }
-    this.#restFinishing = true;
-    if (expired) host.emitRecoveryExpired({ finishedOverRest: true });
-    host.setState('finishing', why);
-    try {
-      const view = await rest.finish(host.sessionId, String(host.capturedSamples), { signal: host.signal });
-      // The socket's session.finished may have won the race (same settlement): finished() ignores this one.
-      host.finished(view, `${why}: finished over REST`);
-    } catch (caught) {
-      host.fail(caught instanceof Error ? caught : RealtimeError.recoveryWindowExpired(), `${why}; REST finish failed`);
-    } finally {
-      this.#restFinishing = false;
-    }
+    return [{ do: 'finishOverRest', why: 'socket down near the finish deadline', expired: false }];
   }
 
-  #finalClose(code: number, reason: string): void {
-    const host = this.host;
-    switch (code) {
-      case CLOSE_CODES.RECOVERY_WINDOW_EXPIRED:
-        void this.finishOverRest('recovery window expired', true);
-        return;
-      case CLOSE_CODES.SESSION_FINISHED:
-        // session.finished normally arrived just before; if not, read the final view over REST.
-        void this.#finishedElsewhere(reason);
-        return;
-      case CLOSE_CODES.REPLACED:
-        host.fail(RealtimeError.replaced(), reason);
-        return;
-      case CLOSE_CODES.SESSION_NOT_FOUND:
-        host.fail(RealtimeError.sessionNotFound(code), reason);
-        return;
-      default:
-        host.fail(RealtimeError.protocolViolation(code, reason), reason);
-    }
-  }
-
-  #schedule(code: number | undefined, reason: string): void {
-    const host = this.host;
-    const now = host.now();
-    if (this.#lossStartedAt === undefined) {
-      this.#lossStartedAt = now;
-      this.#attempt = 0;
-    }
-    if (host.state !== 'connecting') host.setState('reconnecting', reason);
-    const delay = this.#policy.nextRetryDelayMs({ attempt: this.#attempt, elapsedMs: now - this.#lossStartedAt, closeCode: code, reason });
+  /** Entered `reconnecting` (or still connecting): the policy says when to try again, or gives up. */
+  nextAttempt(code: number | undefined, reason: string, at: number, facts: RecoveryFacts): readonly RecoveryAction[] {
+    const delay = this.#policy.nextRetryDelayMs({ attempt: this.#attempt, elapsedMs: at - (this.#lossStartedAt ?? at), closeCode: code, reason });
     // A reconnectable close the server explained: typed, so an app can tell "you read too slowly"
     // from a network loss.
     const error = code === CLOSE_CODES.SLOW_CONSUMER ? RealtimeError.slowConsumer() : undefined;
     if (delay === null) {
-      if (host.finishRequested && host.rest !== undefined) void this.finishOverRest(`reconnect gave up (${reason})`, false);
-      else host.fail(RealtimeError.reconnectExhausted(reason, error), `reconnect gave up: ${reason}`);
-      return;
+      if (facts.finishRequested && facts.hasRest) return [{ do: 'finishOverRest', why: `reconnect gave up (${reason})`, expired: false }];
+      return [{ do: 'fail', error: RealtimeError.reconnectExhausted(reason, error), reason: `reconnect gave up: ${reason}` }];
     }
-    host.emitReconnecting({ attempt: this.#attempt + 1, delayMs: delay, reason, closeCode: code, ...(error !== undefined ? { error } : {}) });
-    host.later(delay, () => {
-      this.#attempt += 1;
-      void this.#reconnect();
-    });
+    return [{ do: 'retry', delayMs: delay, info: { attempt: this.#attempt + 1, delayMs: delay, reason, closeCode: code, ...(error !== undefined ? { error } : {}) } }];
   }
 
-  /** One attempt: read the session over REST when we can (it may have ended meanwhile), then the socket. */
-  async #reconnect(): Promise<void> {
-    const host = this.host;
-    const waiting = (): boolean => !this.#restFinishing && (host.state === 'reconnecting' || host.state === 'connecting');
-    if (!waiting()) return;
-    const rest = host.rest;
-    if (rest !== undefined && host.everReady) {
-      let view: RealtimeSession;
-      try {
-        view = await rest.get(host.sessionId, { signal: host.signal });
-      } catch (caught) {
-        if (host.terminal) return;
-        if (isNotFoundError(caught)) {
-          host.fail(RealtimeError.sessionNotFound(), 'session not found');
-          return;
-        }
-        this.#schedule(undefined, `GET session failed: ${caught instanceof Error ? caught.message : String(caught)}`);
-        return;
-      }
-      if (!waiting()) return;
-      if ((TERMINAL_STATUSES as readonly string[]).includes(view.status)) {
-        host.finished(view, 'the session was finished elsewhere');
-        return;
-      }
-      if (view.connection?.recoveryExpired === true) {
-        // No socket will be accepted again: save the result now instead of being refused with 4410.
-        void this.finishOverRest('recovery window expired', true);
-        return;
-      }
-    }
-    host.openSocket();
+  /** The retry's delay passed: this attempt counts. */
+  attemptStarted(): void {
+    this.#attempt += 1;
   }
 
-  async #finishedElsewhere(reason: string): Promise<void> {
-    const host = this.host;
-    const rest = host.rest;
-    if (rest === undefined) {
-      host.fail(RealtimeError.closed('finish'), reason);
-      return;
+  /** The GET before a reconnect read the session: finished elsewhere, past its recovery window, or reconnect. */
+  viewRead(view: RealtimeSession): RecoveryAction {
+    if ((TERMINAL_STATUSES as readonly string[]).includes(view.status)) return { do: 'finished', view, reason: 'the session was finished elsewhere' };
+    // No socket will be accepted again: save the result now instead of being refused with 4410.
+    if (view.connection?.recoveryExpired === true) return { do: 'finishOverRest', why: 'recovery window expired', expired: true };
+    return { do: 'openSocket' };
+  }
+
+  /** The GET before a reconnect failed: a session that is gone ends here, anything else is retried. */
+  viewFailed(caught: unknown, facts: RecoveryFacts): readonly RecoveryAction[] {
+    if (facts.terminal) return NOTHING;
+    if (isNotFoundError(caught)) return [{ do: 'fail', error: RealtimeError.sessionNotFound(), reason: 'session not found' }];
+    return this.#schedule(undefined, `GET session failed: ${caught instanceof Error ? caught.message : String(caught)}`, facts, false);
+  }
+
+  #schedule(code: number | undefined, reason: string, facts: RecoveryFacts, watch = true): readonly RecoveryAction[] {
+    const at = facts.now;
+    if (this.#lossStartedAt === undefined) {
+      this.#lossStartedAt = at;
+      this.#attempt = 0;
     }
-    try {
-      const view = await rest.get(host.sessionId, { signal: host.signal });
-      host.finished(view, 'the session was finished elsewhere');
-    } catch (caught) {
-      host.fail(caught instanceof Error ? caught : RealtimeError.closed('finish'), reason);
-    }
+    const actions: RecoveryAction[] = [{ do: 'reconnecting', code, reason, at }];
+    // Checked once the reconnect decision ran (it may already finish over REST).
+    if (watch) actions.push({ do: 'watchDeadline' });
+    return actions;
+  }
+}
+
+/** The server's final close codes: 4410 saves over REST, 4409 reads the final view, the rest fail. */
+function finalClose(code: number, reason: string): RecoveryAction {
+  switch (code) {
+    case CLOSE_CODES.RECOVERY_WINDOW_EXPIRED:
+      return { do: 'finishOverRest', why: 'recovery window expired', expired: true };
+    case CLOSE_CODES.SESSION_FINISHED:
+      // session.finished normally arrived just before; if not, read the final view over REST.
+      return { do: 'readFinalView', reason };
+    case CLOSE_CODES.REPLACED:
+      return { do: 'fail', error: RealtimeError.replaced(), reason };
+    case CLOSE_CODES.SESSION_NOT_FOUND:
+      return { do: 'fail', error: RealtimeError.sessionNotFound(code), reason };
+    default:
+      return { do: 'fail', error: RealtimeError.protocolViolation(code, reason), reason };
   }
 }
 
