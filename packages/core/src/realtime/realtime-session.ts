@@ -29,8 +29,10 @@ export { socketUrlFor } from './socket-address.js';
  *
  * Generations: every socket gets a transport id, and every callback from a socket that is no longer
  * current is dropped; partials of an epoch already left are dropped. Every await re-checks the state.
- * What the server says is applied by SessionMessages; what the user asked (pause, resume, finish, and
- * so whether write() takes audio) is SessionIntent, which outlives sockets.
+ * This class is the one owner of the state: SessionMessages (what the server says) and SessionRecovery
+ * (a lost socket) return the actions to take and this class runs them; only here does the state change
+ * and only here are the socket, the timers and REST used. What the user asked (pause, resume, finish,
+ * and so whether write() takes audio) is SessionIntent, which outlives sockets. See README.md here.
  *
  * Handshake per socket:
  *
