@@ -32,6 +32,17 @@ const entry = `
   await session.finish();
 `;
 
+// The same without the adapter: core alone, attached by token, lines heard through the \`line\` event
+// (no Observable used), raw Float32 written, then finished.
+const coreEntry = `
+  import { SoundClone } from ${JSON.stringify(join(root, 'packages', 'core', 'dist', 'index.js'))};
+  const { sessionId, token } = await (await fetch('/api/session', { method: 'POST' })).json();
+  const session = await new SoundClone({ apiKey: 'unused-in-the-browser' }).stt.realtime.attach({ sessionId, token });
+  session.on('line', (line) => console.log(line.text));
+  session.write(new Float32Array(960));
+  await session.finish();
+`;
+
 const dir = mkdtempSync(join(tmpdir(), 'soundclone-bundle-'));
 try {
   const file = join(dir, 'page.mjs');
@@ -54,12 +65,19 @@ try {
     const key = dep ? dep[1] : own ? `@soundclone/${own[1]}` : 'page';
     byPackage.set(key, (byPackage.get(key) ?? 0) + bytesInOutput);
   }
+  const coreFile = join(dir, 'core-page.mjs');
+  writeFileSync(coreFile, coreEntry);
+  const coreCode = (await build({ ...options, entryPoints: [coreFile] })).outputFiles[0].contents;
+  const coreWithoutRx = (await build({ ...options, entryPoints: [coreFile], external: ['rxjs'] })).outputFiles[0].contents;
   const report = {
     root,
+    coreOnlyMinified: coreCode.length,
+    coreOnlyGzip: gzipSync(coreCode, { level: 9 }).length,
+    coreOnlyRxjsGzip: gzipSync(coreCode, { level: 9 }).length - gzipSync(coreWithoutRx, { level: 9 }).length,
     pageMinified: code.length,
     pageGzip: gzipSync(code, { level: 9 }).length,
     rxjsGzip: gzipSync(code, { level: 9 }).length - gzipSync(withoutRx, { level: 9 }).length,
-    workletMinified: worklet.length,
+    workletBytes: worklet.length,
     workletGzip: gzipSync(worklet, { level: 9 }).length,
     byPackage: Object.fromEntries([...byPackage].sort((a, b) => b[1] - a[1])),
   };
