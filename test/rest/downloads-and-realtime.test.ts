@@ -1,7 +1,8 @@
 import mammoth from 'mammoth';
 import { PDFParse } from 'pdf-parse';
 import type { RunningServer } from '@soundclone/server';
-import { ApiError, NotFoundError, SoundClone, ValidationError, protocol } from '@soundclone/core';
+import { ApiError, NotFoundError, SoundClone, ValidationError } from '@soundclone/core';
+import { protocol } from '@soundclone/core/internal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_B, clientFor, rejectionOf, startTestServer } from './support/harness.js';
 import { wav } from './support/audio.js';

@@ -1,5 +1,6 @@
 import type { RunningServer } from '@soundclone/server';
-import { SoundClone, ValidationError, literalHostRefusal, protocol } from '@soundclone/core';
+import { SoundClone, ValidationError } from '@soundclone/core';
+import { literalHostRefusal, protocol } from '@soundclone/core/internal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientFor, rejectionOf, requestsTo, startTestServer } from './support/harness.js';
 import { wav } from './support/audio.js';

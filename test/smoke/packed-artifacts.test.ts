@@ -82,6 +82,43 @@ describe('packed artifacts', () => {
     expect(result).toEqual({ counted: true, frame: 320, typed: true, blocked: true, ring: 'function', workletSelfContained: true });
   });
 
+  it('expose ./internal for the sibling packages, apart from the public entry, in ESM and in TypeScript', () => {
+    writeFileSync(join(dir, 'internal-check.mjs'), `
+      import * as core from '@soundclone/core';
+      import * as internal from '@soundclone/core/internal';
+      const parsed = internal.parseServerMessage(JSON.stringify({ type: 'ping', ts: 1 }));
+      const tone = new Float32Array(4);
+      internal.sine(tone, 1000, 16000, 1, Math.PI / 2);
+      console.log(JSON.stringify({
+        prefix: internal.protocol.API_PREFIX,
+        tone: tone[0],
+        parser: typeof parsed,
+        machinery: ['StateMachine', 'LineStore', 'AudioOutbox', 'designPolyphase', 'apiErrorFromResponse'].every((n) => typeof internal[n] === 'function'),
+        kept: ['sine', 'fitTone', 'parseServerMessage', 'StateMachine', 'protocol'].filter((n) => n in core),
+      }));
+    `);
+    const result = JSON.parse(execFileSync(process.execPath, ['internal-check.mjs'], { cwd: dir, encoding: 'utf8' })) as Record<string, unknown>;
+    expect(result).toEqual({ prefix: '/sound_clone/api/v1', tone: 1, parser: 'object', machinery: true, kept: [] });
+
+    mkdirSync(join(dir, 'internal-ts'), { recursive: true });
+    writeFileSync(join(dir, 'internal-ts', 'tsconfig.json'), JSON.stringify({
+      compilerOptions: { strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', noEmit: true, skipLibCheck: false, lib: ['ES2023', 'DOM'], types: [] },
+      files: ['consumer.ts'],
+    }));
+    writeFileSync(join(dir, 'internal-ts', 'consumer.ts'), `
+      import { protocol, designPolyphase, type PolyphaseFilter, type RefusalKind } from '@soundclone/core/internal';
+      import type { ServerMessageType } from '@soundclone/core';
+      const filter: PolyphaseFilter = designPolyphase(48000, 16000, 'fast');
+      const kind: RefusalKind | undefined = undefined;
+      const type: ServerMessageType = 'ping';
+      export const used = [protocol.API_PREFIX, filter, kind, type];
+    `);
+    const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+    const checked = spawnSync(process.execPath, [tsc, '-p', join(dir, 'internal-ts')], { cwd: dir, encoding: 'utf8' });
+    expect(`${checked.stdout}${checked.stderr}`).toBe('');
+    expect(checked.status).toBe(0);
+  });
+
   it('run the packed soundclone command through its bin entry, with its dependencies from the other tarballs', () => {
     const manifest = JSON.parse(readFileSync(join(dir, 'node_modules', '@soundclone', 'cli', 'package.json'), 'utf8')) as { bin: Record<string, string>; version: string };
     const bin = join(dir, 'node_modules', '@soundclone', 'cli', manifest.bin['soundclone'] as string);

@@ -1,4 +1,4 @@
-import { fitTone, fitTones } from '@soundclone/core';
+import { fitTone, fitTones } from '@soundclone/core/internal';
 import { OUTPUT_RATE } from '../contenders/index.js';
 
 /** A test tone: amplitude·sin(2π·frequency·t + phase), t in seconds from the first input sample. */

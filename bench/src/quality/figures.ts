@@ -1,4 +1,4 @@
-import { snrAgainstSine } from '@soundclone/core';
+import { snrAgainstSine } from '@soundclone/core/internal';
 import { OUTPUT_RATE, type Contender } from '../contenders/index.js';
 import { MULTITONE, multitoneDelay, toneDelay, type Tone } from './delay.js';
 import { streamThrough } from './stream-through.js';

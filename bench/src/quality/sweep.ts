@@ -1,4 +1,4 @@
-import { aliasOf, fitTone, toDb } from '@soundclone/core';
+import { aliasOf, fitTone, toDb } from '@soundclone/core/internal';
 import { OUTPUT_RATE, type StreamingResampler } from '../contenders/index.js';
 import { streamThrough } from './stream-through.js';
 

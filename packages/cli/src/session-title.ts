@@ -1,5 +1,5 @@
 import { basename } from 'node:path';
-import { protocol } from '@soundclone/core';
+import { protocol } from '@soundclone/core/internal';
 
 const PREFIX = 'soundclone captions ';
 

@@ -1,4 +1,4 @@
-import { protocol } from '@soundclone/core';
+import { protocol } from '@soundclone/core/internal';
 import { describe, expect, it } from 'vitest';
 import { defaultTitle } from '../src/session-title.js';
 

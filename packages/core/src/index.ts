@@ -1,8 +1,16 @@
+/**
+ * @soundclone/core: the public entry. Every name here is a promise kept across minor versions:
+ * the REST client, the realtime session, the encode-path classes an application calls, the errors
+ * with their guards, and the types those signatures use. Machinery the sibling packages, the bench
+ * and the tests share (parsers, state tables, measurement helpers, wire constants) lives in
+ * `@soundclone/core/internal`, which carries no compatibility promise.
+ */
 export { SoundCloneError, isSoundCloneError } from './errors/base.js';
 export { DspError, isDspError, type DspErrorCode } from './errors/dsp-error.js';
 
-export { SUPPORTED_RATES, isSupportedRate, reduceRatio, type SupportedRate, type RateRatio } from './dsp/rates.js';
-export { QUALITY_PRESETS, designPolyphase, type PolyphaseFilter, type ResamplerQuality, type QualityPreset } from './dsp/filter-design.js';
+// --- encode path: what an application feeds its audio through ---
+export { SUPPORTED_RATES, isSupportedRate, type SupportedRate } from './dsp/rates.js';
+export { QUALITY_PRESETS, type ResamplerQuality, type QualityPreset } from './dsp/filter-design.js';
 export { Resampler, type ResamplerOptions, type ResamplerKernel, type NonFinitePolicy } from './dsp/resampler.js';
 export { encodePcm16, encodePcm16Into, decodePcm16, type Pcm16Options, type Pcm16NonFinite } from './dsp/pcm16.js';
 export {
@@ -10,7 +18,6 @@ export {
 } from './dsp/sample-ring.js';
 export type { SampleArrayOf } from './dsp/ring-types.js';
 export { EncodePipeline, type EncodePipelineOptions, type EncodedFrame } from './dsp/encode-pipeline.js';
-export { sine, fitTone, fitTones, snrAgainstSine, toDb, aliasOf, type ToneFit } from './dsp/measure.js';
 
 // --- REST client ---
 export { SoundClone } from './client/soundclone.js';
@@ -27,15 +34,18 @@ export type { CallOptions, Logger, RetryMode } from './http/transport.js';
 export { PageRequest, type Pager, type Cursor } from './client/pagination.js';
 export type { CreateVoiceParams, SaveDesignParams } from './client/resources/voices.js';
 export type { VoiceFileInput } from './client/voices/voice-files.js';
-export { sniffVoiceFile, type VoiceFileType } from './client/voices/sniff.js';
+export type { VoiceFileType } from './client/voices/sniff.js';
 export type { UploadSource, UploadOptions, DownloadResult } from './client/resources/media.js';
 export type { CreateTranscriptionOptions, WaitOptions } from './client/stt/transcriptions.js';
-export { isTerminalStatus, pollDelayMs, type PollOptions } from './client/stt/task-polling.js';
-export { checkCreateTranscription } from './client/stt/transcription-options.js';
+export { isTerminalStatus, type PollOptions } from './client/stt/task-polling.js';
+export type { BackoffPolicy } from './http/retry-timing.js';
+export type { CountInput } from './util/decimal.js';
+
+// --- errors and their guards (every code in docs/errors.md) ---
 export {
   ApiError, AuthenticationError, NotFoundError, IdempotencyConflictError, InputInvalidError, MediaFetchError, RateLimitError,
-  InsufficientCharactersError, QuotaExceededError, ServiceUnavailableError, ServerError, apiErrorFromResponse,
-  type Violation, type ApiErrorInit, type HttpFailure,
+  InsufficientCharactersError, QuotaExceededError, ServiceUnavailableError, ServerError,
+  type Violation, type ApiErrorInit,
 } from './errors/api-errors.js';
 export {
   ConnectionError, RequestTimeoutError, AbortError, ValidationError, WaitTimeoutError, ResponseFormatError, BatchIncompleteError,
@@ -43,33 +53,33 @@ export {
 } from './errors/client-errors.js';
 export { WebhookVerificationError, type WebhookErrorCode } from './errors/webhook-errors.js';
 export * from './errors/guards.js';
-export { backoffCeilingMs, backoffDelayMs, parseRetryAfterMs, retryDelayMs, DEFAULT_BACKOFF, type BackoffPolicy, type RetryDelayInput } from './http/retry-timing.js';
-export { buildPath, encodeSegment, path } from './http/path.js';
-export { classifyIPv4, classifyIPv6, ipv4Value, ipv6Groups, literalHostRefusal, type RefusalKind } from './http/address-policy.js';
-export { parseDecimal, parseOptionalDecimal, toDecimalString, isDecimalString, type CountInput } from './util/decimal.js';
+
+// --- webhooks ---
 export { verifyWebhook, type VerifyOptions, type VerifiedWebhook } from './webhooks/verify.js';
 export { createWebhookVerifier, type WebhookVerifier, type WebhookVerifierOptions } from './webhooks/verifier.js';
-export { signWebhookPayload, timingSafeEqual } from './webhooks/hmac.js';
-export { parseSignatureHeader, type HeaderBag, type SignatureHeader } from './webhooks/signature-header.js';
 export { ReplayCache } from './webhooks/replay-cache.js';
+export type { HeaderBag } from './webhooks/signature-header.js';
 export type { WebhookEvent } from './webhooks/event.js';
-export * as protocol from './protocol.js';
+
+// --- resource shapes ---
+// The value lists the status and reason unions are drawn from, to enumerate or check them at runtime.
+export { TASK_STATUSES, TERMINAL_STATUSES, MEDIA_FAILURE_REASONS, SERVER_MESSAGES, type ServerMessageType } from './protocol.js';
 export type * from './types/account.js';
 export type * from './types/transcription.js';
 export type * from './types/realtime.js';
 export type * from './types/media.js';
 
 // --- realtime session ---
-export { RealtimeSocketSession, socketUrlFor } from './realtime/realtime-session.js';
+export { RealtimeSocketSession } from './realtime/realtime-session.js';
 export type { RealtimeSocketOptions, RealtimeSessionInit, RealtimeRest, OperationOptions } from './realtime/session-options.js';
 export type { SessionObservables } from './realtime/session-streams.js';
 export type { RealtimeConnectParams, RealtimeAttachParams } from './client/stt/realtime.js';
 export { DefaultReconnectPolicy, type ReconnectPolicy, type ReconnectContext, type DefaultReconnectPolicyOptions } from './realtime/reconnect-policy.js';
 export { RealtimeError, isRealtimeError, type RealtimeErrorCode } from './realtime/realtime-error.js';
-export { StateMachine, TRANSITIONS, TERMINAL_STATES, type SessionState, type StateChange } from './realtime/session-state.js';
-export { LineStore, type SessionLine, type LineUpdate, type SupplementKind, type SupplementMessage } from './realtime/line-store.js';
-export { AudioOutbox, type AudioStats, type Gap } from './realtime/audio-outbox.js';
-export { parseServerMessage, type ServerMessage, type ParsedServerMessage, type WireLine } from './realtime/server-messages.js';
+export type { SessionState, StateChange } from './realtime/session-state.js';
+export type { SessionLine, LineUpdate, SupplementKind, SupplementMessage } from './realtime/line-store.js';
+export type { AudioStats, Gap } from './realtime/audio-outbox.js';
+export type { ServerMessage, WireLine } from './realtime/server-messages.js';
 export type {
   SessionReadyMessage, AudioAckMessage, PartialMessage, LineMessage, AlignmentMessage, EntitiesMessage, RevisionMessage, LanguageMessage,
   UsageUpdatedMessage, NoticeMessage, PausedMessage, ResumedMessage, FinishedMessage, SocketErrorMessage, PingMessage, PongMessage,

@@ -1,4 +1,4 @@
-import { protocol } from '@soundclone/core';
+import { protocol } from '@soundclone/core/internal';
 import { lastValueFrom } from 'rxjs';
 import { parse, str } from '../args.js';
 import { CliUsageError } from '../cli-error.js';

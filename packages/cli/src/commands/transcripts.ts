@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { lastValueFrom, tap } from 'rxjs';
-import { protocol, type SoundClone, type TranscriptionTask } from '@soundclone/core';
+import { type SoundClone, type TranscriptionTask } from '@soundclone/core';
+import { protocol } from '@soundclone/core/internal';
 import { oneOf, parse, str } from '../args.js';
 import { CliUsageError } from '../cli-error.js';
 import { connect } from '../context.js';

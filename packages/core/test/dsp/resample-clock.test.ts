@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { designPolyphase } from '@soundclone/core';
+import { designPolyphase } from '@soundclone/core/internal';
 import { ResampleClock } from '../../src/dsp/resample-clock.js';
 import { mulberry32 } from '../support/prng.js';
 

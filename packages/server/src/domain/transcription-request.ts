@@ -1,4 +1,4 @@
-import { literalHostRefusal, protocol } from '@soundclone/core';
+import { literalHostRefusal, protocol } from '@soundclone/core/internal';
 import { ApiError, Violations } from '../errors.js';
 import { hostKey } from '../media/guarded-fetch.js';
 import { LIMITS, MODELS, type DownloadFormat } from '../protocol.js';

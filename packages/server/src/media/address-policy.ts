@@ -1,5 +1,5 @@
 import { isIP, isIPv4, isIPv6 } from 'node:net';
-import { classifyIPv4, classifyIPv6, ipv4Value, ipv6Groups, type RefusalKind } from '@soundclone/core';
+import { classifyIPv4, classifyIPv6, ipv4Value, ipv6Groups, type RefusalKind } from '@soundclone/core/internal';
 
 /**
  * Which destinations the service may connect to for mediaUrl and notifyUrl (spec "POST
@@ -9,8 +9,8 @@ import { classifyIPv4, classifyIPv6, ipv4Value, ipv6Groups, type RefusalKind } f
  * uses to refuse a literal notifyUrl before sending; this module adds validation of arbitrary address
  * text and the names refused before any lookup.
  */
-export type { RefusalKind } from '@soundclone/core';
-export { ipv6Groups } from '@soundclone/core';
+export type { RefusalKind } from '@soundclone/core/internal';
+export { ipv6Groups } from '@soundclone/core/internal';
 
 /** Names refused before any lookup: cloud metadata endpoints reachable by name. */
 const METADATA_NAMES = new Set(['metadata.google.internal', 'metadata.goog', 'metadata', 'instance-data', 'instance-data.ec2.internal']);

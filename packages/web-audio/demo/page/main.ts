@@ -1,5 +1,6 @@
 import { attachSession, isWebAudioError, openMicrophone, startCapture, type Capture, type CaptureDrop, type CaptureResult } from '@soundclone/web-audio';
-import { apiErrorFromResponse, isApiError, protocol, type RealtimeFinishResult, type RealtimeSocketSession } from '@soundclone/core';
+import { isApiError, type RealtimeFinishResult, type RealtimeSocketSession } from '@soundclone/core';
+import { apiErrorFromResponse, protocol } from '@soundclone/core/internal';
 import { CaptionsView } from './captions-view.js';
 
 /**

@@ -1,4 +1,5 @@
-import { EncodePipeline, protocol, type ResamplerKernel } from '@soundclone/core';
+import { EncodePipeline, type ResamplerKernel } from '@soundclone/core';
+import { protocol } from '@soundclone/core/internal';
 
 /** The one call the encoder makes on the session: PCM16 at 16 kHz mono, bit for bit. */
 export interface Pcm16Sink {

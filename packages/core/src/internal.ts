@@ -1,0 +1,31 @@
+/**
+ * @soundclone/core/internal: what the sibling packages (server, node-mic, web-audio, cli), the bench
+ * and the tests share with core but an application should not build on. No compatibility promise:
+ * names here change with the packages that use them. Public names stay in the main entry; import
+ * those from `@soundclone/core`.
+ */
+
+// --- DSP design and measurement (filter tables, test tones, fits for quality checks) ---
+export { reduceRatio, type RateRatio } from './dsp/rates.js';
+export { designPolyphase, type PolyphaseFilter } from './dsp/filter-design.js';
+export { sine, fitTone, fitTones, snrAgainstSine, toDb, aliasOf, type ToneFit } from './dsp/measure.js';
+
+// --- REST machinery ---
+export { sniffVoiceFile } from './client/voices/sniff.js';
+export { pollDelayMs } from './client/stt/task-polling.js';
+export { checkCreateTranscription } from './client/stt/transcription-options.js';
+export { apiErrorFromResponse, type HttpFailure } from './errors/api-errors.js';
+export { backoffCeilingMs, backoffDelayMs, parseRetryAfterMs, retryDelayMs, DEFAULT_BACKOFF, type RetryDelayInput } from './http/retry-timing.js';
+export { buildPath, encodeSegment, path } from './http/path.js';
+export { classifyIPv4, classifyIPv6, ipv4Value, ipv6Groups, literalHostRefusal, type RefusalKind } from './http/address-policy.js';
+export { parseDecimal, parseOptionalDecimal, toDecimalString, isDecimalString } from './util/decimal.js';
+export { signWebhookPayload, timingSafeEqual } from './webhooks/hmac.js';
+export { parseSignatureHeader, type SignatureHeader } from './webhooks/signature-header.js';
+export * as protocol from './protocol.js';
+
+// --- realtime session machinery ---
+export { socketUrlFor } from './realtime/realtime-session.js';
+export { StateMachine, TRANSITIONS, TERMINAL_STATES } from './realtime/session-state.js';
+export { LineStore } from './realtime/line-store.js';
+export { AudioOutbox } from './realtime/audio-outbox.js';
+export { parseServerMessage, type ParsedServerMessage } from './realtime/server-messages.js';
