@@ -1,5 +1,5 @@
 import type { Violations } from '../errors.js';
-import { DOWNLOAD_FORMATS, type DownloadFormat } from '../protocol.js';
+import { DOWNLOAD_FORMATS, type DownloadFormat } from '@soundclone/core/internal';
 import { bool, int, num, oneOf, plainObject, unknownKeys } from './validate.js';
 
 /**

@@ -1,5 +1,5 @@
 import { Violations } from '../errors.js';
-import { LIMITS } from '../protocol.js';
+import { LIMITS } from '@soundclone/core/internal';
 import { bool, oneOf, plainObject, str, strArray, unknownKeys } from './validate.js';
 import { SUPPORTED_LANGUAGES } from './transcription-request.js';
 

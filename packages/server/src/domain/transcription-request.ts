@@ -1,7 +1,8 @@
 import { literalHostRefusal, protocol } from '@soundclone/core';
 import { ApiError, Violations } from '../errors.js';
 import { hostKey } from '../media/guarded-fetch.js';
-import { LIMITS, MODELS, type DownloadFormat } from '../protocol.js';
+import { type DownloadFormat, LIMITS, MODELS } from '@soundclone/core/internal';
+import { SERVER_LIMITS } from '../protocol.js';
 import { validateExportFormats, validateExportOptions, type ExportOptions } from './export-options.js';
 import { bool, int, jsonDepth, num, oneOf, plainObject, str, strArray, unknownKeys } from './validate.js';
 
@@ -129,7 +130,7 @@ export function validateTranscriptionRequest(body: Record<string, unknown>): Tra
     modelId,
     options: options as TranscriptionOptions,
     waitForCompletion,
-    waitTimeoutMs: waitTimeoutMs ?? LIMITS.waitTimeoutMsDefault,
+    waitTimeoutMs: waitTimeoutMs ?? SERVER_LIMITS.waitTimeoutMsDefault,
   };
 }
 

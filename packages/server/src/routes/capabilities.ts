@@ -1,4 +1,5 @@
-import { DOWNLOAD_FORMATS, HEADERS, LIMITS, MAX_REDIRECTS, MODELS, RATE } from '../protocol.js';
+import { DOWNLOAD_FORMATS, HEADERS, LIMITS, MODELS } from '@soundclone/core/internal';
+import { MAX_REDIRECTS, RATE, SERVER_LIMITS } from '../protocol.js';
 import { available } from '../domain/billing.js';
 import { dec } from '../util/decimal.js';
 import {
@@ -45,7 +46,7 @@ export function capabilities(
       title: { type: 'string', maxLength: LIMITS.titleMaxChars },
       modelId: { type: 'string', values: [MODELS.batch], default: MODELS.batch },
       waitForCompletion: { type: 'boolean', default: false },
-      waitTimeoutMs: { type: 'integer', minimum: 0, maximum: LIMITS.waitTimeoutMsMax, default: LIMITS.waitTimeoutMsDefault, requires: 'waitForCompletion true' },
+      waitTimeoutMs: { type: 'integer', minimum: 0, maximum: LIMITS.waitTimeoutMsMax, default: SERVER_LIMITS.waitTimeoutMsDefault, requires: 'waitForCompletion true' },
       options: {
         rewriteInstruction: { type: 'string', maxLength: 2000 },
         includeSoundEvents: { type: 'boolean', default: false },
@@ -56,7 +57,7 @@ export function capabilities(
         inputEncoding: { type: 'string', values: INPUT_ENCODINGS, default: 'other' },
         samplingTemperature: { type: 'number', minimum: 0, maximum: 2 },
         randomSeed: { type: 'integer', minimum: 0 },
-        separateChannels: { type: 'boolean', default: false, maxChannels: LIMITS.separateChannelsMaxChannels },
+        separateChannels: { type: 'boolean', default: false, maxChannels: SERVER_LIMITS.separateChannelsMaxChannels },
         channelResultMode: { type: 'string', values: CHANNEL_RESULT_MODES, default: 'separate', requires: 'separateChannels true' },
         entityCategories: { type: 'array', maxItems: 32, supportedAtRunTime: SUPPORTED_ENTITY_CATEGORIES, note: 'other categories are rejected when the task runs: FAILED with INPUT_INVALID' },
         redactCategories: { type: 'array', maxItems: 32, note: 'subset of entityCategories' },
@@ -76,7 +77,7 @@ export function capabilities(
       combinationRules: [
         'rewriteInstruction cannot be combined with entity detection, redaction or separateChannels',
         'separateChannels cannot be combined with separateSpeakers true, maxSpeakerCount, speakerMergeSensitivity, identifyConversationRoles or inputEncoding pcm_s16le_16',
-        `the selected audio track can have at most ${LIMITS.separateChannelsMaxChannels} channels for separateChannels`,
+        `the selected audio track can have at most ${SERVER_LIMITS.separateChannelsMaxChannels} channels for separateChannels`,
         'channelResultMode combined requires alignment and cannot be combined with entity detection or redaction',
         'matchKnownSpeakers is unavailable',
       ],
@@ -94,7 +95,7 @@ export function capabilities(
         vocabularyHints: { type: 'array', maxItems: 1000, maxItemLength: 128 },
         processingContentStorage: { type: 'boolean', default: false },
       },
-      finishSupplementWaitMs: LIMITS.finishSupplementWaitMs,
+      finishSupplementWaitMs: SERVER_LIMITS.finishSupplementWaitMs,
       // Ours: what creation requires and per-account fairness (docs/protocol.md "Realtime spending",
       // "Per-account limits"); openSessions is this account's count now.
       limits: realtimeLimits,
@@ -102,7 +103,7 @@ export function capabilities(
     downloadFormats: DOWNLOAD_FORMATS,
     // Ours: what a client must respect to keep its connections (docs/protocol.md "Connection limits").
     limits: {
-      http: { ...limits.http, jsonBodyMaxBytes: LIMITS.jsonBodyMaxBytes },
+      http: { ...limits.http, jsonBodyMaxBytes: SERVER_LIMITS.jsonBodyMaxBytes },
       socket: limits.socket,
     },
     account: {
@@ -122,7 +123,7 @@ export function capabilities(
     },
     media: {
       maxBytes: dec(LIMITS.uploadMaxBytes),
-      maxDurationMs: dec(LIMITS.mediaMaxDurationMs),
+      maxDurationMs: dec(SERVER_LIMITS.mediaMaxDurationMs),
       sampleRateHz: { minimum: RATE_MIN_HZ, maximum: RATE_MAX_HZ },
       maxChannels: CHANNELS_MAX,
       wav: { maxChunks: WAV_MAX_CHUNKS },
