@@ -1,10 +1,10 @@
-import { DOWNLOAD_FORMATS, HEADERS, LIMITS, MODELS } from '@soundclone/core/internal';
+import {
+  ALIGNMENT_LEVELS, CHANNEL_RESULT_MODES, DOWNLOAD_FORMATS, HEADERS, INPUT_ENCODINGS, LIMITS, MODELS, REDACTION_STYLES,
+} from '@soundclone/core/internal';
 import { MAX_REDIRECTS, RATE, SERVER_LIMITS } from '../protocol.js';
 import { available } from '../domain/billing.js';
 import { dec } from '../util/decimal.js';
-import {
-  ALIGNMENT_LEVELS, CHANNEL_RESULT_MODES, INPUT_ENCODINGS, REDACTION_STYLES, SUPPORTED_ENTITY_CATEGORIES, SUPPORTED_LANGUAGES,
-} from '../domain/transcription-request.js';
+import { SUPPORTED_ENTITY_CATEGORIES, SUPPORTED_LANGUAGES } from '../domain/transcription-request.js';
 import type { Account } from '../domain/accounts.js';
 import { MATROSKA_MAX_DEPTH, MATROSKA_MAX_ELEMENTS, MATROSKA_MAX_TRACKS } from '../media/matroska.js';
 import { CHANNELS_MAX, RATE_MAX_HZ, RATE_MIN_HZ, WAV_MAX_CHUNKS } from '../media/wav.js';
@@ -26,10 +26,10 @@ export function capabilities(
     format: { type: 'string', required: true, values: DOWNLOAD_FORMATS },
     includeSpeakers: { type: 'boolean', default: true },
     includeTimestamps: { type: 'boolean', default: true },
-    segmentOnSilenceLongerThanS: { type: 'number', exclusiveMinimum: 0, maximum: 3600 },
-    maxSegmentDurationS: { type: 'number', exclusiveMinimum: 0, maximum: 3600 },
-    maxSegmentChars: { type: 'integer', minimum: 1, maximum: 100_000, note: 'counts separators inserted when a segment is rebuilt' },
-    maxCharactersPerLine: { type: 'integer', minimum: 1, maximum: 16_384, note: 'wraps at word boundaries (srt, txt)' },
+    segmentOnSilenceLongerThanS: { type: 'number', exclusiveMinimum: 0, maximum: LIMITS.exportSecondsMax },
+    maxSegmentDurationS: { type: 'number', exclusiveMinimum: 0, maximum: LIMITS.exportSecondsMax },
+    maxSegmentChars: { type: 'integer', minimum: 1, maximum: LIMITS.maxSegmentCharsMax, note: 'counts separators inserted when a segment is rebuilt' },
+    maxCharactersPerLine: { type: 'integer', minimum: 1, maximum: LIMITS.maxCharactersPerLineMax, note: 'wraps at word boundaries (srt, txt)' },
   };
   return {
     modelId: MODELS.batch,
@@ -48,23 +48,23 @@ export function capabilities(
       waitForCompletion: { type: 'boolean', default: false },
       waitTimeoutMs: { type: 'integer', minimum: 0, maximum: LIMITS.waitTimeoutMsMax, default: SERVER_LIMITS.waitTimeoutMsDefault, requires: 'waitForCompletion true' },
       options: {
-        rewriteInstruction: { type: 'string', maxLength: 2000 },
+        rewriteInstruction: { type: 'string', maxLength: LIMITS.rewriteInstructionMaxChars },
         includeSoundEvents: { type: 'boolean', default: false },
         separateSpeakers: { type: 'boolean', default: 'true for single-channel processing' },
-        maxSpeakerCount: { type: 'integer', minimum: 1, maximum: 32 },
-        speakerMergeSensitivity: { type: 'number', minimum: 0.1, maximum: 0.4, requires: 'speaker separation and no maxSpeakerCount' },
+        maxSpeakerCount: { type: 'integer', minimum: LIMITS.maxSpeakerCountMin, maximum: LIMITS.maxSpeakerCountMax },
+        speakerMergeSensitivity: { type: 'number', minimum: LIMITS.speakerMergeSensitivityMin, maximum: LIMITS.speakerMergeSensitivityMax, requires: 'speaker separation and no maxSpeakerCount' },
         alignmentLevel: { type: 'string', values: ALIGNMENT_LEVELS, default: 'word' },
         inputEncoding: { type: 'string', values: INPUT_ENCODINGS, default: 'other' },
-        samplingTemperature: { type: 'number', minimum: 0, maximum: 2 },
+        samplingTemperature: { type: 'number', minimum: LIMITS.samplingTemperatureMin, maximum: LIMITS.samplingTemperatureMax },
         randomSeed: { type: 'integer', minimum: 0 },
         separateChannels: { type: 'boolean', default: false, maxChannels: SERVER_LIMITS.separateChannelsMaxChannels },
         channelResultMode: { type: 'string', values: CHANNEL_RESULT_MODES, default: 'separate', requires: 'separateChannels true' },
-        entityCategories: { type: 'array', maxItems: 32, supportedAtRunTime: SUPPORTED_ENTITY_CATEGORIES, note: 'other categories are rejected when the task runs: FAILED with INPUT_INVALID' },
-        redactCategories: { type: 'array', maxItems: 32, note: 'subset of entityCategories' },
+        entityCategories: { type: 'array', maxItems: LIMITS.categoriesMax, supportedAtRunTime: SUPPORTED_ENTITY_CATEGORIES, note: 'other categories are rejected when the task runs: FAILED with INPUT_INVALID' },
+        redactCategories: { type: 'array', maxItems: LIMITS.categoriesMax, note: 'subset of entityCategories' },
         redactionStyle: { type: 'string', values: REDACTION_STYLES, requires: 'redactCategories' },
         removeDisfluencies: { type: 'boolean', default: false },
         identifyConversationRoles: { type: 'boolean', default: false, requires: 'speaker separation' },
-        vocabularyHints: { type: 'array', maxItems: 1000, maxItemLength: 128 },
+        vocabularyHints: { type: 'array', maxItems: LIMITS.vocabularyHintsMax, maxItemLength: LIMITS.vocabularyHintMaxChars },
         processingContentStorage: { type: 'boolean', default: false, note: 'account eligibility is not verified' },
         exportFormats: { type: 'array', values: DOWNLOAD_FORMATS, note: 'pre-generation only; every format stays downloadable' },
         exportOptions: { type: 'array', items: exportControl },
@@ -90,9 +90,9 @@ export function capabilities(
         segmentCommitMode: { type: 'string', values: ['auto', 'manual'], default: 'auto' },
         includeAlignment: { type: 'boolean', default: true },
         includeDetectedLanguage: { type: 'boolean', default: false },
-        entityCategories: { type: 'array', maxItems: 32 },
-        rewriteInstruction: { type: 'string', maxLength: 2000 },
-        vocabularyHints: { type: 'array', maxItems: 1000, maxItemLength: 128 },
+        entityCategories: { type: 'array', maxItems: LIMITS.categoriesMax },
+        rewriteInstruction: { type: 'string', maxLength: LIMITS.rewriteInstructionMaxChars },
+        vocabularyHints: { type: 'array', maxItems: LIMITS.vocabularyHintsMax, maxItemLength: LIMITS.vocabularyHintMaxChars },
         processingContentStorage: { type: 'boolean', default: false },
       },
       finishSupplementWaitMs: SERVER_LIMITS.finishSupplementWaitMs,
