@@ -75,11 +75,17 @@ describe('packed artifacts', () => {
       try { await import('@soundclone/core/dist/dsp/resampler.js'); } catch { blocked = true; }
       const { default: worklet } = await import('@soundclone/web-audio/worklet-source');
       const workletSelfContained = worklet.includes('registerProcessor(') && !worklet.split('\\n').some((l) => l.trimStart().startsWith('import '));
-      console.log(JSON.stringify({ counted: n === r.outputFrames && n === Math.floor((4800 - 1 - r.latencyFrames) / 3) + 1, frame: frame && frame.sampleCount, typed, blocked, ring: typeof core.SampleRing, workletSelfContained }));
+      // The sibling-package subpath: the wire protocol the server imports, the same objects as core's.
+      const internal = await import('@soundclone/core/internal');
+      const view = new DataView(new ArrayBuffer(internal.FRAME.headerBytes + 2));
+      internal.encodeFrameHeader(view, 0, 1, 2 ** 33);
+      const decoded = internal.decodeFrameHeader(view, 0, view.byteLength);
+      const internalWire = internal.PATHS === core.protocol.PATHS && internal.CLOSE_CODES.SESSION_NOT_FOUND === 4404 && decoded.ok && decoded.startSample === 2 ** 33;
+      console.log(JSON.stringify({ counted: n === r.outputFrames && n === Math.floor((4800 - 1 - r.latencyFrames) / 3) + 1, frame: frame && frame.sampleCount, typed, blocked, ring: typeof core.SampleRing, workletSelfContained, internalWire }));
     `;
     writeFileSync(join(dir, 'check.mjs'), script);
     const result = JSON.parse(execFileSync(process.execPath, ['check.mjs'], { cwd: dir, encoding: 'utf8' })) as Record<string, unknown>;
-    expect(result).toEqual({ counted: true, frame: 320, typed: true, blocked: true, ring: 'function', workletSelfContained: true });
+    expect(result).toEqual({ counted: true, frame: 320, typed: true, blocked: true, ring: 'function', workletSelfContained: true, internalWire: true });
   });
 
   it('expose ./internal for the sibling packages, apart from the public entry, in ESM and in TypeScript', () => {
@@ -144,7 +150,11 @@ describe('packed artifacts', () => {
       const frame: EncodedFrame | null = new EncodePipeline({ inputRate: 48000 }).nextFrame();
       const ring = new SampleRing({ kind: 'int16', capacity: 1024 });
       const code: string = new DspError('DSP_INVALID_OPTION', 'x').code;
-      export const used = [r.taps, frame?.startSample, ring.capacity, code];
+      import { FRAME, encodeFrameHeader, type FrameDecodeResult, type TaskStatus } from '@soundclone/core/internal';
+      encodeFrameHeader(new DataView(new ArrayBuffer(FRAME.headerBytes)), 0, 1, 0);
+      const status: TaskStatus = 'COMPLETED';
+      const refused: FrameDecodeResult = { ok: false, reason: 'BAD_MAGIC' };
+      export const used = [r.taps, frame?.startSample, ring.capacity, code, status, refused];
     `);
     const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
     expect(() => execFileSync(process.execPath, [tsc, '-p', dir], { cwd: dir, encoding: 'utf8', stdio: 'pipe' })).not.toThrow();

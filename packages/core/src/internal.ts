@@ -3,7 +3,15 @@
  * and the tests share with core but an application should not build on. No compatibility promise:
  * names here change with the packages that use them. Public names stay in the main entry; import
  * those from `@soundclone/core`.
+ *
+ * The wire facts (paths, headers, statuses, error codes, limits, the socket's frame codec, messages and
+ * close codes, the webhook signature scheme) are written once, in ./protocol.ts; the reference server
+ * imports them from here so the two sides cannot drift apart (docs/protocol.md "Where the wire facts live").
  */
+
+// --- the wire protocol, written once ---
+export * from './protocol.js';
+export type { TaskStatus } from './types/transcription.js';
 
 // --- DSP design and measurement (filter tables, test tones, fits for quality checks) ---
 export { reduceRatio, type RateRatio } from './dsp/rates.js';

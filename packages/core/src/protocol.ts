@@ -1,12 +1,13 @@
 /**
- * Every assumption the client makes about what the spec leaves "not shown", in one file.
+ * The wire protocol, written once: every fact client and service must agree on, in one file.
  *
  * The spec (docs/service-interface.md) fixes the path prefix, the endpoint summary, the
  * envelope and the field names. Everything else below (uploads, downloads, realtime session creation,
- * header names, HTTP statuses, the error code list, the webhook signature scheme, several limits) is
- * the reference service's decision (packages/server/src/protocol.ts, docs/protocol.md), mirrored here
- * without importing it: the SDK must not depend on the server. A user adapting the SDK to the real
- * service edits only this file.
+ * header names, HTTP statuses, the error code list, the webhook signature scheme, the socket, several
+ * limits) is our decision for what the spec leaves "not shown" (docs/protocol.md). The reference
+ * service imports these from `@soundclone/core/internal` and keeps only its own decisions (ids, rate,
+ * delivery, connection limits) in packages/server/src/protocol.ts, so the two sides cannot drift
+ * apart. A user adapting the SDK to the real service edits only this file.
  */
 
 /** Spec "Versioning": the version lives in the path prefix. */
@@ -236,8 +237,8 @@ export function webhookSignedPayload(timestampSec: number, rawBody: string): str
 export const DECIMALS = { acceptJsonNumbers: false } as const;
 
 // ---------------------------------------------------------------------------------------------------
-// Realtime socket. Mirror of the server's "Realtime socket" block (docs/protocol.md); nothing
-// here is imported from the server. A user adapting the SDK to another socket protocol edits this block.
+// Realtime socket. docs/protocol.md "Realtime socket" is the prose version of this block; the
+// reference server imports it. A user adapting the SDK to another socket protocol edits this block.
 // ---------------------------------------------------------------------------------------------------
 
 /** Ours: realtime paths relative to API_PREFIX (kept apart so PATHS above stays the REST surface). */
@@ -266,19 +267,40 @@ export const ACCOUNT_LIMIT_REASONS = ['ACCOUNT_SESSION_LIMIT', 'ACCOUNT_DECODER_
 /** Ours: realtime constants. The recovery window is the reference server's default ("not shown"). */
 export const REALTIME = { sampleRate: 16_000, recoveryWindowMs: 60_000, firstEpoch: 1 } as const;
 
-/** Socket URL query: `sessionId` with the accessKey header (Node), `token` alone in browsers. */
+/**
+ * Query parameters of the socket URL `ws(s)://{host}{API_PREFIX}{REALTIME_PATHS.socket}`:
+ *   sessionId  required with the accessKey header (Node); optional with a token (must then match it)
+ *   token      the creation's socket.token (browsers: they cannot set headers); bound to one session
+ * A query parameter rather than a Sec-WebSocket-Protocol entry: the token is short-lived and bound to
+ * one session, and a subprotocol entry would have to be echoed back and is mangled by some proxies.
+ */
 export const SOCKET_QUERY = { sessionId: 'sessionId', token: 'token' } as const;
 
 /** Ours: socket timing and size defaults; `session.ready` carries the values in force. */
 export const SOCKET_DEFAULTS = {
+  /** The server sends an app-level `ping` this often (browsers cannot see WebSocket pings). */
   heartbeatIntervalMs: 10_000,
+  /** Nothing received for this long: the peer is gone (half-open); the side that notices closes. */
   heartbeatTimeoutMs: 25_000,
+  /** `audio.ack` at most this often (leading and trailing edge: the last cursor is always acked). */
   ackIntervalMs: 50,
+  /** `usage.updated` (rotate false) at most this often while audio arrives. */
   usageIntervalMs: 1000,
+  /** Largest PCM payload of one binary frame: 1 s of audio (32,000 bytes). */
   maxFrameSamples: 16_000,
+  /** Consecutive refused frames or messages after which the server closes with PROTOCOL_VIOLATION. */
   maxConsecutiveErrors: 256,
+  /** Outbound bytes queued for a client above which partials are skipped (superseded anyway). */
   partialSkipBufferedBytes: 1 << 20,
+  /**
+   * Memory held for a client's outbound messages (socket write queue plus the server's own queue, 32
+   * bytes counted per queued message beyond its characters) above which it is closed with SLOW_CONSUMER.
+   */
   maxBufferedBytes: 16 << 20,
+  /**
+   * After the SLOW_CONSUMER close frame is queued (behind at most 64 KiB), the client has this long to
+   * read it before the TCP connection is dropped.
+   */
   slowConsumerGraceMs: 5000,
 } as const;
 
@@ -293,6 +315,10 @@ export const SOCKET_DEFAULTS = {
  *   8       4     startSample low 32 bits
  *   12      4     startSample high 32 bits (< 2^21: a safe integer)
  *   16      2n    n PCM16 LE samples, 16 kHz mono, 1 <= n <= maxFrameSamples
+ *
+ * The 64-bit start sample travels as two uint32 halves so a browser client encodes it with two
+ * DataView.setUint32 calls and no BigInt allocation per frame. The header is 16 bytes so the payload
+ * stays 2-byte (in fact 16-byte) aligned for an Int16Array view.
  */
 export const FRAME = {
   magic0: 0x53,
@@ -364,7 +390,13 @@ export type ServerMessageType = (typeof SERVER_MESSAGES)[number];
 export const CLIENT_MESSAGES = ['session.pause', 'session.resume', 'session.finish', 'session.captured', 'ping', 'pong'] as const;
 export type ClientMessageType = (typeof CLIENT_MESSAGES)[number];
 
-/** Codes of the socket `error` message; `fatal: true` ones are followed by a close (CLOSE_CODES). */
+/**
+ * Codes of the socket `error` message; `fatal: true` ones are followed by a close (CLOSE_CODES), the rest
+ * leave the socket open (the frame or message is dropped). docs/protocol.md "Realtime socket" says when
+ * each is sent: BAD_FRAME carries details.reason (a FrameDecodeResult reason), FRAME_TOO_LARGE
+ * details.maxFrameSamples, WRONG_EPOCH the current details.epoch, BEYOND_CURSOR details.receivedSamples
+ * to resend from, BAD_MESSAGE details.violations as in INPUT_INVALID.
+ */
 export const SOCKET_ERRORS = [
   'BAD_FRAME', 'FRAME_TOO_LARGE', 'WRONG_EPOCH', 'BEYOND_CURSOR', 'NOT_ACCEPTING', 'BALANCE_EXHAUSTED', 'BAD_JSON', 'BAD_MESSAGE', 'SESSION_CLOSED',
   'SESSION_NOT_FOUND', 'SESSION_FINISHED', 'RECOVERY_WINDOW_EXPIRED', 'PROTOCOL_VIOLATION', 'SLOW_CONSUMER', 'INTERNAL',
@@ -373,16 +405,31 @@ export type SocketErrorCode = (typeof SOCKET_ERRORS)[number];
 
 /** Close codes. The client reconnects after 1006, HEARTBEAT_TIMEOUT, SLOW_CONSUMER (and any other 1xxx abnormal close). */
 export const CLOSE_CODES = {
+  /** A normal close by the client. */
   normal: 1000,
+  /** No close frame (the connection dropped); never sent, only seen. */
   abnormal: 1006,
+  /** A newer connection attached to the same session; do not reconnect from this one. */
   REPLACED: 4001,
+  /** Too many consecutive refused frames or messages. */
   PROTOCOL_VIOLATION: 4400,
+  /**
+   * Authentication failed. The reference server refuses unauthenticated upgrades with HTTP 401 before
+   * the socket opens, so it never sends this code; a client treats either the same way (a browser sees
+   * the refused upgrade as close 1006 before `open`: get a new token).
+   */
   AUTH_FAILED: 4401,
+  /** Unknown sessionId, or another account's session. */
   SESSION_NOT_FOUND: 4404,
+  /** Nothing received within heartbeatTimeoutMs (the peer rarely sees this: it is usually gone). */
   HEARTBEAT_TIMEOUT: 4408,
+  /** The session is finished (after session.finished, or when attaching to a finished session). */
   SESSION_FINISHED: 4409,
+  /** The recovery window passed while no socket was attached; finish over REST to save the result. */
   RECOVERY_WINDOW_EXPIRED: 4410,
+  /** The client did not read: more than maxBufferedBytes queued for it. */
   SLOW_CONSUMER: 4429,
+  /** The server shuts down; reconnect later (the session is gone with an in-memory server). */
   SERVER_GOING_AWAY: 4503,
 } as const;
 

@@ -1,4 +1,4 @@
-import { ERROR_STATUS, type ErrorCode, type MediaFailureReason } from './protocol.js';
+import { ERROR_STATUS, type MediaFailureReason, type ServiceErrorCode } from '@soundclone/core/internal';
 
 /** One violation of a request rule; INPUT_INVALID reports all of them in details.violations. */
 export interface Violation {
@@ -20,7 +20,7 @@ export class ApiError extends Error {
   readonly retryAfterSec?: number;
 
   constructor(
-    readonly code: ErrorCode,
+    readonly code: ServiceErrorCode,
     message: string,
     readonly details?: Record<string, unknown>,
     options?: { cause?: unknown; retryAfterSec?: number },

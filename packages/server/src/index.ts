@@ -1,6 +1,7 @@
 /**
  * @soundclone/server: the reference Sound Clone service. `startServer` runs it in-process;
- * `protocol` holds every decision the spec leaves open (mirrored by the SDK).
+ * `protocol` holds the service's own decisions; the wire facts both sides share are
+ * @soundclone/core's (`@soundclone/core/internal`).
  */
 export { startServer, type RunningServer, type ServerOptions, type RequestLogEntry, type HttpLimits } from './server.js';
 export * as protocol from './protocol.js';

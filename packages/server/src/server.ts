@@ -3,7 +3,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ApiError, isApiError } from './errors.js';
-import { ACCOUNT_LIMITS, API_PREFIX, HEADERS, HTTP_LIMITS, ID_PREFIXES, LIMITS, REALTIME, SOCKET_DEFAULTS, WEBHOOK } from './protocol.js';
+import { API_PREFIX, HEADERS, REALTIME, SOCKET_DEFAULTS } from '@soundclone/core/internal';
+import { ACCOUNT_LIMITS, HTTP_LIMITS, ID_PREFIXES, SERVER_LIMITS, WEBHOOK_DELIVERY } from './protocol.js';
 import { Accounts, type AccountOverrides } from './domain/accounts.js';
 import { Covers } from './domain/covers.js';
 import { RealtimeSessions, type RealtimeTiming } from './domain/realtime-sessions.js';
@@ -93,7 +94,7 @@ export interface ServerOptions {
   readonly mediaFetchTimeoutMs?: number;
   /**
    * Bytes of media one account may hold at once: its uploads until deleted, plus media fetched from a
-   * mediaUrl while its task runs (default LIMITS.uploadQuotaBytesDefault, 512 MiB). Past it: 413
+   * mediaUrl while its task runs (default SERVER_LIMITS.uploadQuotaBytesDefault, 512 MiB). Past it: 413
    * STORAGE_QUOTA_EXCEEDED. Tests set it small.
    */
   readonly uploadQuotaBytes?: number;
@@ -178,12 +179,12 @@ async function start(options: ServerOptions, clock: Clock, store: StateStore | u
   }
   const guard = { allowHosts: new Set(options.allowMediaHosts ?? []), ...(options.resolveHost ? { resolve: options.resolveHost } : {}) };
   const tasks = new Tasks(changes);
-  const quota = options.uploadQuotaBytes ?? LIMITS.uploadQuotaBytesDefault;
+  const quota = options.uploadQuotaBytes ?? SERVER_LIMITS.uploadQuotaBytesDefault;
   if (!Number.isSafeInteger(quota) || quota < 0) throw new TypeError(`uploadQuotaBytes must be a non-negative integer, got ${quota}`);
   const uploads = new Uploads(quota);
   const chosen = chooseRecognizer(options.recognizer, options.pocketsphinx);
   const recognizer = chosen.recognizer;
-  const webhooks = new WebhookDispatcher(guard, options.webhookRetryDelaysMs ?? WEBHOOK.defaultRetryDelaysMs, clock);
+  const webhooks = new WebhookDispatcher(guard, options.webhookRetryDelaysMs ?? WEBHOOK_DELIVERY.defaultRetryDelaysMs, clock);
   const runner = new TranscriptionRunner(tasks, recognizer, { ...DEFAULT_TIMING, ...options.taskTiming }, clock, lifetime.signal, (t) => webhooks.notify(t));
   const faults = new Faults();
   const supplementPolicy: SupplementPolicy = (line, kind, context) =>

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ERROR_STATUS, PATHS } from '@soundclone/core/internal';
 import { protocol } from '../src/index.js';
 import { KEY_A, KEY_B, PREFIX, start, type TestServer } from './support/server.js';
 
@@ -66,9 +67,9 @@ describe('envelope, auth and routing', () => {
     expect(customA[0]).not.toBe(customB[0]);
   });
 
-  it('builds paths from protocol.ts', () => {
-    expect(protocol.buildPath(protocol.PATHS.transcription, { transcriptionId: 'a/b' })).toBe(`${PREFIX}/stt/transcriptions/a%2Fb`);
-    expect(protocol.ERROR_STATUS.IDEMPOTENCY_CONFLICT).toBe(409);
+  it('builds paths from the shared protocol', () => {
+    expect(protocol.buildPath(PATHS.transcription, { transcriptionId: 'a/b' })).toBe(`${PREFIX}/stt/transcriptions/a%2Fb`);
+    expect(ERROR_STATUS.IDEMPOTENCY_CONFLICT).toBe(409);
   });
 });
 

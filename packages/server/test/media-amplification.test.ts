@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeMedia } from '../src/media/decode.js';
 import { MATROSKA_MAX_DEPTH, MATROSKA_MAX_ELEMENTS } from '../src/media/matroska.js';
 import { collect, feedOf } from '../src/media/recognizer-feed.js';
-import { LIMITS } from '../src/protocol.js';
+import { LIMITS } from '@soundclone/core/internal';
+import { SERVER_LIMITS } from '../src/protocol.js';
 import { WAV_MAX_CHUNKS } from '../src/media/wav.js';
 import { IDS, UNKNOWN_SIZE, el, file, pcmTrack, signedVint, simpleBlock, vint, EBML_HEADER } from './support/ebml.js';
 import { KEY_A, KEY_B, idem, start, transcribe, type TestServer } from './support/server.js';
@@ -103,9 +104,9 @@ describe('media that claims more than it holds', () => {
     await stillAnswers(server);
   });
 
-  it(`refuses audio longer than ${LIMITS.mediaMaxDurationMs} ms with 413 DURATION_TOO_LONG, and accepts exactly the limit`, async () => {
+  it(`refuses audio longer than ${SERVER_LIMITS.mediaMaxDurationMs} ms with 413 DURATION_TOO_LONG, and accepts exactly the limit`, async () => {
     // 1 kHz 8-bit mono: one byte a millisecond, the cheapest way to say 4 hours.
-    const limit = LIMITS.mediaMaxDurationMs;
+    const limit = SERVER_LIMITS.mediaMaxDurationMs;
     const at = await server.call('POST', '/uploads', { body: new Uint8Array(wavDeclaring(1000, 8, new Uint8Array(limit).fill(128))), headers: mka('audio/wav') });
     expect(at.status).toBe(200);
     await server.call('DELETE', `/uploads/${at.body.data.uploadId}`);
@@ -256,7 +257,7 @@ describe('stored uploads and the storage quota', () => {
   it('publishes the media limits in capabilities', async () => {
     const media = (await server.call('GET', '/stt/capabilities')).body.data.media;
     expect(media).toEqual({
-      maxBytes: String(LIMITS.uploadMaxBytes), maxDurationMs: String(LIMITS.mediaMaxDurationMs), sampleRateHz: { minimum: 1000, maximum: 384_000 },
+      maxBytes: String(LIMITS.uploadMaxBytes), maxDurationMs: String(SERVER_LIMITS.mediaMaxDurationMs), sampleRateHz: { minimum: 1000, maximum: 384_000 },
       maxChannels: 32, wav: { maxChunks: WAV_MAX_CHUNKS }, matroska: { maxDepth: MATROSKA_MAX_DEPTH, maxElements: MATROSKA_MAX_ELEMENTS, maxTracks: 64 },
     });
   });

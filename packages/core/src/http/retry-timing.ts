@@ -1,10 +1,13 @@
+import { backoffWindowMs, fullJitterMs } from '../util/backoff.js';
+
 /**
  * Retry timing, pure (style guide "REST": a separately tested module). No timers, no clock of its own:
  * callers pass `now` and `random`, so tests pin both.
  *
  * Backoff is capped exponential with FULL jitter: delay = random() * min(maxMs, baseMs * 2^(attempt-1)).
  * Full jitter spreads a crowd of clients that failed together over the whole window instead of a
- * band around the mean, which is what stops them from retrying in lockstep.
+ * band around the mean, which is what stops them from retrying in lockstep. The formula is
+ * util/backoff.ts, shared with socket reconnects; attempts here count from 1.
  */
 export interface BackoffPolicy {
   /** Upper bound of the first retry's window (attempt 1). */
@@ -18,15 +21,12 @@ export const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 8_000 };
 /** Window ceiling for a 1-based retry attempt, without jitter. */
 export function backoffCeilingMs(attempt: number, policy: BackoffPolicy = DEFAULT_BACKOFF): number {
   if (!Number.isInteger(attempt) || attempt < 1) throw new RangeError(`attempt must be an integer >= 1, got ${attempt}`);
-  // 2^(attempt-1) overflows to Infinity for huge attempts; min() still caps it.
-  return Math.min(policy.maxMs, policy.baseMs * 2 ** (attempt - 1));
+  return backoffWindowMs(attempt - 1, policy.baseMs, policy.maxMs);
 }
 
 /** Jittered delay for a 1-based retry attempt; `random` returns [0, 1). */
 export function backoffDelayMs(attempt: number, policy: BackoffPolicy = DEFAULT_BACKOFF, random: () => number = Math.random): number {
-  const r = random();
-  const unit = Number.isFinite(r) ? Math.min(Math.max(r, 0), 1) : 0;
-  return Math.floor(unit * backoffCeilingMs(attempt, policy));
+  return fullJitterMs(backoffCeilingMs(attempt, policy), random);
 }
 
 /**

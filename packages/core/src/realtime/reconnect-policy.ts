@@ -1,5 +1,6 @@
 import type { Violation } from '../errors/api-errors.js';
 import { ValidationError } from '../errors/client-errors.js';
+import { backoffWindowMs, fullJitterMs } from '../util/backoff.js';
 
 /**
  * When to try the socket again after it was lost. A policy is a pure function of
@@ -41,6 +42,7 @@ export interface DefaultReconnectPolicyOptions {
  * Capped exponential backoff with full jitter: delay = random() * min(maxMs, baseMs * 2^attempt).
  * Full jitter spreads a crowd of clients that lost the same proxy at once, instead of having them
  * return in lockstep. The first retry may be immediate, which is what a single dropped socket wants.
+ * The formula is util/backoff.ts, shared with REST retries; attempts here count from 0.
  */
 export class DefaultReconnectPolicy implements ReconnectPolicy {
   readonly baseMs: number;
@@ -67,13 +69,13 @@ export class DefaultReconnectPolicy implements ReconnectPolicy {
 
   /** The jitter ceiling for an attempt: min(maxMs, baseMs * 2^attempt), without overflowing. */
   ceilingMs(attempt: number): number {
-    return Math.min(this.maxMs, this.baseMs * 2 ** Math.min(attempt, 52));
+    return backoffWindowMs(attempt, this.baseMs, this.maxMs);
   }
 
   nextRetryDelayMs(context: ReconnectContext): number | null {
     if (context.attempt >= this.maxAttempts) return null;
     if (context.elapsedMs >= this.maxElapsedMs) return null;
-    const delay = Math.floor(this.random() * this.ceilingMs(context.attempt));
+    const delay = fullJitterMs(this.ceilingMs(context.attempt), this.random);
     // Never sleep past the budget: one last attempt right at its end is still worth making.
     return Math.min(delay, Math.max(0, this.maxElapsedMs - context.elapsedMs));
   }

@@ -1,6 +1,6 @@
 import { SERVER_MESSAGES, type ServerMessageType, type SocketErrorCode } from '../protocol.js';
-import type { RealtimeNotice, RealtimeSession, RealtimeUsage } from '../types/realtime.js';
-import { parseSession } from '../client/parse/realtime.js';
+import type { RealtimeLine, RealtimeNotice, RealtimeSession, RealtimeUsage } from '../types/realtime.js';
+import { parseSession, parseUsage } from '../client/parse/realtime.js';
 import { parseDecimal } from '../util/decimal.js';
 
 /**
@@ -10,16 +10,8 @@ import { parseDecimal } from '../util/decimal.js';
  * positions that index the client's ring are also given as numbers (they stay below 2^53).
  */
 
-/** A committed line as the socket sends it: the spec line fields plus ours. */
-export interface WireLine {
-  readonly id: string;
-  readonly text: string;
-  readonly revisedText: string | null;
-  readonly languageCode: string | null;
-  readonly languageProbability: number | null;
-  readonly entities: ReadonlyArray<Readonly<Record<string, unknown>>>;
-  readonly words: ReadonlyArray<Readonly<Record<string, unknown>>>;
-  readonly characterAlignments: ReadonlyArray<Readonly<Record<string, unknown>>>;
+/** A committed line as the socket sends it: the spec line fields (RealtimeLine) plus ours. */
+export interface WireLine extends RealtimeLine {
   readonly epoch?: number;
   readonly startMs?: number;
   readonly endMs?: number;
@@ -126,20 +118,6 @@ function lenient<T>(read: () => T): T | undefined {
   }
 }
 
-export function parseUsage(value: unknown): RealtimeUsage {
-  const u = (typeof value === 'object' && value !== null ? value : {}) as Json;
-  const count = (name: string): bigint => parseDecimal(u[name], `usage.${name}`);
-  return {
-    estimatedCharacters: count('estimatedCharacters'),
-    billableCharacters: count('billableCharacters'),
-    elapsedMs: count('elapsedMs'),
-    sentSamples: count('sentSamples'),
-    receivedSamples: count('receivedSamples'),
-    capturedSamples: count('capturedSamples'),
-    accepting: u['accepting'] === true,
-  };
-}
-
 function parseLine(value: unknown): WireLine {
   const l = (typeof value === 'object' && value !== null ? value : {}) as Json;
   if (typeof l['id'] !== 'string') throw new TypeError('line.id is not a string');
@@ -217,7 +195,7 @@ function build(type: ServerMessageType, m: Json): ServerMessage {
         languageProbability: typeof m['languageProbability'] === 'number' ? m['languageProbability'] : null,
       };
     case 'usage.updated':
-      return { type, rotate: m['rotate'] === true, epoch: int(m['epoch']), usage: lenient(() => parseUsage(m['usage'])) };
+      return { type, rotate: m['rotate'] === true, epoch: int(m['epoch']), usage: lenient(() => parseUsage(m['usage'], 'usage')) };
     case 'session.notice': {
       const n = (m['notice'] ?? {}) as Json;
       const notice: RealtimeNotice = {

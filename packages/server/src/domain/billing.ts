@@ -1,5 +1,6 @@
 import { ApiError } from '../errors.js';
-import { RATE, REALTIME, REALTIME_SPENDING } from '../protocol.js';
+import { REALTIME, REALTIME_SPENDING } from '@soundclone/core/internal';
+import { RATE } from '../protocol.js';
 import { ceilDiv, dec } from '../util/decimal.js';
 import type { Account } from './accounts.js';
 

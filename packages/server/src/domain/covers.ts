@@ -1,5 +1,5 @@
 import { Violations } from '../errors.js';
-import { LIMITS } from '../protocol.js';
+import { LIMITS } from '@soundclone/core/internal';
 import type { Account } from './accounts.js';
 import { DISCARD_CHANGES, type ChangeSink } from './state-changes.js';
 import { boundedElements } from './validate.js';

@@ -1,5 +1,5 @@
 import { ApiError } from '../errors.js';
-import { DOWNLOAD_FORMATS, type DownloadFormat } from '../protocol.js';
+import { DOWNLOAD_FORMATS, type DownloadFormat } from '@soundclone/core/internal';
 import { defaultExportOptions } from '../exports/context.js';
 import type { Exporter } from '../exports/context.js';
 import { taskView, type Task } from './tasks.js';

@@ -1,5 +1,5 @@
 import type { Violations } from '../errors.js';
-import { DOWNLOAD_FORMATS, type DownloadFormat } from '../protocol.js';
+import { DOWNLOAD_FORMATS, type DownloadFormat, LIMITS } from '@soundclone/core/internal';
 import { bool, int, num, oneOf, plainObject, unknownKeys } from './validate.js';
 
 /**
@@ -58,10 +58,10 @@ export function validateExportOptions(v: Violations, value: unknown): ExportOpti
     if (format !== undefined) seen.add(format);
     const includeSpeakers = bool(v, `${p}includeSpeakers`, entry['includeSpeakers']) ?? true;
     const includeTimestamps = bool(v, `${p}includeTimestamps`, entry['includeTimestamps']) ?? true;
-    const silence = num(v, `${p}segmentOnSilenceLongerThanS`, entry['segmentOnSilenceLongerThanS'], 0, 3600, { minExclusive: true });
-    const maxDur = num(v, `${p}maxSegmentDurationS`, entry['maxSegmentDurationS'], 0, 3600, { minExclusive: true });
-    const maxChars = int(v, `${p}maxSegmentChars`, entry['maxSegmentChars'], 1, 100_000);
-    const perLine = int(v, `${p}maxCharactersPerLine`, entry['maxCharactersPerLine'], 1, 16_384);
+    const silence = num(v, `${p}segmentOnSilenceLongerThanS`, entry['segmentOnSilenceLongerThanS'], 0, LIMITS.exportSecondsMax, { minExclusive: true });
+    const maxDur = num(v, `${p}maxSegmentDurationS`, entry['maxSegmentDurationS'], 0, LIMITS.exportSecondsMax, { minExclusive: true });
+    const maxChars = int(v, `${p}maxSegmentChars`, entry['maxSegmentChars'], 1, LIMITS.maxSegmentCharsMax);
+    const perLine = int(v, `${p}maxCharactersPerLine`, entry['maxCharactersPerLine'], 1, LIMITS.maxCharactersPerLineMax);
     if (v.count > before || format === undefined) return;
     out.push({
       format,

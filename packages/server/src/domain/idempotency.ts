@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ApiError } from '../errors.js';
-import { LIMITS } from '../protocol.js';
+import { LIMITS } from '@soundclone/core/internal';
 
 /**
  * Idempotency-Key handling for creates (spec "POST /stt/transcriptions" Idempotency; ours for realtime

@@ -1,5 +1,5 @@
 import { Violations } from '../errors.js';
-import { LIMITS } from '../protocol.js';
+import { LIMITS } from '@soundclone/core/internal';
 import { bool, oneOf, plainObject, str, strArray, unknownKeys } from './validate.js';
 import { SUPPORTED_LANGUAGES } from './transcription-request.js';
 
@@ -47,9 +47,9 @@ export function validateRealtimeCreate(body: Record<string, unknown>): RealtimeC
   const segmentCommitMode = oneOf(v, `${p}segmentCommitMode`, o['segmentCommitMode'], ['auto', 'manual'] as const) ?? 'auto';
   const includeAlignment = bool(v, `${p}includeAlignment`, o['includeAlignment']) ?? true;
   const includeDetectedLanguage = bool(v, `${p}includeDetectedLanguage`, o['includeDetectedLanguage']) ?? false;
-  const entityCategories = strArray(v, `${p}entityCategories`, o['entityCategories'], 32, 64) ?? [];
-  const rewriteInstruction = str(v, `${p}rewriteInstruction`, o['rewriteInstruction'], 2000);
-  const vocabularyHints = strArray(v, `${p}vocabularyHints`, o['vocabularyHints'], 1000, 128) ?? [];
+  const entityCategories = strArray(v, `${p}entityCategories`, o['entityCategories'], LIMITS.categoriesMax, 64) ?? [];
+  const rewriteInstruction = str(v, `${p}rewriteInstruction`, o['rewriteInstruction'], LIMITS.rewriteInstructionMaxChars);
+  const vocabularyHints = strArray(v, `${p}vocabularyHints`, o['vocabularyHints'], LIMITS.vocabularyHintsMax, LIMITS.vocabularyHintMaxChars) ?? [];
   const processingContentStorage = bool(v, `${p}processingContentStorage`, o['processingContentStorage']) ?? false;
   if (rewriteInstruction !== undefined && entityCategories.length > 0) v.add(`${p}rewriteInstruction`, 'cannot be combined with entity detection (rule 1)');
   v.throwIfAny();

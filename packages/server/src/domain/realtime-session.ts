@@ -1,6 +1,6 @@
 import type { RecognizerStream, StreamEvent } from '../recognition/recognizer.js';
 import { NAMES } from '../recognition/words.js';
-import { REALTIME } from '../protocol.js';
+import { REALTIME } from '@soundclone/core/internal';
 import type { RealtimeOptions } from './realtime-options.js';
 
 /**

@@ -1,6 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '../errors.js';
-import { ACCOUNT_LIMITS, ID_PREFIXES, LIMITS, MODELS, RECOGNIZER_REFUSALS, REALTIME_SPENDING, SOCKET_TOKEN } from '../protocol.js';
+import { MODELS, REALTIME_SPENDING } from '@soundclone/core/internal';
+import { ACCOUNT_LIMITS, ID_PREFIXES, RECOGNIZER_REFUSALS, SERVER_LIMITS, SOCKET_TOKEN } from '../protocol.js';
 import { isRecognizerError } from '../recognition/errors.js';
 import type { Recognizer, RecognizerStream } from '../recognition/recognizer.js';
 import { dec, parseCount } from '../util/decimal.js';
@@ -386,7 +387,7 @@ export class RealtimeSessions {
     if (!pending()) return Promise.resolve();
     // Never past the recovery window: the time left on a running window (0 once expired), else the
     // whole window.
-    const budget = Math.max(0, Math.min(this.timing.supplementWaitMs, LIMITS.finishSupplementWaitMs, session.recovery.remainingMs()));
+    const budget = Math.max(0, Math.min(this.timing.supplementWaitMs, SERVER_LIMITS.finishSupplementWaitMs, session.recovery.remainingMs()));
     return new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer);

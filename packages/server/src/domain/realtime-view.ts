@@ -1,4 +1,4 @@
-import { MODELS, REALTIME } from '../protocol.js';
+import { MODELS, REALTIME } from '@soundclone/core/internal';
 import { ceilDiv, dec } from '../util/decimal.js';
 import { chargeFor } from './billing.js';
 import type { Line } from './realtime-session.js';

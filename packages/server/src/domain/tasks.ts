@@ -1,5 +1,5 @@
 import { ApiError, Violations } from '../errors.js';
-import { LIMITS, TERMINAL_STATUSES, type DownloadFormat, type TaskStatus } from '../protocol.js';
+import { type DownloadFormat, LIMITS, type TaskStatus, TERMINAL_STATUSES } from '@soundclone/core/internal';
 import { dec } from '../util/decimal.js';
 import type { Account } from './accounts.js';
 import { billingView, release, releaseRealtime, type BillingRecord } from './billing.js';
@@ -48,7 +48,7 @@ export interface Task {
 }
 
 export function isTerminal(status: TaskStatus): boolean {
-  return TERMINAL_STATUSES.includes(status);
+  return (TERMINAL_STATUSES as readonly TaskStatus[]).includes(status);
 }
 
 export class Tasks {

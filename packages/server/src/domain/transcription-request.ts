@@ -1,7 +1,9 @@
-import { literalHostRefusal, protocol } from '@soundclone/core/internal';
+import {
+  ALIGNMENT_LEVELS, CHANNEL_RESULT_MODES, type DownloadFormat, INPUT_ENCODINGS, LIMITS, MODELS, REDACTION_STYLES, literalHostRefusal, protocol,
+} from '@soundclone/core/internal';
 import { ApiError, Violations } from '../errors.js';
 import { hostKey } from '../media/guarded-fetch.js';
-import { LIMITS, MODELS, type DownloadFormat } from '../protocol.js';
+import { SERVER_LIMITS } from '../protocol.js';
 import { validateExportFormats, validateExportOptions, type ExportOptions } from './export-options.js';
 import { bool, int, jsonDepth, num, oneOf, plainObject, str, strArray, unknownKeys } from './validate.js';
 
@@ -24,11 +26,6 @@ export const SUPPORTED_LANGUAGES: readonly string[] = protocol.LANGUAGE_HINTS;
  * FAILED with INPUT_INVALID and its reservation released.
  */
 export const SUPPORTED_ENTITY_CATEGORIES = ['all', 'pii', 'phi', 'pci', 'name', 'email', 'phone_number', 'address', 'date', 'organization', 'location'] as const;
-
-export const ALIGNMENT_LEVELS = ['none', 'word', 'character'] as const;
-export const INPUT_ENCODINGS = ['other', 'pcm_s16le_16'] as const;
-export const CHANNEL_RESULT_MODES = ['separate', 'combined'] as const;
-export const REDACTION_STYLES = ['redact', 'replace', 'mask'] as const;
 
 const TOP_LEVEL = ['uploadId', 'mediaUrl', 'audioTrackIndex', 'languageHint', 'title', 'modelId', 'options', 'waitForCompletion', 'waitTimeoutMs'];
 export const OPTION_FIELDS = [
@@ -129,7 +126,7 @@ export function validateTranscriptionRequest(body: Record<string, unknown>): Tra
     modelId,
     options: options as TranscriptionOptions,
     waitForCompletion,
-    waitTimeoutMs: waitTimeoutMs ?? LIMITS.waitTimeoutMsDefault,
+    waitTimeoutMs: waitTimeoutMs ?? SERVER_LIMITS.waitTimeoutMsDefault,
   };
 }
 
@@ -159,23 +156,23 @@ function validateOptions(v: Violations, o: Record<string, unknown>): Transcripti
   if ('matchKnownSpeakers' in o) v.add(`${p}matchKnownSpeakers`, 'is unavailable and must not be requested (rule 5)');
   unknownKeys(v, p, o, [...OPTION_FIELDS, 'matchKnownSpeakers']);
 
-  const rewriteInstruction = str(v, `${p}rewriteInstruction`, o['rewriteInstruction'], 2000);
+  const rewriteInstruction = str(v, `${p}rewriteInstruction`, o['rewriteInstruction'], LIMITS.rewriteInstructionMaxChars);
   const includeSoundEvents = bool(v, `${p}includeSoundEvents`, o['includeSoundEvents']);
   const separateSpeakersRaw = bool(v, `${p}separateSpeakers`, o['separateSpeakers']);
-  const maxSpeakerCount = int(v, `${p}maxSpeakerCount`, o['maxSpeakerCount'], 1, 32);
-  const speakerMergeSensitivity = num(v, `${p}speakerMergeSensitivity`, o['speakerMergeSensitivity'], 0.1, 0.4);
+  const maxSpeakerCount = int(v, `${p}maxSpeakerCount`, o['maxSpeakerCount'], LIMITS.maxSpeakerCountMin, LIMITS.maxSpeakerCountMax);
+  const speakerMergeSensitivity = num(v, `${p}speakerMergeSensitivity`, o['speakerMergeSensitivity'], LIMITS.speakerMergeSensitivityMin, LIMITS.speakerMergeSensitivityMax);
   const alignmentLevel = oneOf(v, `${p}alignmentLevel`, o['alignmentLevel'], ALIGNMENT_LEVELS) ?? 'word';
   const inputEncoding = oneOf(v, `${p}inputEncoding`, o['inputEncoding'], INPUT_ENCODINGS) ?? 'other';
-  const samplingTemperature = num(v, `${p}samplingTemperature`, o['samplingTemperature'], 0, 2);
+  const samplingTemperature = num(v, `${p}samplingTemperature`, o['samplingTemperature'], LIMITS.samplingTemperatureMin, LIMITS.samplingTemperatureMax);
   const randomSeed = int(v, `${p}randomSeed`, o['randomSeed'], 0, Number.MAX_SAFE_INTEGER);
   const separateChannels = bool(v, `${p}separateChannels`, o['separateChannels']) ?? false;
   const channelResultModeRaw = oneOf(v, `${p}channelResultMode`, o['channelResultMode'], CHANNEL_RESULT_MODES);
-  const entityCategories = strArray(v, `${p}entityCategories`, o['entityCategories'], 32, 64) ?? [];
-  const redactCategories = strArray(v, `${p}redactCategories`, o['redactCategories'], 32, 64) ?? [];
+  const entityCategories = strArray(v, `${p}entityCategories`, o['entityCategories'], LIMITS.categoriesMax, 64) ?? [];
+  const redactCategories = strArray(v, `${p}redactCategories`, o['redactCategories'], LIMITS.categoriesMax, 64) ?? [];
   const redactionStyle = oneOf(v, `${p}redactionStyle`, o['redactionStyle'], REDACTION_STYLES);
   const removeDisfluencies = bool(v, `${p}removeDisfluencies`, o['removeDisfluencies']) ?? false;
   const identifyConversationRoles = bool(v, `${p}identifyConversationRoles`, o['identifyConversationRoles']) ?? false;
-  const vocabularyHints = strArray(v, `${p}vocabularyHints`, o['vocabularyHints'], 1000, 128) ?? [];
+  const vocabularyHints = strArray(v, `${p}vocabularyHints`, o['vocabularyHints'], LIMITS.vocabularyHintsMax, LIMITS.vocabularyHintMaxChars) ?? [];
   const processingContentStorage = bool(v, `${p}processingContentStorage`, o['processingContentStorage']) ?? false;
   const exportFormats = validateExportFormats(v, o['exportFormats']);
   const exportOptions = validateExportOptions(v, o['exportOptions']);

@@ -1,5 +1,6 @@
 import { ApiError } from '../errors.js';
-import { ID_PREFIXES, LIMITS, MODELS } from '../protocol.js';
+import { LIMITS, MODELS } from '@soundclone/core/internal';
+import { ID_PREFIXES, SERVER_LIMITS } from '../protocol.js';
 import { guardedFetch, failureForStatus, type GuardOptions } from '../media/guarded-fetch.js';
 import { UndecodableMediaError, type DecodedMedia, type DecodedTrack } from '../media/decode.js';
 import type { BillingRecord } from './billing.js';
@@ -135,8 +136,8 @@ function checkSourceRules(request: TranscriptionRequest, media: DecodedMedia): D
     violations.push({ field: 'audioTrackIndex', rule: `must be an index of media.audioTracks (0 to ${tracks - 1})` });
   }
   const track = media.tracks[Math.min(request.audioTrackIndex ?? 0, tracks - 1)] as DecodedTrack;
-  if (request.options.separateChannels && track.channelCount > LIMITS.separateChannelsMaxChannels) {
-    violations.push({ field: 'options.separateChannels', rule: `the selected audio track has ${track.channelCount} channels; at most ${LIMITS.separateChannelsMaxChannels} can be transcribed (rule 3)` });
+  if (request.options.separateChannels && track.channelCount > SERVER_LIMITS.separateChannelsMaxChannels) {
+    violations.push({ field: 'options.separateChannels', rule: `the selected audio track has ${track.channelCount} channels; at most ${SERVER_LIMITS.separateChannelsMaxChannels} can be transcribed (rule 3)` });
   }
   if (request.options.inputEncoding === 'pcm_s16le_16' && media.container !== 'pcm_s16le_16') {
     violations.push({ field: 'options.inputEncoding', rule: 'pcm_s16le_16 requires a raw 16 kHz mono PCM16 source (uploaded as audio/L16)' });

@@ -1,5 +1,5 @@
 import { ApiError, Violations } from '../errors.js';
-import { LIMITS, TTS_HAS_MORE } from '../protocol.js';
+import { LIMITS, TTS_HAS_MORE } from '@soundclone/core/internal';
 import { seededRandom } from '../util/random.js';
 import { WORDS } from '../recognition/words.js';
 import type { Account } from './accounts.js';

@@ -1,5 +1,5 @@
 import { ApiError, Violations } from '../errors.js';
-import { LIMITS } from '../protocol.js';
+import { LIMITS } from '@soundclone/core/internal';
 import { DecimalIdSequence } from '../util/ids.js';
 import type { Account } from './accounts.js';
 import { DISCARD_CHANGES, type ChangeSink } from './state-changes.js';

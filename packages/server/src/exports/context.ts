@@ -1,6 +1,6 @@
 import type { ExportOptions } from '../domain/transcription-request.js';
 import type { Transcript } from '../domain/transcript.js';
-import type { DownloadFormat } from '../protocol.js';
+import type { DownloadFormat } from '@soundclone/core/internal';
 
 /** What every exporter gets: the task's public view (json), its transcript and the format's options. */
 export interface ExportContext {

@@ -1,4 +1,4 @@
-import type { DownloadFormat } from '../protocol.js';
+import type { DownloadFormat } from '@soundclone/core/internal';
 import type { Exporter } from './context.js';
 import { exportDocx } from './docx.js';
 import { exportHtml } from './html.js';

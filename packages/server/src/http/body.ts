@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../errors.js';
-import { LIMITS } from '../protocol.js';
+import { SERVER_LIMITS } from '../protocol.js';
 import { JSON_MAX_DEPTH, jsonTooDeep } from '../util/json-depth.js';
 import { HEAVY_BODY_BYTES, heavyTurn } from './heavy-turns.js';
 
@@ -54,7 +54,7 @@ function tooLarge(maxBytes: number): ApiError {
  * takes its parameters in a body or in the query, spec "Placement ... not shown").
  */
 export async function readJson(req: IncomingMessage): Promise<unknown> {
-  const raw = await readBody(req, LIMITS.jsonBodyMaxBytes);
+  const raw = await readBody(req, SERVER_LIMITS.jsonBodyMaxBytes);
   // Parsing costs ~10-30 ms for a 1 MiB body of tiny values: large bodies take turns, and heavy work
   // gets at most half of the event loop (http/heavy-turns.ts).
   const release = raw.length > HEAVY_BODY_BYTES ? await heavyTurn() : undefined;

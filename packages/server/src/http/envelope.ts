@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { ApiError } from '../errors.js';
-import { ENVELOPE_CODE, HEADERS } from '../protocol.js';
+import { ENVELOPE_CODE, HEADERS } from '@soundclone/core/internal';
 
 /**
  * What a route handler returns. `data` goes into the success envelope (spec "REST response envelope");

@@ -1,4 +1,4 @@
-import { API_PREFIX } from '../protocol.js';
+import { API_PREFIX } from '@soundclone/core/internal';
 import { SocketFaults } from '../realtime/socket-faults.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { API_PREFIX } from '../protocol.js';
+import { API_PREFIX } from '@soundclone/core/internal';
 import type { Account } from '../domain/accounts.js';
 import type { Reply } from './envelope.js';
 

@@ -1,4 +1,4 @@
-import { LIMITS } from '../protocol.js';
+import { SERVER_LIMITS } from '../protocol.js';
 import { demuxMatroskaAudio, isMatroska } from './matroska.js';
 import { UndecodableMediaError } from './media-error.js';
 import { PcmSource } from './pcm-source.js';
@@ -45,9 +45,9 @@ function track(index: number, codec: string, source: PcmSource): DecodedTrack {
 
 function media(container: Container, tracks: readonly DecodedTrack[]): DecodedMedia {
   const durationMs = Math.max(0, ...tracks.map((t) => t.durationMs));
-  if (durationMs > LIMITS.mediaMaxDurationMs) {
-    throw new UndecodableMediaError('DURATION_TOO_LONG', `the media holds ${durationMs} ms of audio; the reference service transcribes at most ${LIMITS.mediaMaxDurationMs} ms`, {
-      durationMs, maxDurationMs: LIMITS.mediaMaxDurationMs,
+  if (durationMs > SERVER_LIMITS.mediaMaxDurationMs) {
+    throw new UndecodableMediaError('DURATION_TOO_LONG', `the media holds ${durationMs} ms of audio; the reference service transcribes at most ${SERVER_LIMITS.mediaMaxDurationMs} ms`, {
+      durationMs, maxDurationMs: SERVER_LIMITS.mediaMaxDurationMs,
     });
   }
   return { container, tracks, durationMs, heldBytes: tracks.reduce((n, t) => n + t.source.bytes.byteLength, 0) };

@@ -21,7 +21,7 @@ export type MediaProblem =
   | 'TOO_MANY_ELEMENTS'
   /** No audio track at all. */
   | 'NO_AUDIO'
-  /** Longer than LIMITS.mediaMaxDurationMs. */
+  /** Longer than SERVER_LIMITS.mediaMaxDurationMs. */
   | 'DURATION_TOO_LONG';
 
 export class UndecodableMediaError extends Error {

@@ -74,7 +74,7 @@ function* interpolated(track: DecodedTrack, select: number | 'mix'): Generator<F
 
 /**
  * The whole channel as one Float32Array, for a Recognizer that takes only whole channels
- * (`recognize`); bounded by LIMITS.mediaMaxDurationMs at 4 bytes a sample.
+ * (`recognize`); bounded by SERVER_LIMITS.mediaMaxDurationMs at 4 bytes a sample.
  */
 export function collect(feed: ChannelFeed): Float32Array {
   const out = new Float32Array(feed.samples);

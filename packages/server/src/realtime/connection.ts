@@ -1,7 +1,7 @@
 import { endianness } from 'node:os';
 import type WebSocket from 'ws';
 import { isApiError } from '../errors.js';
-import { CLOSE_CODES, decodeFrameHeader, FRAME, SOCKET_ERRORS, type SocketErrorCode } from '../protocol.js';
+import { CLOSE_CODES, decodeFrameHeader, FRAME, type SocketErrorCode } from '@soundclone/core/internal';
 import type { SessionEvent } from '../domain/realtime-session.js';
 import type { RealtimeSessions, Session } from '../domain/realtime-sessions.js';
 import { dec } from '../util/decimal.js';
@@ -409,7 +409,7 @@ export class Connection {
   }
 
   fatal(code: SocketErrorCode, message: string, closeCode: number): void {
-    this.send(errorMessage(SOCKET_ERRORS[code], message, undefined, true));
+    this.send(errorMessage(code, message, undefined, true));
     this.close(closeCode, code);
   }
 

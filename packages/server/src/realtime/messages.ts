@@ -1,4 +1,4 @@
-import { CLIENT_MESSAGES, type ClientMessageType, type ServerMessageType, type SocketErrorCode } from '../protocol.js';
+import { CLIENT_MESSAGES, type ClientMessageType, type ServerMessageType, type SocketErrorCode } from '@soundclone/core/internal';
 import type { Violation } from '../errors.js';
 import type { Line, SessionNotice, SupplementKind } from '../domain/realtime-session.js';
 import { lineView } from '../domain/realtime-view.js';

@@ -4,7 +4,8 @@ import { WebSocketServer } from 'ws';
 import { ApiError, isApiError } from '../errors.js';
 import { failureBody } from '../http/envelope.js';
 import type { Faults } from '../http/faults.js';
-import { API_PREFIX, CLOSE_CODES, FRAME, HEADERS, ID_PREFIXES, PATHS, SOCKET_QUERY } from '../protocol.js';
+import { API_PREFIX, CLOSE_CODES, FRAME, HEADERS, REALTIME_PATHS, SOCKET_QUERY } from '@soundclone/core/internal';
+import { ID_PREFIXES } from '../protocol.js';
 import type { Accounts } from '../domain/accounts.js';
 import type { RealtimeSessions, Session } from '../domain/realtime-sessions.js';
 import { randomId } from '../util/ids.js';
@@ -99,7 +100,7 @@ export class SocketServer {
     }
     let target: { session: Session | undefined; sessionId: string };
     try {
-      if (url.pathname !== API_PREFIX + PATHS.realtimeSocket) throw new ApiError('NOT_FOUND', `no socket endpoint at ${url.pathname}`);
+      if (url.pathname !== API_PREFIX + REALTIME_PATHS.socket) throw new ApiError('NOT_FOUND', `no socket endpoint at ${url.pathname}`);
       target = this.authenticate(req, url);
     } catch (caught) {
       refuse(socket, isApiError(caught) ? caught : new ApiError('INTERNAL', 'internal error'), requestId);

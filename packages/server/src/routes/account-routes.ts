@@ -2,7 +2,7 @@ import { ok } from '../http/envelope.js';
 import { asObject, readJson } from '../http/body.js';
 import { parseMultipart } from '../http/multipart.js';
 import { ApiError, Violations } from '../errors.js';
-import { LIMITS, PATHS } from '../protocol.js';
+import { LIMITS, PATHS } from '@soundclone/core/internal';
 import { resetInDays } from '../domain/accounts.js';
 import { checkName, voiceView } from '../domain/voices.js';
 import { sniffAudio } from '../media/sniff.js';

@@ -1,9 +1,10 @@
-import { DOWNLOAD_FORMATS, HEADERS, LIMITS, MAX_REDIRECTS, MODELS, RATE } from '../protocol.js';
+import {
+  ALIGNMENT_LEVELS, CHANNEL_RESULT_MODES, DOWNLOAD_FORMATS, HEADERS, INPUT_ENCODINGS, LIMITS, MODELS, REDACTION_STYLES,
+} from '@soundclone/core/internal';
+import { MAX_REDIRECTS, RATE, SERVER_LIMITS } from '../protocol.js';
 import { available } from '../domain/billing.js';
 import { dec } from '../util/decimal.js';
-import {
-  ALIGNMENT_LEVELS, CHANNEL_RESULT_MODES, INPUT_ENCODINGS, REDACTION_STYLES, SUPPORTED_ENTITY_CATEGORIES, SUPPORTED_LANGUAGES,
-} from '../domain/transcription-request.js';
+import { SUPPORTED_ENTITY_CATEGORIES, SUPPORTED_LANGUAGES } from '../domain/transcription-request.js';
 import type { Account } from '../domain/accounts.js';
 import { MATROSKA_MAX_DEPTH, MATROSKA_MAX_ELEMENTS, MATROSKA_MAX_TRACKS } from '../media/matroska.js';
 import { CHANNELS_MAX, RATE_MAX_HZ, RATE_MIN_HZ, WAV_MAX_CHUNKS } from '../media/wav.js';
@@ -25,10 +26,10 @@ export function capabilities(
     format: { type: 'string', required: true, values: DOWNLOAD_FORMATS },
     includeSpeakers: { type: 'boolean', default: true },
     includeTimestamps: { type: 'boolean', default: true },
-    segmentOnSilenceLongerThanS: { type: 'number', exclusiveMinimum: 0, maximum: 3600 },
-    maxSegmentDurationS: { type: 'number', exclusiveMinimum: 0, maximum: 3600 },
-    maxSegmentChars: { type: 'integer', minimum: 1, maximum: 100_000, note: 'counts separators inserted when a segment is rebuilt' },
-    maxCharactersPerLine: { type: 'integer', minimum: 1, maximum: 16_384, note: 'wraps at word boundaries (srt, txt)' },
+    segmentOnSilenceLongerThanS: { type: 'number', exclusiveMinimum: 0, maximum: LIMITS.exportSecondsMax },
+    maxSegmentDurationS: { type: 'number', exclusiveMinimum: 0, maximum: LIMITS.exportSecondsMax },
+    maxSegmentChars: { type: 'integer', minimum: 1, maximum: LIMITS.maxSegmentCharsMax, note: 'counts separators inserted when a segment is rebuilt' },
+    maxCharactersPerLine: { type: 'integer', minimum: 1, maximum: LIMITS.maxCharactersPerLineMax, note: 'wraps at word boundaries (srt, txt)' },
   };
   return {
     modelId: MODELS.batch,
@@ -45,25 +46,25 @@ export function capabilities(
       title: { type: 'string', maxLength: LIMITS.titleMaxChars },
       modelId: { type: 'string', values: [MODELS.batch], default: MODELS.batch },
       waitForCompletion: { type: 'boolean', default: false },
-      waitTimeoutMs: { type: 'integer', minimum: 0, maximum: LIMITS.waitTimeoutMsMax, default: LIMITS.waitTimeoutMsDefault, requires: 'waitForCompletion true' },
+      waitTimeoutMs: { type: 'integer', minimum: 0, maximum: LIMITS.waitTimeoutMsMax, default: SERVER_LIMITS.waitTimeoutMsDefault, requires: 'waitForCompletion true' },
       options: {
-        rewriteInstruction: { type: 'string', maxLength: 2000 },
+        rewriteInstruction: { type: 'string', maxLength: LIMITS.rewriteInstructionMaxChars },
         includeSoundEvents: { type: 'boolean', default: false },
         separateSpeakers: { type: 'boolean', default: 'true for single-channel processing' },
-        maxSpeakerCount: { type: 'integer', minimum: 1, maximum: 32 },
-        speakerMergeSensitivity: { type: 'number', minimum: 0.1, maximum: 0.4, requires: 'speaker separation and no maxSpeakerCount' },
+        maxSpeakerCount: { type: 'integer', minimum: LIMITS.maxSpeakerCountMin, maximum: LIMITS.maxSpeakerCountMax },
+        speakerMergeSensitivity: { type: 'number', minimum: LIMITS.speakerMergeSensitivityMin, maximum: LIMITS.speakerMergeSensitivityMax, requires: 'speaker separation and no maxSpeakerCount' },
         alignmentLevel: { type: 'string', values: ALIGNMENT_LEVELS, default: 'word' },
         inputEncoding: { type: 'string', values: INPUT_ENCODINGS, default: 'other' },
-        samplingTemperature: { type: 'number', minimum: 0, maximum: 2 },
+        samplingTemperature: { type: 'number', minimum: LIMITS.samplingTemperatureMin, maximum: LIMITS.samplingTemperatureMax },
         randomSeed: { type: 'integer', minimum: 0 },
-        separateChannels: { type: 'boolean', default: false, maxChannels: LIMITS.separateChannelsMaxChannels },
+        separateChannels: { type: 'boolean', default: false, maxChannels: SERVER_LIMITS.separateChannelsMaxChannels },
         channelResultMode: { type: 'string', values: CHANNEL_RESULT_MODES, default: 'separate', requires: 'separateChannels true' },
-        entityCategories: { type: 'array', maxItems: 32, supportedAtRunTime: SUPPORTED_ENTITY_CATEGORIES, note: 'other categories are rejected when the task runs: FAILED with INPUT_INVALID' },
-        redactCategories: { type: 'array', maxItems: 32, note: 'subset of entityCategories' },
+        entityCategories: { type: 'array', maxItems: LIMITS.categoriesMax, supportedAtRunTime: SUPPORTED_ENTITY_CATEGORIES, note: 'other categories are rejected when the task runs: FAILED with INPUT_INVALID' },
+        redactCategories: { type: 'array', maxItems: LIMITS.categoriesMax, note: 'subset of entityCategories' },
         redactionStyle: { type: 'string', values: REDACTION_STYLES, requires: 'redactCategories' },
         removeDisfluencies: { type: 'boolean', default: false },
         identifyConversationRoles: { type: 'boolean', default: false, requires: 'speaker separation' },
-        vocabularyHints: { type: 'array', maxItems: 1000, maxItemLength: 128 },
+        vocabularyHints: { type: 'array', maxItems: LIMITS.vocabularyHintsMax, maxItemLength: LIMITS.vocabularyHintMaxChars },
         processingContentStorage: { type: 'boolean', default: false, note: 'account eligibility is not verified' },
         exportFormats: { type: 'array', values: DOWNLOAD_FORMATS, note: 'pre-generation only; every format stays downloadable' },
         exportOptions: { type: 'array', items: exportControl },
@@ -76,7 +77,7 @@ export function capabilities(
       combinationRules: [
         'rewriteInstruction cannot be combined with entity detection, redaction or separateChannels',
         'separateChannels cannot be combined with separateSpeakers true, maxSpeakerCount, speakerMergeSensitivity, identifyConversationRoles or inputEncoding pcm_s16le_16',
-        `the selected audio track can have at most ${LIMITS.separateChannelsMaxChannels} channels for separateChannels`,
+        `the selected audio track can have at most ${SERVER_LIMITS.separateChannelsMaxChannels} channels for separateChannels`,
         'channelResultMode combined requires alignment and cannot be combined with entity detection or redaction',
         'matchKnownSpeakers is unavailable',
       ],
@@ -89,12 +90,12 @@ export function capabilities(
         segmentCommitMode: { type: 'string', values: ['auto', 'manual'], default: 'auto' },
         includeAlignment: { type: 'boolean', default: true },
         includeDetectedLanguage: { type: 'boolean', default: false },
-        entityCategories: { type: 'array', maxItems: 32 },
-        rewriteInstruction: { type: 'string', maxLength: 2000 },
-        vocabularyHints: { type: 'array', maxItems: 1000, maxItemLength: 128 },
+        entityCategories: { type: 'array', maxItems: LIMITS.categoriesMax },
+        rewriteInstruction: { type: 'string', maxLength: LIMITS.rewriteInstructionMaxChars },
+        vocabularyHints: { type: 'array', maxItems: LIMITS.vocabularyHintsMax, maxItemLength: LIMITS.vocabularyHintMaxChars },
         processingContentStorage: { type: 'boolean', default: false },
       },
-      finishSupplementWaitMs: LIMITS.finishSupplementWaitMs,
+      finishSupplementWaitMs: SERVER_LIMITS.finishSupplementWaitMs,
       // Ours: what creation requires and per-account fairness (docs/protocol.md "Realtime spending",
       // "Per-account limits"); openSessions is this account's count now.
       limits: realtimeLimits,
@@ -102,7 +103,7 @@ export function capabilities(
     downloadFormats: DOWNLOAD_FORMATS,
     // Ours: what a client must respect to keep its connections (docs/protocol.md "Connection limits").
     limits: {
-      http: { ...limits.http, jsonBodyMaxBytes: LIMITS.jsonBodyMaxBytes },
+      http: { ...limits.http, jsonBodyMaxBytes: SERVER_LIMITS.jsonBodyMaxBytes },
       socket: limits.socket,
     },
     account: {
@@ -122,7 +123,7 @@ export function capabilities(
     },
     media: {
       maxBytes: dec(LIMITS.uploadMaxBytes),
-      maxDurationMs: dec(LIMITS.mediaMaxDurationMs),
+      maxDurationMs: dec(SERVER_LIMITS.mediaMaxDurationMs),
       sampleRateHz: { minimum: RATE_MIN_HZ, maximum: RATE_MAX_HZ },
       maxChannels: CHANNELS_MAX,
       wav: { maxChunks: WAV_MAX_CHUNKS },

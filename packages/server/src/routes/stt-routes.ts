@@ -1,7 +1,8 @@
 import { ApiError } from '../errors.js';
 import { ok } from '../http/envelope.js';
 import { asObject, readBody, readJson } from '../http/body.js';
-import { API_PREFIX, DOWNLOAD_CONTENT_TYPES, HEADERS, LIMITS, PATHS, type DownloadFormat } from '../protocol.js';
+import { API_PREFIX, type DownloadFormat, HEADERS, LIMITS, PATHS, REALTIME_PATHS } from '@soundclone/core/internal';
+import { DOWNLOAD_CONTENT_TYPES } from '../protocol.js';
 import { download } from '../domain/downloads.js';
 import { requireIdempotencyKey } from '../domain/idempotency.js';
 import { validateRealtimeCreate } from '../domain/realtime-options.js';
@@ -84,7 +85,7 @@ export function sttRoutes(s: Services): Route[] {
         const body = asObject(await readJson(req));
         const request = validateRealtimeCreate(body);
         const { session, replayed } = await s.realtime.create(account, body, request, key, requestId);
-        const socketUrl = s.baseUrl.replace(/^http/, 'ws') + API_PREFIX + PATHS.realtimeSocket;
+        const socketUrl = s.baseUrl.replace(/^http/, 'ws') + API_PREFIX + REALTIME_PATHS.socket;
         const data = { ...s.realtime.view(session), socket: { url: socketUrl, ...s.realtime.issueToken(session) } };
         return ok(data, { headers: replayHeaders(replayed) });
       },
@@ -99,7 +100,7 @@ export function sttRoutes(s: Services): Route[] {
     {
       // TEST-ONLY: the samples the session stored, raw PCM16 LE, when the server retains them.
       method: 'GET',
-      path: PATHS.realtimeDebugAudio,
+      path: REALTIME_PATHS.debugAudio,
       handler: async ({ account, params }) => {
         const stored = s.realtime.get(account, params['sessionId'] as string).audio.storedAudio();
         if (stored === undefined) throw new ApiError('NOT_FOUND', 'stored audio is kept only when the server runs with retainRealtimeAudioSamples (test-only)');

@@ -1,4 +1,4 @@
-import { TASK_STATUSES, type TaskStatus } from '../protocol.js';
+import { TASK_STATUSES, type TaskStatus } from '@soundclone/core/internal';
 import type { Account } from '../domain/accounts.js';
 import type { BillingRecord } from '../domain/billing.js';
 import type { Task } from '../domain/tasks.js';

@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
-import { HEADERS, ID_PREFIXES, WEBHOOK } from '../protocol.js';
+import { HEADERS, WEBHOOK } from '@soundclone/core/internal';
+import { ID_PREFIXES, WEBHOOK_DELIVERY } from '../protocol.js';
 import { guardedFetch, type GuardOptions } from '../media/guarded-fetch.js';
 import { randomId } from '../util/ids.js';
 import { sleep, type Clock } from '../util/clock.js';
@@ -76,7 +77,7 @@ export class WebhookDispatcher {
       };
       if (secret !== undefined) headers[HEADERS.webhookSignature] = signWebhook(secret, timestampSec, body);
       try {
-        const response = await guardedFetch(record.url, { ...this.guard, maxBytes: 64 * 1024, timeoutMs: WEBHOOK.timeoutMs }, { method: 'POST', headers, body });
+        const response = await guardedFetch(record.url, { ...this.guard, maxBytes: 64 * 1024, timeoutMs: WEBHOOK_DELIVERY.timeoutMs }, { method: 'POST', headers, body });
         record.attempts.push({ attempt, at: this.clock.now(), status: response.status });
         if (response.status >= 200 && response.status < 300) {
           record.outcome = 'delivered';

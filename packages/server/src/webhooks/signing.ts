@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
-import { formatWebhookSignature, webhookSignedPayload } from '../protocol.js';
+import { webhookSignedPayload } from '@soundclone/core/internal';
+import { formatWebhookSignature } from '../protocol.js';
 
 /**
  * protocol.ts WEBHOOK: `SoundClone-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "t.rawBody")>`.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeFrameHeader, encodeFrameHeader, FRAME } from '../../src/protocol.js';
+import { decodeFrameHeader, encodeFrameHeader, FRAME } from '@soundclone/core/internal';
 
 /** The binary frame header (protocol.ts FRAME) that the client mirrors byte for byte. */
 describe('audio frame header', () => {

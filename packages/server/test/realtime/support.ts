@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import { encodeFrameHeader, FRAME } from '../../src/protocol.js';
+import { encodeFrameHeader, FRAME } from '@soundclone/core/internal';
 import { idem, KEY_A, PREFIX, type TestServer } from '../support/server.js';
 import { pcm, toPcm16, type Piece } from '../support/wav.js';
 

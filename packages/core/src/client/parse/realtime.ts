@@ -3,8 +3,11 @@ import { parseDecimal } from '../../util/decimal.js';
 import { boolean, list, number, object, string, stringArray } from '../../util/read.js';
 import { parseTaskError } from './transcription.js';
 
-/** Response parser for the real-time session view (spec "Real-time session", "usage fields"). */
-function parseUsage(value: unknown, path: string): RealtimeUsage {
+/**
+ * The usage block (spec "usage fields"), the one parser for both the REST session view and the socket's
+ * usage.updated: every counter a decimal string and `accepting` a boolean, as the service always sends them.
+ */
+export function parseUsage(value: unknown, path: string): RealtimeUsage {
   const u = object(value, path);
   const count = (name: string): bigint => parseDecimal(u[name], `${path}.${name}`);
   return {
