@@ -75,12 +75,12 @@ describe('packed artifacts', () => {
       try { await import('@soundclone/core/dist/dsp/resampler.js'); } catch { blocked = true; }
       const { default: worklet } = await import('@soundclone/web-audio/worklet-source');
       const workletSelfContained = worklet.includes('registerProcessor(') && !worklet.split('\\n').some((l) => l.trimStart().startsWith('import '));
-      // The sibling-package subpath: the wire protocol the server imports, the same objects as core's.
+      // The sibling-package subpath: the wire protocol the server imports, the same objects as the main entry's.
       const internal = await import('@soundclone/core/internal');
       const view = new DataView(new ArrayBuffer(internal.FRAME.headerBytes + 2));
       internal.encodeFrameHeader(view, 0, 1, 2 ** 33);
       const decoded = internal.decodeFrameHeader(view, 0, view.byteLength);
-      const internalWire = internal.PATHS === core.protocol.PATHS && internal.CLOSE_CODES.SESSION_NOT_FOUND === 4404 && decoded.ok && decoded.startSample === 2 ** 33;
+      const internalWire = internal.PATHS === internal.protocol.PATHS && internal.TASK_STATUSES === core.TASK_STATUSES && internal.CLOSE_CODES.SESSION_NOT_FOUND === 4404 && decoded.ok && decoded.startSample === 2 ** 33;
       console.log(JSON.stringify({ counted: n === r.outputFrames && n === Math.floor((4800 - 1 - r.latencyFrames) / 3) + 1, frame: frame && frame.sampleCount, typed, blocked, ring: typeof core.SampleRing, workletSelfContained, internalWire }));
     `;
     writeFileSync(join(dir, 'check.mjs'), script);

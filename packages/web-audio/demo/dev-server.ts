@@ -88,7 +88,8 @@ export async function bundlePage(): Promise<string> {
     legalComments: 'none',
     logLevel: 'silent',
     alias: {
-      '@soundclone/core': join(pkg, '..', 'core', 'src', 'index.ts'),
+      // The sources' folder, so both the main entry (index.ts) and the ./internal subpath (internal.ts) resolve.
+      '@soundclone/core': join(pkg, '..', 'core', 'src'),
       '@soundclone/web-audio': join(pkg, 'src', 'index.ts'),
     },
     // Loaded at run time from this server, as an app would load the package's artifact.
