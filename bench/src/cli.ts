@@ -1,7 +1,7 @@
 /** The parts of the benchmark `--only` can pick; all of them by default. */
-export const SECTIONS = ['resample', 'stream', 'quality', 'pcm16', 'pipeline', 'ring', 'realtime-capacity', 'realtime-latency', 'recognizer'] as const;
+export const SECTIONS = ['resample', 'stream', 'quality', 'pcm16', 'session-encode', 'ring', 'realtime-capacity', 'realtime-latency', 'recognizer'] as const;
 /** The encode-path sections, whose targets the report states. */
-export const ENCODE_SECTIONS: readonly Section[] = ['resample', 'stream', 'quality', 'pcm16', 'pipeline', 'ring'];
+export const ENCODE_SECTIONS: readonly Section[] = ['resample', 'stream', 'quality', 'pcm16', 'session-encode', 'ring'];
 export type Section = (typeof SECTIONS)[number];
 
 export interface CliOptions {

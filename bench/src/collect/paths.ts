@@ -6,7 +6,7 @@ import { pairedRatio } from '../measure/paired-ratio.js';
 import { measureThroughput } from '../measure/throughput.js';
 import type { PathRow } from '../results.js';
 import { memcpyLoop, pcm16Loops, referencePcm16Loop } from '../suites/pcm16.js';
-import { pipelineLoop } from '../suites/pipeline.js';
+import { sessionEncodeLoop } from '../suites/session-encode.js';
 import { resampleLoop } from '../suites/resample.js';
 import { ringLoops } from '../suites/ring.js';
 import { progress } from './progress.js';
@@ -34,21 +34,23 @@ export async function collectPaths(options: CliOptions): Promise<PathRow[]> {
     for (const loop of loops) await add(loop, results.get(loop.id));
   }
 
-  if (options.sections.has('pipeline')) {
+  if (options.sections.has('session-encode')) {
     for (const inputRate of INPUT_RATES) {
       // The ratio is the target, so the pair is timed back to back in alternating order, at least
       // four times, each keeping its fastest round: drift on a shared VM then hits both alike.
       const alone = await resampleLoop(oursContender('best'), inputRate);
-      const resampler: HotLoop = { ...alone, id: `pipeline/resampler-alone/${inputRate}`, label: 'Resampler best alone (paired with the pipeline)' };
-      const pipeline = pipelineLoop(inputRate);
-      const results = time(`pipeline ${inputRate}`, [resampler, pipeline], Math.max(4, options.rounds));
+      const resampler: HotLoop = { ...alone, id: `session-encode/resampler-alone/${inputRate}`, label: 'Resampler best alone (paired with the session encode path)' };
+      const pipeline = sessionEncodeLoop(inputRate);
+      const int16 = sessionEncodeLoop(inputRate, 'int16');
+      const results = time(`session-encode ${inputRate}`, [resampler, pipeline, int16], Math.max(4, options.rounds));
       await add(resampler, results.get(resampler.id));
       await add(pipeline, results.get(pipeline.id));
+      await add(int16, results.get(int16.id));
       // The target itself: per-round CPU-time ratios of the same pair, median (measure/paired-ratio.ts).
       const paired = pairedRatio(pipeline, resampler, { rounds: options.quick ? 9 : 41, roundMs: options.quick ? 40 : 60 });
       const row = rows.find((r) => r.id === pipeline.id);
       if (row !== undefined) row.pairedRatio = paired;
-      progress(`pipeline ${inputRate}: paired CPU-time ratio ${paired.median.toFixed(3)} (quartiles ${paired.q1.toFixed(3)}–${paired.q3.toFixed(3)}, ${paired.rounds} rounds)`);
+      progress(`session-encode ${inputRate}: paired CPU-time ratio ${paired.median.toFixed(3)} (quartiles ${paired.q1.toFixed(3)}–${paired.q3.toFixed(3)}, ${paired.rounds} rounds)`);
     }
   }
 

@@ -86,8 +86,8 @@ export function evaluateTargets(resamplers: readonly ResamplerRow[], paths: read
   // Encode path overhead: the median of paired CPU-time rounds when measured (steady on a loaded VM),
   // else the ratio of the two benchmark.js rows.
   for (const inputRate of RATES) {
-    const row = path(`pipeline/best/${inputRate}`), p = row?.throughput, r = path(`pipeline/resampler-alone/${inputRate}`)?.throughput;
-    const name = `encode path (EncodePipeline) within 20 % of the resampler alone, ${KHZ[inputRate]}`;
+    const row = path(`session-encode/best/${inputRate}`), p = row?.throughput, r = path(`session-encode/resampler-alone/${inputRate}`)?.throughput;
+    const name = `session encode path (write to socket-ready frames) within 20 % of the resampler alone, ${KHZ[inputRate]}`;
     if (p === undefined || r === undefined) { out.push(missing(name)); continue; }
     const paired = row?.pairedRatio;
     if (paired !== undefined) {
@@ -113,14 +113,14 @@ export function evaluateTargets(resamplers: readonly ResamplerRow[], paths: read
   {
     const streams = [
       ...resamplers.filter((r) => r.family === 'ours').map((r) => ({ name: `${r.label} ${r.inputRate / 1000}k`, s: r.stream })),
-      ...paths.filter((p) => p.id.startsWith('pipeline/best/')).map((p) => ({ name: `pipeline ${p.inputRate / 1000}k`, s: p.stream })),
+      ...paths.filter((p) => p.id.startsWith('session-encode/best')).map((p) => ({ name: p.id, s: p.stream })),
     ].filter((x) => x.s !== undefined);
     if (streams.length === 0) out.push(missing('0 GCs in 10 min of 128-sample blocks'));
     else {
       const gcs = streams.reduce((n, x) => n + (x.s?.gcs ?? 0), 0);
       const bytes = streams.reduce((n, x) => Math.max(n, x.s?.bytesPerCall ?? 0), 0);
       out.push({
-        target: '0 GCs in 10 min of 128-sample blocks (ours best/fast, EncodePipeline; both rates)',
+        target: '0 GCs in 10 min of 128-sample blocks (ours best/fast, session encode path Float32 and Int16; both rates)',
         measured: `${gcs} GCs over ${streams.length} streams; at most ${bytes.toFixed(0)} B per call`,
         pass: gcs === 0,
       });

@@ -11,7 +11,7 @@ export { DspError, isDspError, type DspErrorCode } from './errors/dsp-error.js';
 // --- encode path: what an application feeds its audio through ---
 export { SUPPORTED_RATES, isSupportedRate, type SupportedRate } from './dsp/rates.js';
 export { QUALITY_PRESETS, type ResamplerQuality, type QualityPreset } from './dsp/filter-design.js';
-export { Resampler, type ResamplerOptions, type ResamplerKernel, type NonFinitePolicy } from './dsp/resampler.js';
+export { Resampler, type ResamplerOptions, type ResamplerKernel, type NonFinitePolicy, type SampleBlock } from './dsp/resampler.js';
 export { encodePcm16, encodePcm16Into, decodePcm16, type Pcm16Options, type Pcm16NonFinite } from './dsp/pcm16.js';
 export {
   SampleRing, RingSegments, type SampleKind, type SampleRingOptions, type SampleRingHandle, type RingViews,

@@ -4,7 +4,7 @@ import { LITTLE_ENDIAN_HOST, encodePcm16Into } from './pcm16.js';
 import { CONTROL_BYTES } from './ring-control.js';
 import { isSupportedRate, reduceRatio } from './rates.js';
 import { ResampleClock } from './resample-clock.js';
-import { Resampler, type NonFinitePolicy, type ResamplerKernel, type ResamplerOptions } from './resampler.js';
+import { Resampler, type NonFinitePolicy, type ResamplerKernel, type ResamplerOptions, type SampleBlock } from './resampler.js';
 import { RING_REGION, RingSegments, SampleRing, type RingRegion, type SampleRingOptions } from './sample-ring.js';
 
 export interface EncodePipelineOptions {
@@ -181,8 +181,11 @@ export class EncodePipeline {
   get overflowSamples(): number { return this.#overflowSamples; }
   get flushed(): boolean { return this.#flushed; }
 
-  /** Resamples and encodes a block of interleaved Float32 frames. Returns the output samples it produced. */
-  push(block: Float32Array): number {
+  /**
+   * Resamples and encodes a block of interleaved frames, Float32 or PCM16 (read as value / 32768 on
+   * the way into the resampler, no float copy). Returns the output samples it produced.
+   */
+  push(block: SampleBlock): number {
     if (this.#flushed) throw new DspError('DSP_INVALID_STATE', 'push() after flush(); call reset() to start a new stream');
     if (block.length <= this.#maxBlockSamples) {
       return this.#direct ? this.#encodeDirect(block) : this.#encode(this.resampler.process(block, this.#scratch));
@@ -259,7 +262,7 @@ export class EncodePipeline {
    * push() of one block with the wasm kernel: its outputs go straight into the ring when they fit
    * without wrapping; otherwise (and for misuse, which the Resampler reports) the float path.
    */
-  #encodeDirect(block: Float32Array): number {
+  #encodeDirect(block: SampleBlock): number {
     const resampler = this.resampler;
     const frames = block.length / this.channels;
     if (Number.isInteger(frames)) {

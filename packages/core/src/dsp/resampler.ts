@@ -16,6 +16,9 @@ export type NonFinitePolicy = 'zero' | 'throw';
  */
 export type ResamplerKernel = 'auto' | 'js' | 'wasm';
 
+/** Interleaved input: Float32 in [-1, 1], or PCM16 (read as value / 32768). */
+export type SampleBlock = Float32Array | Int16Array;
+
 export interface ResamplerOptions {
   inputRate: number;
   outputRate: number;
@@ -225,9 +228,11 @@ export class Resampler {
 
   /**
    * Consumes all of `input` (interleaved, `channels` per frame) and writes every output that is now
-   * complete to `output` at `outputOffset`. Returns the number written.
+   * complete to `output` at `outputOffset`. Returns the number written. Int16 input is PCM16 read as
+   * value / 32768 while it is copied into the history (the copy the filter needs anyway): no float
+   * block is made for it.
    */
-  process(input: Float32Array, output: Float32Array, outputOffset = 0): number {
+  process(input: SampleBlock, output: Float32Array, outputOffset = 0): number {
     return this.#process(input, output, false, outputOffset);
   }
 
@@ -237,7 +242,7 @@ export class Resampler {
    * bit for bit. With the wasm kernel and an output inside `reservedRegion` the kernel quantizes
    * straight into it; otherwise the floats pass through a small chunk buffer.
    */
-  processPcm16(input: Float32Array, output: Int16Array, outputOffset = 0): number {
+  processPcm16(input: SampleBlock, output: Int16Array, outputOffset = 0): number {
     return this.#process(input, output, true, outputOffset);
   }
 
@@ -254,9 +259,9 @@ export class Resampler {
     return this.#flush(output, true, outputOffset);
   }
 
-  #process(input: Float32Array, output: Float32Array | Int16Array, pcm: boolean, outputOffset: number): number {
+  #process(input: SampleBlock, output: Float32Array | Int16Array, pcm: boolean, outputOffset: number): number {
     if (this.#flushed) throw new DspError('DSP_INVALID_STATE', 'process() after flush(); call reset() to start a new stream');
-    if (!(input instanceof Float32Array)) throw new DspError('DSP_INVALID_BUFFER', 'input must be a Float32Array');
+    if (!(input instanceof Float32Array) && !(input instanceof Int16Array)) throw new DspError('DSP_INVALID_BUFFER', 'input must be a Float32Array or an Int16Array');
     const channels = this.channels;
     const frames = input.length / channels;
     if (!Number.isInteger(frames)) {
@@ -265,7 +270,7 @@ export class Resampler {
     const count = this.outputCountFor(frames);
     if (pcm) checkInt16Output(output as Int16Array, outputOffset, count);
     else checkFloatOutput(output as Float32Array, outputOffset, count);
-    if (this.nonFinite === 'throw') this.#assertFinite(input);
+    if (this.nonFinite === 'throw' && input instanceof Float32Array) this.#assertFinite(input);
 
     let written = 0;
     let consumed = 0;
@@ -325,7 +330,11 @@ export class Resampler {
   }
 
   /** Copies (and downmixes) frames into the history, replacing non-finite samples by zero. */
-  #append(input: Float32Array, fromFrame: number, frames: number): void {
+  #append(input: SampleBlock, fromFrame: number, frames: number): void {
+    if (input instanceof Int16Array) {
+      this.#appendPcm16(input, fromFrame, frames);
+      return;
+    }
     const history = this.#history;
     const channels = this.channels;
     let h = this.#filled;
@@ -357,6 +366,27 @@ export class Resampler {
     }
     this.#filled = h;
     this.#nonFiniteSamples += bad;
+  }
+
+  /**
+   * #append for PCM16: value / 32768 (exact in float32), so the history holds the same floats a caller
+   * converting first would have pushed, and the downmix sums them in the same order.
+   */
+  #appendPcm16(input: Int16Array, fromFrame: number, frames: number): void {
+    const history = this.#history;
+    const channels = this.channels;
+    let h = this.#filled;
+    if (channels === 1) {
+      for (let i = fromFrame, end = fromFrame + frames; i < end; i++) history[h++] = input[i] / 32768;
+    } else {
+      const scale = 1 / channels;
+      for (let f = fromFrame, end = fromFrame + frames; f < end; f++) {
+        let sum = 0;
+        for (let c = 0, i = f * channels; c < channels; c++, i++) sum += Math.fround(input[i] / 32768);
+        history[h++] = sum * scale;
+      }
+    }
+    this.#filled = h;
   }
 
   #run(output: Float32Array, offset: number, maxCount: number): number {

@@ -1,10 +1,13 @@
 import { EncodePipeline } from '../dsp/encode-pipeline.js';
+import type { SampleBlock } from '../dsp/resampler.js';
 import { LITTLE_ENDIAN_HOST } from '../dsp/pcm16.js';
 import { FRAME, REALTIME, encodeFrameHeader } from '../protocol.js';
+import { FrameSlots, type OutgoingFrame } from './frame-slots.js';
 import { GapLedger, type Gap } from './gap-ledger.js';
 import { RealtimeError } from './realtime-error.js';
 
 export type { Gap } from './gap-ledger.js';
+export type { OutgoingFrame } from './frame-slots.js';
 
 /** Backpressure and memory, as numbers a UI can draw (bounded and observable). */
 export interface AudioStats {
@@ -34,7 +37,7 @@ export interface AudioStats {
  * acknowledged; frames are cut from its ring here, so a pause or finish can send a short last frame
  * without flushing the resampler, and a reconnect can start again at the server's cursor.
  *
- *   write(Float32) ─► EncodePipeline ─► int16 ring ──nextFrame()──► socket
+ *   write(Float32 | Int16) ─► EncodePipeline ─► int16 ring ──nextFrame()──► socket
  *   writePcm16(Int16) ───────────────────────┘   ▲ acknowledge(received) frees, rewindTo(received) resends
  *
  * Positions here are captured positions (the ring's); `acknowledge()` and `rewindTo()` take the server's
@@ -43,7 +46,11 @@ export interface AudioStats {
  * is declared a gap and not sent: no invented samples; the next frame continues at the server's cursor,
  * so the finish's capturedSamples exceeds receivedSamples by exactly the gaps (TRANSPORT_GAP).
  *
- * Garbage: one Uint8Array per frame (the socket keeps it until written), nothing else per frame.
+ * This is the one framer between capture and socket: a frame is read from the ring straight into its
+ * socket-ready buffer (header + PCM16), the message send() takes. Buffers come from FrameSlots and are
+ * reused once acknowledged (see there for why not sooner).
+ *
+ * Garbage: none per frame in the steady state; FrameSlots says when it allocates.
  */
 export class AudioOutbox {
   readonly pipeline: EncodePipeline;
@@ -56,6 +63,7 @@ export class AudioOutbox {
   #overflow = 0;
   readonly #gaps: GapLedger;
   readonly #scratch: Int16Array;
+  readonly #slots: FrameSlots;
 
   constructor(options: { sampleRate: number; channels: number; bufferMs: number; startSample?: number; frameMs?: number; onGap: (gap: Gap) => void }) {
     this.#gaps = new GapLedger(options.onGap);
@@ -64,7 +72,8 @@ export class AudioOutbox {
       inputRate: options.sampleRate,
       channels: options.channels,
       outputRate: REALTIME.sampleRate,
-      headerBytes: FRAME.headerBytes,
+      // Frames are cut here (#frame), not by the pipeline's nextFrame(): no header room needed there.
+      headerBytes: 0,
       retain: true,
       bufferMs: options.bufferMs,
       startSample,
@@ -78,6 +87,12 @@ export class AudioOutbox {
     this.#ackedServer = startSample;
     this.#expected = startSample;
     this.#scratch = new Int16Array(this.frameSamples);
+    this.#slots = new FrameSlots(this.frameSamples);
+  }
+
+  /** Frame buffers made so far; flat once the in-flight window is covered. */
+  get frameBuffers(): number {
+    return this.#slots.size;
   }
 
   get ring(): EncodePipeline['ring'] {
@@ -122,8 +137,11 @@ export class AudioOutbox {
     return this.#gaps.toServer(captured);
   }
 
-  /** Float32 at the session's declared rate and channels. */
-  writeFloat(block: Float32Array): number {
+  /**
+   * Float32, or PCM16 (read as value / 32768 inside the resampler, no float copy), at the session's
+   * declared rate and channels.
+   */
+  writeFloat(block: SampleBlock): number {
     this.#setMode('float');
     return this.pipeline.push(block);
   }
@@ -210,9 +228,10 @@ export class AudioOutbox {
 
   /**
    * The next frame with its 16-byte header (start in the server's positions), or null. Whole frames
-   * only unless `allowShort` (pause and finish send the remainder).
+   * only unless `allowShort` (pause and finish send the remainder). The frame and its bytes stay
+   * untouched until the server acknowledges them; send them, do not keep them past that.
    */
-  nextFrame(epoch: number, allowShort: boolean): { bytes: Uint8Array; startSample: number; sampleCount: number } | null {
+  nextFrame(epoch: number, allowShort: boolean): OutgoingFrame | null {
     const ring = this.ring;
     // An overflow moved the read cursor past what the server has: that audio is gone; say so.
     if (ring.readCursor > this.#expected) {
@@ -242,14 +261,15 @@ export class AudioOutbox {
     };
   }
 
-  #frame(epoch: number, startSample: number, count: number): { bytes: Uint8Array; startSample: number; sampleCount: number } {
-    const bytes = new Uint8Array(FRAME.headerBytes + count * FRAME.bytesPerSample);
+  #frame(epoch: number, startSample: number, count: number): OutgoingFrame {
+    const slot = this.#slots.take(this.#acked);
     const serverStart = this.#gaps.toServer(startSample);
-    encodeFrameHeader(new DataView(bytes.buffer), 0, epoch, serverStart);
+    encodeFrameHeader(slot.header, 0, epoch, serverStart);
     if (LITTLE_ENDIAN_HOST) {
-      this.ring.read(new Int16Array(bytes.buffer, FRAME.headerBytes, count), 0, count);
+      this.ring.read(slot.payload, 0, count);
     } else {
       const scratch = this.#scratch;
+      const bytes = slot.full;
       this.ring.read(scratch, 0, count);
       for (let i = 0, b = FRAME.headerBytes; i < count; i++, b += 2) {
         bytes[b] = scratch[i]! & 0xff;
@@ -257,7 +277,12 @@ export class AudioOutbox {
       }
     }
     this.#expected = startSample + count;
-    return { bytes, startSample: serverStart, sampleCount: count };
+    slot.end = this.#expected;
+    const frame = slot.frame;
+    frame.bytes = count === this.frameSamples ? slot.full : slot.full.subarray(0, FRAME.headerBytes + count * FRAME.bytesPerSample);
+    frame.startSample = serverStart;
+    frame.sampleCount = count;
+    return frame;
   }
 
   #setMode(mode: 'float' | 'pcm16'): void {

@@ -182,12 +182,12 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   // ------------------------------------------------------------------------------------------------
 
   /**
-   * Float32 audio at the declared sampleRate and channels (interleaved). Returns the input samples
+   * Float32 (or PCM16 as an Int16Array) audio at the declared sampleRate and channels (interleaved). Returns the input samples
    * accepted (block.length); 0 when the session does not take audio: from pause() until resume(), from
    * finish() on, and once ended. Whether it is taken follows those calls, not the socket: while
    * reconnecting, audio is buffered if the session was streaming and dropped if it was paused or finishing.
    */
-  write(block: Float32Array): number {
+  write(block: Float32Array | Int16Array): number {
     if (!this.#takesAudio()) return 0;
     this.#outbox.writeFloat(block);
     this.#sender.pump();

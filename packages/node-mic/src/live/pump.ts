@@ -25,8 +25,8 @@ const TERMINAL: readonly SessionState[] = ['finishing', 'finished', 'failed'];
 
 /**
  * Writes every block of a source into a session opened at the source's rate and channels: 16 kHz mono
- * PCM16 with writePcm16 (bit for bit), anything else as Float32 through write(), where the core's one
- * resampler and downmix run.
+ * PCM16 with writePcm16 (bit for bit), anything else (Float32 or Int16) through write(), where the
+ * core's one resampler and downmix run.
  */
 export async function pumpToSession(source: AudioSource, session: RealtimeSocketSession, options: PumpOptions = {}): Promise<PumpResult> {
   const wire = isWireFormat(source.format);
@@ -55,18 +55,13 @@ export async function pumpToSession(source: AudioSource, session: RealtimeSocket
 /** Writes one block, waiting through a pause; false when the session no longer takes audio. */
 async function writeBlock(session: RealtimeSocketSession, wire: boolean, block: AudioBlock): Promise<boolean> {
   for (;;) {
-    const taken = wire ? session.writePcm16(block as Int16Array) : session.write(toFloat(block));
+    // Int16 at another rate or channel count goes to write() as it is: the resampler reads it as
+    // value / 32768 while copying it into its history, so no Float32 copy is made here.
+    const taken = wire ? session.writePcm16(block as Int16Array) : session.write(block);
     if (taken > 0) return true;
     if (TERMINAL.includes(session.state)) return false;
     await nextEvent(session, 'state', 1000);
   }
-}
-
-function toFloat(block: AudioBlock): Float32Array {
-  if (block instanceof Float32Array) return block;
-  const out = new Float32Array(block.length);
-  for (let i = 0; i < block.length; i++) out[i] = (block[i] as number) / 32768;
-  return out;
 }
 
 async function roomIn(session: RealtimeSocketSession): Promise<void> {

@@ -1,4 +1,4 @@
-import { EncodePipeline, type ResamplerKernel } from '@soundclone/core';
+import { EncodePipeline, type RingSegments, type ResamplerKernel } from '@soundclone/core';
 import { protocol } from '@soundclone/core/internal';
 
 /** The one call the encoder makes on the session: PCM16 at 16 kHz mono, bit for bit. */
@@ -12,19 +12,22 @@ export interface Pcm16Sink {
  * here, not in the session, means any session works (its declared sampleRate is not used) and each
  * segment can be closed exactly:
  *
- *   push(block) ─► EncodePipeline ─► int16 ring ─► read ─► session.writePcm16()
+ *   push(block) ─► EncodePipeline ─► int16 ring ─► (a view of it) ─► session.writePcm16()
  *   endSegment(): the resampler tail into the session, a fresh filter after it (mute, pause, stop)
  *
  * A segment ends whenever audio stops flowing to the session (mute, pause, stop), so the audio
  * before the cut is complete (the resampler's filter delay is flushed, not stranded) and the audio
  * after it starts from a clean filter state, not from a splice with the old one.
  *
- * Garbage: one subarray view per read from the pipeline (a page-thread cost, once per block).
+ * The ring's samples go to writePcm16() as views of its storage, not through a scratch copy: the
+ * session copies them into its own ring before it returns, and nothing writes this ring meanwhile.
+ *
+ * Garbage: one subarray view per contiguous run handed on (a page-thread cost, once or twice per block).
  */
 export class SessionEncoder {
   readonly pipeline: EncodePipeline;
   readonly #sink: Pcm16Sink;
-  readonly #scratch: Int16Array;
+  readonly #segments: RingSegments<'int16'>;
   #framesIn = 0;
   #accepted = 0;
   #refused = 0;
@@ -33,7 +36,7 @@ export class SessionEncoder {
   constructor(inputRate: number, sink: Pcm16Sink, kernel: ResamplerKernel = 'auto') {
     this.pipeline = new EncodePipeline({ inputRate, outputRate: protocol.REALTIME.sampleRate, channels: 1, kernel, bufferMs: 2000 });
     this.#sink = sink;
-    this.#scratch = new Int16Array(4096);
+    this.#segments = this.pipeline.ring.createSegments();
   }
 
   /** 'wasm' or 'js': which resampler kernel runs (a CSP without 'wasm-unsafe-eval' gives 'js'). */
@@ -73,13 +76,20 @@ export class SessionEncoder {
 
   #forward(): void {
     const ring = this.pipeline.ring;
-    const scratch = this.#scratch;
-    for (;;) {
-      const n = ring.read(scratch, 0, scratch.length);
-      if (n === 0) return;
-      const taken = this.#sink.writePcm16(n === scratch.length ? scratch : scratch.subarray(0, n));
-      this.#accepted += taken;
-      this.#refused += n - taken;
-    }
+    const segments = this.#segments;
+    const available = ring.availableToRead();
+    if (available === 0) return;
+    const n = ring.readSegments(available, segments);
+    // Consumed first, as a read would: a sink that throws has still been handed this audio.
+    ring.consume(n);
+    const { storage, firstStart, firstLength, secondStart, secondLength } = segments;
+    this.#hand(storage.subarray(firstStart, firstStart + firstLength));
+    if (secondLength > 0) this.#hand(storage.subarray(secondStart, secondStart + secondLength));
+  }
+
+  #hand(samples: Int16Array): void {
+    const taken = this.#sink.writePcm16(samples);
+    this.#accepted += taken;
+    this.#refused += samples.length - taken;
   }
 }
