@@ -17,7 +17,10 @@ export class ServerProcess {
 
   static async start(args: readonly string[] = []): Promise<ServerProcess> {
     if (!existsSync(SERVER_CLI)) throw new Error(`the reference server is not built (${SERVER_CLI}): run pnpm build`);
-    const child = spawn(process.execPath, [SERVER_CLI, '--port', '0', '--host', '127.0.0.1', '--access-key', BENCH_KEY, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // One key stands for every client of a bench: the per-account share of sessions and decoders would
+    // cap the measured load at one account's share, so it is the whole server here.
+    const fairness = ['--max-sessions-per-account', '100000', ...(args.includes('--max-decoders') ? ['--max-decoders-per-account', args[args.indexOf('--max-decoders') + 1] ?? '4'] : [])];
+    const child = spawn(process.execPath, [SERVER_CLI, '--port', '0', '--host', '127.0.0.1', '--access-key', BENCH_KEY, ...fairness, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => void (stderr += chunk));
     const url = await new Promise<string>((resolve, reject) => {
