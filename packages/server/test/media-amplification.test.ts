@@ -10,7 +10,7 @@ import { SERVER_LIMITS } from '../src/protocol.js';
 import { WAV_MAX_CHUNKS } from '../src/media/wav.js';
 import { IDS, UNKNOWN_SIZE, el, file, pcmTrack, signedVint, simpleBlock, vint, EBML_HEADER } from './support/ebml.js';
 import { KEY_A, KEY_B, idem, start, transcribe, type TestServer } from './support/server.js';
-import { pcm, wav } from './support/wav.js';
+import { pcm, wav, wavHeader } from './support/wav.js';
 
 /**
  * Media that declares more than its bytes hold, or is built to make the server allocate far more than
@@ -33,21 +33,7 @@ function refusedWith(r: { status: number; body: any }, status: number, errorCode
 
 /** A 16-bit WAV whose data chunk declares `declaredBytes` but holds `payload`. */
 function wavDeclaring(rate: number, bits: number, payload: Uint8Array, declaredBytes = payload.length): Buffer {
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0, 'ascii');
-  header.writeUInt32LE(36 + payload.length, 4);
-  header.write('WAVE', 8, 'ascii');
-  header.write('fmt ', 12, 'ascii');
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(rate, 24);
-  header.writeUInt32LE((rate * bits) / 8, 28);
-  header.writeUInt16LE(bits / 8, 32);
-  header.writeUInt16LE(bits, 34);
-  header.write('data', 36, 'ascii');
-  header.writeUInt32LE(declaredBytes, 40);
-  return Buffer.concat([header, payload]);
+  return Buffer.concat([wavHeader({ sampleRate: rate, channels: 1, bits, dataBytes: payload.length, declaredDataBytes: declaredBytes }), payload]);
 }
 
 describe('media that claims more than it holds', () => {

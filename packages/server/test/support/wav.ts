@@ -25,21 +25,30 @@ export function wav(channels: readonly Float32Array[], sampleRate = 16_000): Buf
       data.writeInt16LE(Math.round(v * 32767), (i * channels.length + ch) * 2);
     });
   }
+  return Buffer.concat([wavHeader({ sampleRate, channels: channels.length, bits: 16, dataBytes: data.length }), data]);
+}
+
+/**
+ * A 44-byte PCM WAV header. `declaredDataBytes` lets a test declare a data chunk other than what follows
+ * (the RIFF size still counts the real `dataBytes`).
+ */
+export function wavHeader(f: { sampleRate: number; channels: number; bits: number; dataBytes: number; declaredDataBytes?: number }): Buffer {
+  const blockAlign = (f.channels * f.bits) / 8;
   const header = Buffer.alloc(44);
   header.write('RIFF', 0, 'ascii');
-  header.writeUInt32LE(36 + data.length, 4);
+  header.writeUInt32LE(36 + f.dataBytes, 4);
   header.write('WAVE', 8, 'ascii');
   header.write('fmt ', 12, 'ascii');
   header.writeUInt32LE(16, 16);
   header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(channels.length, 22);
-  header.writeUInt32LE(sampleRate, 24);
-  header.writeUInt32LE(sampleRate * channels.length * 2, 28);
-  header.writeUInt16LE(channels.length * 2, 32);
-  header.writeUInt16LE(16, 34);
+  header.writeUInt16LE(f.channels, 22);
+  header.writeUInt32LE(f.sampleRate, 24);
+  header.writeUInt32LE(f.sampleRate * blockAlign, 28);
+  header.writeUInt16LE(blockAlign, 32);
+  header.writeUInt16LE(f.bits, 34);
   header.write('data', 36, 'ascii');
-  header.writeUInt32LE(data.length, 40);
-  return Buffer.concat([header, data]);
+  header.writeUInt32LE(f.declaredDataBytes ?? f.dataBytes, 40);
+  return header;
 }
 
 /** Three "words" in two segments: 300 ms tones separated by short gaps, then a long silence. */
