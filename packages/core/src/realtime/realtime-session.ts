@@ -111,14 +111,8 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
       bufferMs: init.bufferMs ?? REALTIME.recoveryWindowMs,
       onGap: (gap) => this.emit('gap', { ...gap, epoch: this.epoch }),
     });
-    const s = this;
     const drain = { maxInFlightSamples: init.maxInFlightSamples ?? 32_000, drainTimeoutMs: init.drainTimeoutMs ?? 5000 };
-    this.#sender = new FramePump(this.#outbox, drain, this.#now, (ms, run) => this.#later(ms, run), {
-      readySocket: () => (this.#ready ? this.#transport : undefined),
-      get state() { return s.state; },
-      get epoch() { return s.epoch; },
-      onFirstFrame: (startSample, epoch) => this.emit('first.frame', { startSample, epoch }),
-    });
+    this.#sender = new FramePump(this.#outbox, drain, this.#now);
     this.#recovery = new SessionRecovery(init.reconnect, REALTIME.recoveryWindowMs, init.restFinishReserveMs ?? 10_000);
     this.partials$ = this.#subjects.partials.asObservable();
     this.lines$ = this.#subjects.lines.asObservable();
@@ -190,7 +184,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   write(block: Float32Array | Int16Array): number {
     if (!this.#takesAudio()) return 0;
     this.#outbox.writeFloat(block);
-    this.#sender.pump();
+    this.#pump();
     return block.length;
   }
 
@@ -198,7 +192,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   writePcm16(samples: Int16Array): number {
     if (!this.#takesAudio()) return 0;
     this.#outbox.writePcm16(samples);
-    this.#sender.pump();
+    this.#pump();
     return samples.length;
   }
 
@@ -230,9 +224,9 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     this.#intent.pauseAsked();
     this.#sender.newPause(); // the one sent on this socket earlier was answered already
     this.#outbox.endSegment();
-    this.#sender.startDrain();
+    this.#drain(this.#sender.startDrain());
     this.#machine.set('pausing', 'pause()');
-    this.#sender.pump();
+    this.#pump();
     try {
       await this.#waiters.until(() => this.state === 'paused', wait);
     } catch (caught) {
@@ -284,13 +278,13 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     this.#intent.finishAsked();
     const wasPaused = this.state === 'paused';
     this.#outbox.flushResampler(); // after a pause() its tail went out already: nothing more then
-    this.#sender.startDrain();
+    this.#drain(this.#sender.startDrain());
     if (this.state !== 'reconnecting' && this.state !== 'connecting') this.#machine.set('finishing', 'finish()');
     // Paused with audio the server did not take (a pause that went ahead undrained, or audio written
     // after resume() was asked): a new epoch takes it first.
     if (wasPaused && this.#outbox.unsent > 0) this.#sendResume();
     this.#recover(this.#recovery.finishRequested(this.#now() + wait.timeoutMs, this.#facts()));
-    this.#sender.pump();
+    this.#pump();
     this.#finishPromise = this.#waiters
       .until(() => this.#result !== undefined, wait)
       .then(
@@ -325,7 +319,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     if (this.#ready && this.#sender.sent.pauseSentOn(this.#transport?.id)) return;
     this.#intent.withdrawPause();
     if (this.state === 'pausing') this.#machine.set('streaming', 'pause() withdrawn before session.pause went out');
-    this.#sender.pump();
+    this.#pump();
   }
 
   /** resume() gave up: the same rule as #abandonPause. */
@@ -551,7 +545,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     const reconnect = this.#everReady;
     this.#everReady = true;
     this.#heartbeat.start(this.#init.heartbeatTimeoutMs ?? m.heartbeatTimeoutMs ?? SOCKET_DEFAULTS.heartbeatTimeoutMs);
-    this.#sender.newSocket(this.#intent.finish || this.#intent.pause);
+    this.#drain(this.#sender.newSocket(this.#intent.finish || this.#intent.pause));
     return reconnect ? attempt : undefined;
   }
 
@@ -567,7 +561,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
         this.#sendResume();
         return;
       case 'pump':
-        this.#sender.pump();
+        this.#pump();
         return;
       case 'resumed':
         this.#sender.resumeAnswered();
@@ -594,7 +588,22 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
 
   /** session.resume {epoch} once per socket (a rotation, or resume() after pause()). */
   #sendResume(): void {
-    this.#sender.sendResume(this.epoch);
+    this.#sender.resume(this.#readySocket(), this.epoch);
+  }
+
+  /** Sends what the state and the in-flight window allow, on the socket that is ready (see FramePump). */
+  #pump(): void {
+    const { firstFrame } = this.#sender.pump({ socket: this.#readySocket(), state: this.state, epoch: this.epoch });
+    if (firstFrame !== undefined) this.emit('first.frame', firstFrame);
+  }
+
+  /** A drain started (pause(), finish(), or one carried to a new socket): pump again once its wait ran out. */
+  #drain(pumpAfterMs: number | undefined): void {
+    if (pumpAfterMs !== undefined) this.#later(pumpAfterMs, () => this.#pump());
+  }
+
+  #readySocket(): SocketTransport | undefined {
+    return this.#ready ? this.#transport : undefined;
   }
 
   #emitRaw(message: ServerMessage): void {
