@@ -86,7 +86,6 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   #ready = false;
   #cancelConnectTimer: (() => void) | undefined;
   #everReady = false;
-  #lastSocketError = '';
   /** A REST finish is under way: reconnect attempts stand aside. */
   #restFinishing = false;
   readonly #intent = new SessionIntent();
@@ -353,7 +352,6 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     const { url, headers } = socketAddress(this.#init, ws.headers);
     const id = ++this.#transportSeq;
     this.#ready = false;
-    this.#lastSocketError = '';
     let socket;
     try {
       socket = headers !== undefined ? new ws.WebSocket(url, undefined, { headers }) : new ws.WebSocket(url);
@@ -365,9 +363,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
       onOpen: () => {},
       onText: (t, text) => this.#onText(t, text),
       onClose: (t, code, reason) => this.#onClose(t, code, reason),
-      onError: (t, message) => {
-        if (t.id === this.#transport?.id) this.#lastSocketError = message;
-      },
+      onError: () => {}, // what matters arrives with the close that follows
     });
     this.#clearConnectTimer();
     this.#cancelConnectTimer = this.#timers.later(this.#init.connectTimeoutMs ?? 10_000, () => {
@@ -381,18 +377,18 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
 
   #onClose(t: SocketTransport, code: number, reason: string): void {
     if (t.id !== this.#transport?.id) return;
-    this.#onLost(code, reason === '' ? `socket closed ${code}` : `socket closed ${code} ${reason}`);
+    this.#onLost(code, reason === '' ? `socket closed ${code}` : `socket closed ${code} ${reason}`, t.refusedStatus);
   }
 
-  /** The current socket is gone: decide between the end and a reconnect. */
-  #onLost(code: number | undefined, reason: string): void {
+  /** The current socket is gone (refusedStatus: the HTTP status of its refused upgrade): decide between the end and a reconnect. */
+  #onLost(code: number | undefined, reason: string, refusedStatus?: number): void {
     this.#transport?.dispose();
     this.#transport = undefined;
     this.#ready = false;
     this.#heartbeat.stop();
     this.#clearConnectTimer();
     if (this.#machine.terminal) return;
-    this.#recover(this.#recovery.lost(code, reason, this.#lastSocketError, this.#facts()));
+    this.#recover(this.#recovery.lost(code, reason, refusedStatus, this.#facts()));
   }
 
   /** What recovery is told: the session as it is now. */
