@@ -40,38 +40,41 @@ export function refusedAtOnce(wait: WaitOptions): Error | undefined {
   return invalidTimeout(wait.call, wait.timeoutMs) ?? (wait.signal?.aborted === true ? RealtimeError.aborted(wait.call, wait.signal.reason) : undefined);
 }
 
-/** pause() can decide now (paused with a resume on its way is not paused for long: it waits for the resume). */
-export function pauseCanDecide(v: OperationView): boolean {
-  return v.state === 'streaming' || (v.state === 'paused' && !v.intent.resume) || v.terminal || v.state === 'finishing';
+/** pause() or resume(): the rules of the table above, one object per call. */
+export interface StateOperation {
+  readonly call: 'pause' | 'resume';
+  /** The state it goes ahead from, and the one it waits for once sent. */
+  readonly from: SessionState;
+  readonly to: SessionState;
+  /** The state lets it decide now (else it waits until it does). */
+  canDecide(v: OperationView): boolean;
+  /** It gave up (timeout, abort): withdrawn, given whether its message went out on the live socket. */
+  withdraws(v: OperationView, sentOnLiveSocket: boolean): boolean;
 }
 
-export function pauseGate(v: OperationView): OperationGate {
-  if (v.state === 'paused') return 'done';
-  return endedOrInvalid('pause', v, 'streaming') ?? 'go';
-}
+export const PAUSE: StateOperation = {
+  call: 'pause',
+  from: 'streaming',
+  to: 'paused',
+  // Paused with a resume on its way is not paused for long: wait for the resume, then pause.
+  canDecide: (v) => v.state === 'streaming' || (v.state === 'paused' && !v.intent.resume) || v.terminal || v.state === 'finishing',
+  withdraws: (v, sent) => !v.terminal && v.intent.pause && v.state !== 'paused' && !sent,
+};
 
-export function resumeCanDecide(v: OperationView): boolean {
-  return v.state === 'paused' || v.state === 'streaming' || v.terminal || v.state === 'finishing';
-}
+export const RESUME: StateOperation = {
+  call: 'resume',
+  from: 'paused',
+  to: 'streaming',
+  canDecide: (v) => v.state === 'paused' || v.state === 'streaming' || v.terminal || v.state === 'finishing',
+  // A resume is settled once the session left `paused`.
+  withdraws: (v, sent) => !v.terminal && v.intent.resume && v.state === 'paused' && !sent,
+};
 
-export function resumeGate(v: OperationView): OperationGate {
-  if (v.state === 'streaming') return 'done';
-  return endedOrInvalid('resume', v, 'paused') ?? 'go';
-}
-
-function endedOrInvalid(call: string, v: OperationView, from: SessionState): Error | undefined {
-  if (v.terminal) return v.failure ?? RealtimeError.closed(call);
-  return v.state === from ? undefined : RealtimeError.invalidState(call, v.state);
-}
-
-/** pause() gave up: withdrawn unless the pause is settled or session.pause went out on the live socket. */
-export function withdrawsPause(v: OperationView, sentOnLiveSocket: boolean): boolean {
-  return !v.terminal && v.intent.pause && v.state !== 'paused' && !sentOnLiveSocket;
-}
-
-/** resume() gave up: the same rule (a resume is settled once the session left `paused`). */
-export function withdrawsResume(v: OperationView, sentOnLiveSocket: boolean): boolean {
-  return !v.terminal && v.intent.resume && v.state === 'paused' && !sentOnLiveSocket;
+/** Once it may decide: done already (in `to`), the error to throw (ended, or a state it cannot start from), or go. */
+export function operationGate(op: StateOperation, v: OperationView): OperationGate {
+  if (v.state === op.to) return 'done';
+  if (v.terminal) return v.failure ?? RealtimeError.closed(op.call);
+  return v.state === op.from ? 'go' : RealtimeError.invalidState(op.call, v.state);
 }
 
 /**

@@ -7,7 +7,7 @@ import { GuardedEmitter } from './guarded-emitter.js';
 import type { LineUpdate, SessionLine } from './line-store.js';
 import { SessionTranscript } from './session-transcript.js';
 import { RealtimeError } from './realtime-error.js';
-import { finishesNow, operationWait, pauseCanDecide, pauseGate, refusedAtOnce, resumeCanDecide, resumeGate, withdrawsPause, withdrawsResume, type OperationView } from './operation-gates.js';
+import { PAUSE, RESUME, finishesNow, operationGate, operationWait, refusedAtOnce, type OperationView, type StateOperation } from './operation-gates.js';
 import { balanceError, exhaustedAt, failedBeforeReady, finalViewEnding, finishGaveUp, restFinishEnding, settle, unsavedEnding, type Ending, type Exhaustion } from './session-ending.js';
 import { SessionRecovery, type RecoveryAction, type RecoveryFacts } from './session-recovery.js';
 import { socketAddress } from './socket-address.js';
@@ -21,7 +21,7 @@ import type { OperationOptions, RealtimeSessionInit } from './session-options.js
 import { SessionStreams, type SessionObservables } from './session-streams.js';
 import { HeartbeatWatchdog } from './heartbeat-watchdog.js';
 import { TimerSet } from './timer-set.js';
-import { Waiters, invalidTimeout, type WaitOptions } from './waiters.js';
+import { Waiters, invalidTimeout } from './waiters.js';
 
 export { socketUrlFor } from './socket-address.js';
 
@@ -195,25 +195,15 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
    * A pause() that times out or is aborted before session.pause went out is withdrawn (back to
    * `streaming`); once it went out the pause proceeds (`pausing`, then `paused`: call resume()).
    */
-  async pause(options: OperationOptions = {}): Promise<void> {
-    const wait = this.#wait('pause', options, 30_000);
-    const can = (): boolean => pauseCanDecide(this.#operationView());
-    if (!can()) await this.#waiters.until(can, wait); // else in the caller's tick: audio written right after is refused
-    const gate = pauseGate(this.#operationView());
-    if (gate === 'done') return;
-    if (gate !== 'go') throw gate;
-    this.#intent.pauseAsked();
-    this.#sender.newPause(); // the one sent on this socket earlier was answered already
-    this.#outbox.endSegment();
-    this.#drain(this.#sender.startDrain());
-    this.#machine.set('pausing', 'pause()');
-    this.#pump();
-    try {
-      await this.#waiters.until(() => this.state === 'paused', wait);
-    } catch (caught) {
-      this.#abandonPause();
-      throw caught;
-    }
+  pause(options: OperationOptions = {}): Promise<void> {
+    return this.#operate(PAUSE, options, () => {
+      this.#intent.pauseAsked();
+      this.#sender.newPause(); // the one sent on this socket earlier was answered already
+      this.#outbox.endSegment();
+      this.#drain(this.#sender.startDrain());
+      this.#machine.set('pausing', 'pause()');
+      this.#pump();
+    });
   }
 
   /**
@@ -222,21 +212,11 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
    * paused sends session.resume again. Timed out or aborted before session.resume went out, it is
    * withdrawn (still `paused`, audio dropped); once it went out the resume proceeds.
    */
-  async resume(options: OperationOptions = {}): Promise<void> {
-    const wait = this.#wait('resume', options, 30_000);
-    const can = (): boolean => resumeCanDecide(this.#operationView());
-    if (!can()) await this.#waiters.until(can, wait); // else in the caller's tick: audio written right after is taken
-    const gate = resumeGate(this.#operationView());
-    if (gate === 'done') return;
-    if (gate !== 'go') throw gate;
-    this.#intent.resumeAsked();
-    this.#sendResume();
-    try {
-      await this.#waiters.until(() => this.state === 'streaming', wait);
-    } catch (caught) {
-      this.#abandonResume();
-      throw caught;
-    }
+  resume(options: OperationOptions = {}): Promise<void> {
+    return this.#operate(RESUME, options, () => {
+      this.#intent.resumeAsked();
+      this.#sendResume();
+    });
   }
 
   /**
@@ -277,29 +257,40 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     return this.#finishPromise;
   }
 
-  /** The wait of pause() or resume(), refused at once (bad timeout, aborted signal) like Waiters.until would. */
-  #wait(call: string, options: OperationOptions, defaultTimeoutMs: number): WaitOptions {
-    const wait = operationWait(call, options, defaultTimeoutMs, () => this.#failure);
+  /**
+   * pause() or resume() (operation-gates.ts decides): waits until the state lets it decide, sends it
+   * (`send`, in the tick of that decision: audio written right after follows it), waits for the server.
+   */
+  async #operate(op: StateOperation, options: OperationOptions, send: () => void): Promise<void> {
+    const wait = operationWait(op.call, options, 30_000, () => this.#failure);
     const refused = refusedAtOnce(wait);
     if (refused !== undefined) throw refused;
-    return wait;
+    const can = (): boolean => op.canDecide(this.#operationView());
+    if (!can()) await this.#waiters.until(can, wait);
+    const gate = operationGate(op, this.#operationView());
+    if (gate === 'done') return;
+    if (gate !== 'go') throw gate;
+    send();
+    try {
+      await this.#waiters.until(() => this.state === op.to, wait);
+    } catch (caught) {
+      this.#withdraw(op);
+      throw caught;
+    }
   }
 
   #operationView(): OperationView {
     return { state: this.state, terminal: this.#machine.terminal, intent: this.#intent, failure: this.#failure };
   }
 
-  /** pause() gave up: withdrawn back to `streaming` unless session.pause went out (see operation-gates.ts). */
-  #abandonPause(): void {
-    if (!withdrawsPause(this.#operationView(), this.#sender.sent.pauseSentOn(this.#readySocket()?.id))) return;
+  /** pause() or resume() gave up: withdrawn unless its message went out on the live socket (then it proceeds). */
+  #withdraw(op: StateOperation): void {
+    const id = this.#readySocket()?.id;
+    if (!op.withdraws(this.#operationView(), op === PAUSE ? this.#sender.sent.pauseSentOn(id) : this.#sender.sent.resumeSentOn(id))) return;
+    if (op === RESUME) return this.#intent.withdrawResume(); // still `paused`, audio dropped
     this.#intent.withdrawPause();
     if (this.state === 'pausing') this.#machine.set('streaming', 'pause() withdrawn before session.pause went out');
     this.#pump();
-  }
-
-  /** resume() gave up: withdrawn (still `paused`) unless session.resume went out. */
-  #abandonResume(): void {
-    if (withdrawsResume(this.#operationView(), this.#sender.sent.resumeSentOn(this.#readySocket()?.id))) this.#intent.withdrawResume();
   }
 
   /**
