@@ -405,19 +405,10 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     const waiting = (): boolean => !this.#restFinishing && (this.state === 'reconnecting' || this.state === 'connecting');
     if (!waiting()) return;
     const rest = this.#init.rest;
-    if (rest !== undefined && this.#everReady) {
-      let view: RealtimeSession;
-      try {
-        view = await rest.get(this.sessionId, { signal: this.#lifetime.signal });
-      } catch (caught) {
-        this.#recover(this.#recovery.viewFailed(caught, this.#facts()));
-        return;
-      }
-      if (!waiting()) return;
-      this.#recover([this.#recovery.viewRead(view)]);
-      return;
-    }
-    this.#openSocket();
+    if (rest === undefined || !this.#everReady) return this.#openSocket();
+    const read = await settle(() => rest.get(this.sessionId, { signal: this.#lifetime.signal }));
+    if (!read.ok) this.#recover(this.#recovery.viewFailed(read.caught, this.#facts()));
+    else if (waiting()) this.#recover([this.#recovery.viewRead(read.value)]);
   }
 
   /**
