@@ -286,8 +286,8 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   /** pause() or resume() gave up: withdrawn unless its message went out on the live socket (then it proceeds). */
   #withdraw(op: StateOperation): void {
     const id = this.#readySocket()?.id;
-    if (!op.withdraws(this.#operationView(), op === PAUSE ? this.#sender.sent.pauseSentOn(id) : this.#sender.sent.resumeSentOn(id))) return;
-    if (op === RESUME) return this.#intent.withdrawResume(); // still `paused`, audio dropped
+    if (!op.withdraws(this.#operationView(), op.call === 'pause' ? this.#sender.sent.pauseSentOn(id) : this.#sender.sent.resumeSentOn(id))) return;
+    if (op.call === 'resume') return this.#intent.withdrawResume(); // still `paused`, audio dropped
     this.#intent.withdrawPause();
     if (this.state === 'pausing') this.#machine.set('streaming', 'pause() withdrawn before session.pause went out');
     this.#pump();
