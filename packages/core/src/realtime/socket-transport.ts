@@ -1,4 +1,4 @@
-import { RealtimeError } from './realtime-error.js';
+import { RealtimeError } from '../errors/realtime-error.js';
 
 /**
  * The part of the WebSocket API the session uses: the browser's WebSocket and `ws` (through

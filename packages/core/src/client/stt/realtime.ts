@@ -5,7 +5,7 @@ import type { CreateRealtimeSessionParams, RealtimeSession, RealtimeSessionCreat
 import { toDecimalString, type CountInput } from '../../util/decimal.js';
 import { newIdempotencyKey } from '../../util/ids.js';
 import { object, string } from '../../util/read.js';
-import { parseSession } from '../parse/realtime.js';
+import { parseSession } from '../../parse/realtime.js';
 import { Checks, isPlainObject } from '../validation/checks.js';
 import { RealtimeSocketSession } from '../../realtime/realtime-session.js';
 import { socketUrlFor } from '../../realtime/socket-address.js';

@@ -1,4 +1,4 @@
-import { SoundCloneError } from '../errors/base.js';
+import { SoundCloneError } from './base.js';
 import type { RealtimeSession } from '../types/realtime.js';
 
 /** Stable codes of RealtimeError (docs/errors.md "RealtimeError"). */
