@@ -75,7 +75,7 @@ export type { RealtimeSocketOptions, RealtimeSessionInit, RealtimeRest, Operatio
 export type { SessionObservables } from './realtime/session-streams.js';
 export type { RealtimeConnectParams, RealtimeAttachParams } from './client/stt/realtime.js';
 export { DefaultReconnectPolicy, type ReconnectPolicy, type ReconnectContext, type DefaultReconnectPolicyOptions } from './realtime/reconnect-policy.js';
-export { RealtimeError, isRealtimeError, type RealtimeErrorCode } from './realtime/realtime-error.js';
+export { RealtimeError, isRealtimeError, type RealtimeErrorCode } from './errors/realtime-error.js';
 export type { SessionState, StateChange } from './realtime/session-state.js';
 export type { SessionLine, LineUpdate, SupplementKind, SupplementMessage } from './realtime/line-store.js';
 export type { AudioStats, Gap } from './realtime/audio-outbox.js';

@@ -6,7 +6,7 @@ import { FramePump } from './frame-pump.js';
 import { GuardedEmitter } from './guarded-emitter.js';
 import type { LineUpdate, SessionLine } from './line-store.js';
 import { SessionTranscript } from './session-transcript.js';
-import { RealtimeError, isRealtimeError } from './realtime-error.js';
+import { RealtimeError, isRealtimeError } from '../errors/realtime-error.js';
 import { SessionRecovery, type RecoveryAction, type RecoveryFacts } from './session-recovery.js';
 import { socketAddress } from './socket-address.js';
 import { parseServerMessage, type EntitiesMessage, type PartialMessage, type ServerMessage, type SessionReadyMessage } from './server-messages.js';
