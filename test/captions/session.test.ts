@@ -83,7 +83,8 @@ describe('captions of a live session', () => {
     const split = (t: string): string[] => t.split(/\s+/u).filter((w) => w !== '');
     expect(parsedVtt.cues.flatMap((c) => split(c.text))).toEqual(lineWords);
     expect(parsedSrt.flatMap((c) => split(c.text))).toEqual(lineWords);
-    expect(parsedSrt.map((c) => [c.startSeconds, c.endSeconds])).toEqual(parsedVtt.cues.map((c) => [c.startTime, c.endTime]));
+    const ms = (x: number): number => Math.round(x * 1000);
+    expect(parsedSrt.map((c) => [ms(c.startSeconds), ms(c.endSeconds)])).toEqual(parsedVtt.cues.map((c) => [ms(c.startTime), ms(c.endTime)]));
     expect(vttWriter.lateRevisions).toBe(0);
   }, 120_000);
 });

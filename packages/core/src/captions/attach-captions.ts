@@ -4,10 +4,23 @@ import { CaptionEngine } from './caption-engine.js';
 import type { CaptionOptions } from './caption-options.js';
 import type { CueChange } from './cue.js';
 
-/** The part of a session the binding listens to. */
+/**
+ * The one place partials are heard from: the session event whose payload carries `{ epoch, text }` of
+ * the open segment (today the raw server message).
+ */
+const PARTIAL_EVENT = 'transcript.partial' as const;
+type PartialEvent = typeof PARTIAL_EVENT;
+
+/** The part of a session the binding listens to (a RealtimeSocketSession fits). */
 export interface CaptionSource {
-  on<K extends keyof RealtimeSessionEvents>(event: K, fn: RealtimeSessionEvents[K]): unknown;
-  off<K extends keyof RealtimeSessionEvents>(event: K, fn: RealtimeSessionEvents[K]): unknown;
+  on(event: PartialEvent, fn: RealtimeSessionEvents[PartialEvent]): unknown;
+  on(event: 'line', fn: RealtimeSessionEvents['line']): unknown;
+  on(event: 'line.updated', fn: RealtimeSessionEvents['line.updated']): unknown;
+  on(event: 'state', fn: RealtimeSessionEvents['state']): unknown;
+  off(event: PartialEvent, fn: RealtimeSessionEvents[PartialEvent]): unknown;
+  off(event: 'line', fn: RealtimeSessionEvents['line']): unknown;
+  off(event: 'line.updated', fn: RealtimeSessionEvents['line.updated']): unknown;
+  off(event: 'state', fn: RealtimeSessionEvents['state']): unknown;
 }
 
 export interface AttachCaptionsOptions extends CaptionOptions {
@@ -52,11 +65,9 @@ export function attachCaptions(session: CaptionSource, options: AttachCaptionsOp
       apply(engine.tick(now()));
     }, Math.max(0, wake - now()));
   };
-  // The one place partials are heard from: the raw server message today.
   const onPartial = (m: { readonly epoch: number; readonly text: string }): void => {
     if (!ended) apply(engine.partial({ epoch: m.epoch, text: m.text }, now()));
   };
-  const PARTIAL_EVENT = 'transcript.partial' as const;
   const onLine: RealtimeSessionEvents['line'] = (line) => {
     if (!ended) apply(engine.line(line));
   };
