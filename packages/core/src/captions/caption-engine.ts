@@ -81,6 +81,11 @@ export class CaptionEngine {
     return this.#cues.map((c) => this.#view(c));
   }
 
+  /** The words the live caption shows now (stable or held), across all its chunks; empty when none. */
+  liveWords(): readonly string[] {
+    return this.#prefix.shown;
+  }
+
   /** A partial of the open segment (latest epoch only: an older epoch's partial is stale and ignored). */
   partial(partial: CaptionPartial, nowMs: number): CueChange[] {
     this.#checkOpen();

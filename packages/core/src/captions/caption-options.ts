@@ -16,7 +16,7 @@ export interface CaptionOptions {
   readonly maxDurationMs?: number;
   /** A partial's word is stable once it stayed unchanged for this many further partials (default 1). */
   readonly stableUpdates?: number;
-  /** ...or once it stayed unchanged for this long, in ms of the caller's clock (default 250). */
+  /** ...or once it stayed unchanged for this long, in ms of the caller's clock (default 1000). */
   readonly stableMs?: number;
   /** `withhold` (default): unstable words are not shown; `separate`: they ride along in `Cue.tail`. */
   readonly unstableTail?: UnstableTail;
@@ -31,7 +31,7 @@ export const CAPTION_DEFAULTS: ResolvedCaptionOptions = Object.freeze({
   minDurationMs: 800,
   maxDurationMs: 7000,
   stableUpdates: 1,
-  stableMs: 250,
+  stableMs: 1000,
   unstableTail: 'withhold',
 });
 
