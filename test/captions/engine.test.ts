@@ -187,3 +187,27 @@ describe('caption options', () => {
     }
   });
 });
+
+describe('caption engine: live cue on screen', () => {
+  it('one live cue at a time: when the partial outgrows the box the next id takes over and the old one is removed', () => {
+    const e = new CaptionEngine({ stableUpdates: 0, maxLines: 1, maxLineChars: 12 });
+    const a = e.partial({ epoch: 1, text: 'one two' }, 0);
+    expect(a.map((c) => [c.kind, c.cue.id, c.cue.text])).toEqual([['live', 'cue_0001', 'one two']]);
+    const b = e.partial({ epoch: 1, text: 'one two three four' }, 1);
+    expect(b.map((c) => [c.kind, c.cue.id])).toEqual([['removed', 'cue_0001'], ['live', 'cue_0002']]);
+    expect(e.liveWords()).toEqual(['one', 'two', 'three', 'four']);
+    const done = e.line(line('l1', 'one two three four', 0, 2000));
+    expect(done.map((c) => [c.kind, c.cue.id])).toEqual([['final', 'cue_0001'], ['final', 'cue_0002']]);
+    expect(e.liveWords()).toEqual([]);
+  });
+
+  it('a late line of an older epoch keeps the current partial on screen under a new id, never removing a final cue', () => {
+    const e = new CaptionEngine({ stableUpdates: 0 });
+    e.line({ ...line('l1', 'first line', 0, 1000), epoch: 1 });
+    e.partial({ epoch: 3, text: 'words now' }, 5);
+    const late = e.line({ ...line('l2', 'late line', 1000, 2000), epoch: 2 });
+    expect(late.map((c) => [c.kind, c.cue.id, c.cue.final])).toEqual([['removed', 'cue_0002', false], ['final', 'cue_0002', true], ['live', 'cue_0003', false]]);
+    expect(e.liveWords()).toEqual(['words', 'now']);
+    expect(finalWords(e.cues())).toEqual(['first', 'line', 'late', 'line']);
+  });
+});

@@ -38,6 +38,12 @@ describe('captions of a live session', () => {
     });
     const events = new EventCapture(session, ['line', 'reconnected', 'rotated', 'transcript.partial']);
     const captions = attachCaptions(session);
+    // Stability by time alone: only the binding's timer can show these words before their line commits.
+    const timed = attachCaptions(session, { stableUpdates: 100, stableMs: 30 });
+    const timedLive: string[] = [];
+    timed.on('cue', (change) => {
+      if (change.kind === 'live' && change.cue.text !== '') timedLive.push(change.cue.text);
+    });
     const changes: CueChange[] = [];
     let vtt = '';
     let srt = '';
@@ -64,6 +70,9 @@ describe('captions of a live session', () => {
     vttWriter.end();
     srtWriter.end();
     captions.detach();
+    timed.detach();
+    expect(timedLive.length).toBeGreaterThan(0);
+    expect(finalWords(timed.engine.cues())).toEqual(finalWords(captions.engine.cues()));
     expect(events.all('reconnected').length).toBeGreaterThan(1);
     expect(events.all('rotated').length).toBeGreaterThan(1);
     expect(events.all('transcript.partial').length).toBeGreaterThan(0);

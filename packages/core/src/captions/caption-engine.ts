@@ -113,12 +113,21 @@ export class CaptionEngine {
   line(line: CaptionLine): CueChange[] {
     this.#checkOpen();
     if (this.#lineCues.has(line.id)) return this.lineUpdated(line);
+    // A line of an older epoch (a reconnect's view bringing a line late) is not the open segment: the
+    // partial of the current epoch stays on screen, under a new id after the line's cues.
+    const closesOpenSegment = line.epoch === undefined || line.epoch >= this.#epoch;
     if (line.epoch !== undefined && line.epoch > this.#epoch) this.#epoch = line.epoch;
-    // The open segment is now this line: what the partial showed is replaced by final cues.
-    this.#prefix.reset();
     const words = timedWords(line, this.#floorMs());
     const groups = this.#chunk(words);
     const first = this.#cues.length;
+    const changes: CueChange[] = [];
+    // Live cues go first: a live cue whose id a final cue now takes is replaced by it (the final comes
+    // after), any other is removed before a final could take its id.
+    for (const [id, cue] of this.#live) {
+      const index = Number(id.slice(4)) - 1;
+      if (!closesOpenSegment || index < first || index >= first + groups.length) changes.push({ kind: 'removed', cue });
+    }
+    this.#live.clear();
     const indexes: number[] = [];
     for (const group of groups) {
       const index = this.#cues.length;
@@ -126,13 +135,10 @@ export class CaptionEngine {
       indexes.push(index);
     }
     this.#lineCues.set(line.id, indexes);
-    const changes: CueChange[] = [];
-    for (const id of this.#live.keys()) {
-      const index = Number(id.slice(4)) - 1;
-      if (index >= this.#cues.length || index < first) changes.push({ kind: 'removed', cue: this.#live.get(id) as Cue });
-    }
-    this.#live.clear();
     this.#retime(first, changes);
+    // The open segment is now this line: what the partial showed is replaced by final cues.
+    if (closesOpenSegment) this.#prefix.reset();
+    else changes.push(...this.#liveChanges());
     return changes;
   }
 
