@@ -100,3 +100,22 @@ describe('caption writers', () => {
     expect(isCaptionError(new Error('x'))).toBe(false);
   });
 });
+
+describe('caption writers: speakers', () => {
+  it('a line that names its speaker gives cues with it: a WebVTT voice span the W3C parser accepts, plain text in SRT', () => {
+    const e = new CaptionEngine();
+    let vtt = '';
+    let srt = '';
+    const v = new WebVttWriter((c) => (vtt += c));
+    const s = new SrtWriter((c) => (srt += c));
+    for (const c of e.line(line('l1', 'hello <there>', 0, 1000, { speakerId: 'speaker_1' }))) {
+      expect(c.cue.speaker).toBe('speaker_1');
+      v.write(c);
+      s.write(c);
+    }
+    const parsed = new WebVTTParser().parse(vtt);
+    expect(parsed.errors).toEqual([]);
+    expect(parsed.cues.map((c) => c.text)).toEqual(['<v speaker_1>hello &lt;there&gt;']);
+    expect(new SrtParser().fromSrt(srt).map((c) => c.text)).toEqual(['hello <there>']);
+  });
+});
