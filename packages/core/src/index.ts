@@ -86,3 +86,13 @@ export type {
 } from './realtime/server-messages.js';
 export type { RealtimeSessionEvents, SessionOwnEvents, ServerMessageEvents, RealtimeFinishResult } from './realtime/session-events.js';
 export type { WebSocketLike, WebSocketConstructor } from './realtime/socket-transport.js';
+
+// --- live captions: engine, writers, session binding ---
+export { CaptionEngine, type CaptionPartial, type CaptionLine } from './captions/caption-engine.js';
+export { CAPTION_DEFAULTS, resolveCaptionOptions, type CaptionOptions, type ResolvedCaptionOptions, type UnstableTail } from './captions/caption-options.js';
+export { CaptionError, isCaptionError, type CaptionErrorCode } from './captions/caption-error.js';
+export { cueId, type Cue, type CueChange } from './captions/cue.js';
+export { CueSequencer } from './captions/cue-sequencer.js';
+export { WebVttWriter, SrtWriter, vttTime, srtTime, vttCueBlock, type TextSink } from './captions/cue-writers.js';
+export { SegmentedWebVtt, type SegmentedWebVttOptions } from './captions/segmented-webvtt.js';
+export { attachCaptions, type AttachCaptionsOptions, type AttachedCaptions, type CaptionEvents, type CaptionSource } from './captions/attach-captions.js';
