@@ -2,7 +2,7 @@ import { cueId, type Cue, type CueChange } from './cue.js';
 import { breakLines, fitsBox, readChars, splitWords } from './cue-layout.js';
 import { resolveCaptionOptions, type CaptionOptions, type ResolvedCaptionOptions } from './caption-options.js';
 import { StablePrefix } from './stable-prefix.js';
-import { CaptionError } from './caption-error.js';
+import { CaptionError } from '../errors/caption-error.js';
 
 /** A partial as the engine needs it: the open segment's whole text in its epoch. */
 export interface CaptionPartial {

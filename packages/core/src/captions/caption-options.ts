@@ -1,4 +1,4 @@
-import { CaptionError } from './caption-error.js';
+import { CaptionError } from '../errors/caption-error.js';
 
 /** How words of a partial that are not yet stable are shown. */
 export type UnstableTail = 'withhold' | 'separate';

@@ -1,6 +1,6 @@
 import type { Cue, CueChange } from './cue.js';
 import { CueSequencer } from './cue-sequencer.js';
-import { CaptionError } from './caption-error.js';
+import { CaptionError } from '../errors/caption-error.js';
 
 /** Where a writer puts its text: a file append, a stream write, a buffer. Called with whole cues only. */
 export type TextSink = (chunk: string) => void;

@@ -1,7 +1,7 @@
 import type { Cue, CueChange } from './cue.js';
 import { CueSequencer } from './cue-sequencer.js';
 import { vttCueBlock } from './cue-writers.js';
-import { CaptionError } from './caption-error.js';
+import { CaptionError } from '../errors/caption-error.js';
 
 export interface SegmentedWebVttOptions {
   /** Segment length on the audio clock, ms (default 6000, the HLS authoring guide's target). */

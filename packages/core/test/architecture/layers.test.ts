@@ -28,6 +28,7 @@ const LAYERS: Record<string, number> = {
   http: 4,
   webhooks: 5,
   realtime: 5,
+  captions: 6,
   client: 6,
   'index.ts': 7,
   'internal.ts': 7,
@@ -175,7 +176,7 @@ describe('core layers', () => {
     expect(violations('util/read.ts', `import { readFile } from 'node:fs/promises';`)).toHaveLength(1);
     expect(violations('client/x.ts', `type F = typeof import('node:fs');`)).toHaveLength(1);
     expect(violations('realtime/x.ts', `import IsoWs from 'isomorphic-ws';`)).toHaveLength(1);
-    expect(violations('captions/x.ts', ``)).toHaveLength(1);
+    expect(violations('widgets/x.ts', ``)).toHaveLength(1);
     expect(violations('client/x.ts', `import { parseSession } from '../parse/realtime.js'; import { RealtimeSocketSession } from '../realtime/realtime-session.js';`)).toEqual([]);
     expect(violations('realtime/socket-transport.ts', `const specifier = 'ws'; await import(specifier);`)).toEqual([]);
   });

@@ -1,4 +1,4 @@
-import { SoundCloneError } from '../errors/base.js';
+import { SoundCloneError } from './base.js';
 
 export type CaptionErrorCode =
   /** A caption option out of its documented range, or options that contradict each other. */
