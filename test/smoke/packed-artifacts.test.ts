@@ -1,8 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { linkFromWorkspace, manifestOf, root, unpackInto } from './pack.js';
 
 /**
  * Packs every published package as npm would (pnpm pack rewrites workspace: ranges), unpacks the
@@ -10,35 +11,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  * resolution. A broken `exports` map, a missing file in `files` or a type that does not resolve
  * fails here. Dependencies are linked from the workspace's own store so the test needs no network.
  */
-const root = resolve(import.meta.dirname, '../..');
 const PACKAGES = ['core', 'node-mic', 'web-audio', 'server', 'cli'] as const;
 let dir: string;
-
-function unpack(pkg: string, tarballs: string): string {
-  const before = new Set(readdirSync(tarballs));
-  execFileSync('pnpm', ['pack', '--pack-destination', tarballs], { cwd: join(root, 'packages', pkg), stdio: 'pipe' });
-  const tarball = readdirSync(tarballs).find((f) => !before.has(f));
-  if (tarball === undefined) throw new Error(`pnpm pack produced nothing for ${pkg}`);
-  const target = join(dir, 'node_modules', '@soundclone', pkg);
-  mkdirSync(target, { recursive: true });
-  execFileSync('tar', ['-xzf', join(tarballs, tarball), '-C', target, '--strip-components=1']);
-  return target;
-}
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'soundclone-packed-'));
   const tarballs = join(dir, 'tarballs');
   mkdirSync(tarballs);
   for (const pkg of PACKAGES) {
-    const target = unpack(pkg, tarballs);
-    const manifest = JSON.parse(readFileSync(join(target, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
-    for (const dep of Object.keys(manifest.dependencies ?? {})) {
-      if (dep.startsWith('@soundclone/')) continue;
-      const link = join(dir, 'node_modules', dep);
-      if (existsSync(link)) continue;
-      mkdirSync(join(link, '..'), { recursive: true });
-      symlinkSync(realpathSync(join(root, 'packages', pkg, 'node_modules', dep)), link, 'dir');
-    }
+    const target = unpackInto(dir, pkg, tarballs);
+    linkFromWorkspace(dir, pkg, Object.keys(manifestOf(target).dependencies ?? {}));
   }
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
 }, 120_000);

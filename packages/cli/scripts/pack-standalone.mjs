@@ -14,7 +14,7 @@
  * Why bundled dependencies and not a bundler: the packages find files next to their own modules at run
  * time (the speech sample, the CLI's package.json, pdfkit's font metrics, the PocketSphinx binding and its
  * build script, pvrecorder's per-platform libraries) and load some modules by name at run time
- * (isomorphic-ws, wav-decoder). Shipped as installed packages, that code runs exactly as it does in the
+ * (ws, wav-decoder). Shipped as installed packages, that code runs exactly as it does in the
  * workspace and as the package-by-package smoke test checks it; a single-file bundle would have to
  * relocate each of those. The price is size (about 17 MB packed).
  *

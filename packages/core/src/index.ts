@@ -75,7 +75,7 @@ export type { RealtimeSocketOptions, RealtimeSessionInit, RealtimeRest, Operatio
 export type { SessionObservables } from './realtime/session-streams.js';
 export type { RealtimeConnectParams, RealtimeAttachParams } from './client/stt/realtime.js';
 export { DefaultReconnectPolicy, type ReconnectPolicy, type ReconnectContext, type DefaultReconnectPolicyOptions } from './realtime/reconnect-policy.js';
-export { RealtimeError, isRealtimeError, type RealtimeErrorCode } from './realtime/realtime-error.js';
+export { RealtimeError, isRealtimeError, type RealtimeErrorCode } from './errors/realtime-error.js';
 export type { SessionState, StateChange } from './realtime/session-state.js';
 export type { SessionLine, LineUpdate, SupplementKind, SupplementMessage } from './realtime/line-store.js';
 export type { AudioStats, Gap } from './realtime/audio-outbox.js';
@@ -86,3 +86,13 @@ export type {
 } from './realtime/server-messages.js';
 export type { RealtimeSessionEvents, SessionOwnEvents, ServerMessageEvents, RealtimeFinishResult } from './realtime/session-events.js';
 export type { WebSocketLike, WebSocketConstructor } from './realtime/socket-transport.js';
+
+// --- live captions: engine, writers, session binding ---
+export { CaptionEngine, type CaptionPartial, type CaptionLine } from './captions/caption-engine.js';
+export { CAPTION_DEFAULTS, resolveCaptionOptions, type CaptionOptions, type ResolvedCaptionOptions, type UnstableTail } from './captions/caption-options.js';
+export { CaptionError, isCaptionError, type CaptionErrorCode } from './errors/caption-error.js';
+export { cueId, type Cue, type CueChange } from './captions/cue.js';
+export { CueSequencer } from './captions/cue-sequencer.js';
+export { WebVttWriter, SrtWriter, vttTime, srtTime, vttCueBlock, type TextSink } from './captions/cue-writers.js';
+export { SegmentedWebVtt, type SegmentedWebVttOptions } from './captions/segmented-webvtt.js';
+export { attachCaptions, type AttachCaptionsOptions, type AttachedCaptions, type CaptionEvents, type CaptionSource } from './captions/attach-captions.js';

@@ -1,7 +1,8 @@
-import { isRealtimeError, type RealtimeError, type RealtimeFinishResult, type StateChange } from '@soundclone/core';
+import { attachCaptions, isRealtimeError, type RealtimeError, type RealtimeFinishResult, type StateChange } from '@soundclone/core';
 import { BUNDLED_SAMPLE, openMicrophone, rawPcmSource, stdinSource, transcribeLive, wavFileSource, type AudioSource, type LiveTranscription, type Pace } from '@soundclone/node-mic';
 import { oneOf, parse, positiveInt, str } from '../args.js';
 import { CaptionScreen } from '../caption-screen.js';
+import { CaptionFiles } from '../caption-files.js';
 import { GapLines } from '../gap-lines.js';
 import { CliUsageError } from '../cli-error.js';
 import { connect, type Connection } from '../context.js';
@@ -17,6 +18,8 @@ export const CAPTIONS_USAGE = `usage: soundclone captions [FILE | - | --mic [DEV
   --raw --rate N --channels N   headerless PCM16LE input (default 16000 Hz mono)
   --backend auto|pvrecorder|parec|arecord|sox   microphone backend (default auto)
   --title TEXT --language CODE
+  --vtt FILE --srt FILE   write caption cues live as WebVTT / SRT (a valid file after every cue)
+  --hls DIR         write segmented WebVTT and a live HLS playlist (DIR/captions.m3u8)
 Ctrl-C or SIGTERM finishes the session (everything captured is sent) and prints the usage and charge.
 Audio that could not be sent is reported as gap lines (at most one a second) and in the summary.
 When the account's balance is used up the service ends the session: one line says after how much audio
@@ -33,6 +36,9 @@ export async function captions(ctx: CommandContext): Promise<number> {
     backend: { type: 'string' },
     title: { type: 'string' },
     language: { type: 'string' },
+    vtt: { type: 'string' },
+    srt: { type: 'string' },
+    hls: { type: 'string' },
   });
   if (values.help) return ctx.out.print(CAPTIONS_USAGE), 0;
   const mic = str(values, 'mic');
@@ -53,6 +59,8 @@ export async function captions(ctx: CommandContext): Promise<number> {
   let source: AudioSource | undefined;
   let connection: Connection | undefined;
   const drops = new DropRelay();
+  // The caption files open first too: a path that cannot be written fails before any session exists.
+  const files = new CaptionFiles({ vtt: str(values, 'vtt'), srt: str(values, 'srt'), hls: str(values, 'hls') });
   try {
     if (mic !== undefined) {
       source = await openMicrophone({ ...(mic !== '' ? { device: mic } : {}), ...(backend !== undefined ? { backend } : {}), ...pcm, onOverflow: (o) => drops.add(o.frames) });
@@ -68,19 +76,22 @@ export async function captions(ctx: CommandContext): Promise<number> {
       ...(pace !== undefined ? { pace } : {}),
       connect: { title: str(values, 'title') ?? defaultTitle(mic !== undefined ? 'microphone' : sample ? 'sample' : (file as string)), ...(str(values, 'language') !== undefined ? { languageHint: str(values, 'language') as string } : {}) },
     });
-    return await show(ctx, live, drops);
+    return await show(ctx, live, drops, files);
   } catch (caught) {
     await source?.stop();
     throw caught;
   } finally {
+    files.close();
     await connection?.close();
   }
 }
 
-async function show(ctx: CommandContext, live: LiveTranscription, drops: DropRelay): Promise<number> {
+async function show(ctx: CommandContext, live: LiveTranscription, drops: DropRelay, files: CaptionFiles): Promise<number> {
   const { out } = ctx;
   const screen = new CaptionScreen(out);
   const session = live.session;
+  const cues = files.any ? attachCaptions(session) : undefined;
+  cues?.on('cue', (change) => files.write(change));
   screen.status(`session ${session.sessionId}: ${session.state}`);
   session.on('state', (change) => {
     // Rotations and reconnect attempts get their own, more telling lines below; so does a used-up balance.
@@ -128,6 +139,8 @@ async function show(ctx: CommandContext, live: LiveTranscription, drops: DropRel
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     subscription.unsubscribe();
+    cues?.detach();
+    files.end();
     gaps.flush();
     screen.end();
   }

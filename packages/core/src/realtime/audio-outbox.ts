@@ -4,7 +4,7 @@ import { LITTLE_ENDIAN_HOST } from '../dsp/pcm16.js';
 import { FRAME, REALTIME, encodeFrameHeader } from '../protocol.js';
 import { FrameSlots, type OutgoingFrame } from './frame-slots.js';
 import { GapLedger, type Gap } from './gap-ledger.js';
-import { RealtimeError } from './realtime-error.js';
+import { RealtimeError } from '../errors/realtime-error.js';
 
 export type { Gap } from './gap-ledger.js';
 export type { OutgoingFrame } from './frame-slots.js';

@@ -1,4 +1,4 @@
-import { RealtimeError } from './realtime-error.js';
+import { RealtimeError } from '../errors/realtime-error.js';
 import type { OperationOptions } from './session-options.js';
 import type { SessionIntentView } from './session-intent.js';
 import type { SessionState } from './session-state.js';

@@ -6,7 +6,7 @@ import { FramePump } from './frame-pump.js';
 import { GuardedEmitter } from './guarded-emitter.js';
 import type { LineUpdate, SessionLine } from './line-store.js';
 import { SessionTranscript } from './session-transcript.js';
-import { RealtimeError } from './realtime-error.js';
+import { RealtimeError } from '../errors/realtime-error.js';
 import { PAUSE, RESUME, finishesNow, operationGate, operationWait, refusedAtOnce, type OperationView, type StateOperation } from './operation-gates.js';
 import { balanceError, exhaustedAt, failedBeforeReady, finalViewEnding, finishGaveUp, restFinishEnding, settle, unsavedEnding, type Ending, type Exhaustion } from './session-ending.js';
 import { SessionRecovery, type RecoveryAction, type RecoveryFacts } from './session-recovery.js';

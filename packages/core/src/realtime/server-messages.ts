@@ -1,6 +1,6 @@
 import { SERVER_MESSAGES, type ServerMessageType, type SocketErrorCode } from '../protocol.js';
 import type { RealtimeLine, RealtimeNotice, RealtimeSession, RealtimeUsage } from '../types/realtime.js';
-import { parseSession, parseUsage } from '../client/parse/realtime.js';
+import { parseSession, parseUsage } from '../parse/realtime.js';
 import { parseDecimal } from '../util/decimal.js';
 
 /**

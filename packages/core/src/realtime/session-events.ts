@@ -4,7 +4,7 @@ import type { RealtimeNotice, RealtimeSession } from '../types/realtime.js';
 import type { AudioStats, Gap } from './audio-outbox.js';
 import type { LineUpdate, SessionLine } from './line-store.js';
 import type { StateChange } from './session-state.js';
-import type { RealtimeError } from './realtime-error.js';
+import type { RealtimeError } from '../errors/realtime-error.js';
 
 /** Every raw server message, by its type, after the session processed it (derived from the union). */
 export type ServerMessageEvents = { [K in ServerMessageType]: (message: Extract<ServerMessage, { type: K }>) => void };

@@ -22,7 +22,7 @@ export interface RealtimeSocketOptions {
    * finished over REST). Also governs the first connection.
    */
   readonly reconnect?: ReconnectPolicy;
-  /** WebSocket implementation. Default: `ws` via isomorphic-ws in Node, globalThis.WebSocket elsewhere. */
+  /** WebSocket implementation. Default: `ws` in Node (an optional peer dependency: `npm i ws`), globalThis.WebSocket elsewhere. */
   readonly WebSocket?: WebSocketConstructor;
   /** Unacknowledged audio kept for resending, in ms. Default 60000 (the recovery window). */
   readonly bufferMs?: number;

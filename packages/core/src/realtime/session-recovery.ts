@@ -2,7 +2,7 @@ import { isNotFoundError } from '../errors/guards.js';
 import { CLOSE_CODES, FINAL_CLOSE_CODES, TERMINAL_STATUSES } from '../protocol.js';
 import type { RealtimeSession } from '../types/realtime.js';
 import { DefaultReconnectPolicy, type ReconnectPolicy } from './reconnect-policy.js';
-import { RealtimeError } from './realtime-error.js';
+import { RealtimeError } from '../errors/realtime-error.js';
 import type { SessionOwnEvents } from './session-events.js';
 import type { SessionState } from './session-state.js';
 import { MAX_TIMER_MS } from './timer-set.js';

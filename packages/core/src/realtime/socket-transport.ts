@@ -1,8 +1,7 @@
-import { RealtimeError } from './realtime-error.js';
+import { RealtimeError } from '../errors/realtime-error.js';
 
 /**
- * The part of the WebSocket API the session uses: the browser's WebSocket and `ws` (through
- * isomorphic-ws) both fit. Passed in through options so core never touches a platform global at import.
+ * The part of the WebSocket API the session uses: the browser's WebSocket and `ws` both fit. Passed in through options so core never touches a platform global at import.
  */
 export interface WebSocketLike {
   readonly readyState: number;
@@ -36,25 +35,31 @@ function isNode(): boolean {
 }
 
 /**
- * options.WebSocket, else `ws` through isomorphic-ws in Node (Node 20 has no global WebSocket, and
- * Node 22's cannot send headers), else globalThis.WebSocket. The module name is a variable so bundlers
- * and core's type check never pull the Node-only package into a browser build.
+ * options.WebSocket, else `ws` in Node (Node 20 has no global WebSocket, and Node 22's cannot send
+ * headers), else globalThis.WebSocket. `ws` is an optional peer dependency of core: browsers and
+ * workers never need it, so it is loaded here, when a session starts, and never at import. The module
+ * name is a variable so bundlers and core's type check never pull the Node-only package into a browser
+ * build. This is the only place core reaches for a platform module besides `util/node-file.ts`
+ * (test/architecture/layers.test.ts holds both to it).
  */
 export async function resolveWebSocket(given: WebSocketConstructor | undefined, headersSupported?: boolean): Promise<ResolvedWebSocket> {
   if (given !== undefined) return { WebSocket: given, headers: headersSupported ?? isNode() };
+  let missing: unknown;
   if (isNode()) {
-    const specifier = 'isomorphic-ws';
+    const specifier = 'ws';
     try {
-      const mod = (await import(specifier)) as { default?: unknown; WebSocket?: unknown };
+      const mod = (await import(/* @vite-ignore */ specifier)) as { default?: unknown; WebSocket?: unknown };
       const ctor = (mod.default ?? mod.WebSocket) as WebSocketConstructor | undefined;
       if (typeof ctor === 'function') return { WebSocket: ctor, headers: true };
-    } catch {
-      // Not installed: fall through to a global WebSocket (token authentication).
+      missing = new TypeError('the ws module exports no WebSocket constructor');
+    } catch (caught) {
+      // Not installed: a global WebSocket (Node 22+) still works, with token authentication.
+      missing = caught;
     }
   }
   const global = (globalThis as { WebSocket?: unknown }).WebSocket;
   if (typeof global === 'function') return { WebSocket: global as WebSocketConstructor, headers: false };
-  throw RealtimeError.noWebSocket();
+  throw RealtimeError.noWebSocket(missing);
 }
 
 export interface TransportHandlers {

@@ -1,5 +1,5 @@
 import { WebhookVerificationError } from '../errors/webhook-errors.js';
-import { parseBilling, parseTaskError } from '../client/parse/transcription.js';
+import { parseBilling, parseTaskError } from '../parse/transcription.js';
 import type { Billing, TaskError } from '../types/transcription.js';
 import { object, string } from '../util/read.js';
 

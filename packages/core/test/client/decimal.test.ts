@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ResponseFormatError } from '../../src/errors/client-errors.js';
 import { isResponseFormatError } from '../../src/errors/guards.js';
 import { isDecimalString, parseDecimal, parseOptionalDecimal, toDecimalString } from '../../src/util/decimal.js';
-import { parseBilling } from '../../src/client/parse/transcription.js';
+import { parseBilling } from '../../src/parse/transcription.js';
 
 describe('decimal strings', () => {
   it('parses counts exactly into bigint, past 2^53', () => {

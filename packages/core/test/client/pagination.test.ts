@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PageRequest, type Cursor } from '../../src/client/pagination.js';
-import { decodeTtsHasMore } from '../../src/client/parse/account.js';
+import { decodeTtsHasMore } from '../../src/parse/account.js';
 
 /** PageRequest with hand-written pagers standing in for a misbehaving service. */
 interface Page {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RealtimeSocketSession } from '../../src/realtime/realtime-session.js';
 import type { StateChange } from '../../src/realtime/session-state.js';
-import { isRealtimeError } from '../../src/realtime/realtime-error.js';
+import { isRealtimeError } from '../../src/errors/realtime-error.js';
 import { FakeSocket, ready, tick } from './fake-socket.js';
 
 function make(extra: Partial<ConstructorParameters<typeof RealtimeSocketSession>[0]> = {}): { session: RealtimeSocketSession; changes: StateChange[]; debug: string[] } {

@@ -3,7 +3,7 @@ import type { CallOptions, Transport } from '../../http/transport.js';
 import { LIMITS, PATHS, TTS_LIST_PARAMS_IN } from '../../protocol.js';
 import type { TtsHistoryItem, TtsHistoryPage, TtsListParams, UserInfo } from '../../types/account.js';
 import { PageRequest } from '../pagination.js';
-import { parseTtsPage, parseUserInfo } from '../parse/account.js';
+import { parseTtsPage, parseUserInfo } from '../../parse/account.js';
 import { Checks } from '../validation/checks.js';
 
 /** Spec "GET /user/info": gets or creates the user. */

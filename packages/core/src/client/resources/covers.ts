@@ -3,7 +3,7 @@ import { buildPath } from '../../http/path.js';
 import type { CallOptions, Transport } from '../../http/transport.js';
 import { LIMITS, PATHS } from '../../protocol.js';
 import type { CoverDeleteResult } from '../../types/account.js';
-import { parseCoverResult } from '../parse/account.js';
+import { parseCoverResult } from '../../parse/account.js';
 import { Checks } from '../validation/checks.js';
 
 /**

@@ -6,8 +6,8 @@ import { readNodeFile } from '../../util/node-file.js';
 import type { DeletedUpload, SegmentedTranscript, Upload } from '../../types/media.js';
 import type { TranscriptionTask } from '../../types/transcription.js';
 import { object } from '../../util/read.js';
-import { parseDeletedUpload, parseUpload } from '../parse/media.js';
-import { parseTask } from '../parse/transcription.js';
+import { parseDeletedUpload, parseUpload } from '../../parse/media.js';
+import { parseTask } from '../../parse/transcription.js';
 
 /** Bytes, a Blob or File, or (Node) a file path. */
 export type UploadSource = Uint8Array | ArrayBuffer | Blob | string;

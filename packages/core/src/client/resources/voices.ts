@@ -3,7 +3,7 @@ import type { CallOptions, Transport } from '../../http/transport.js';
 import { LIMITS, PATHS } from '../../protocol.js';
 import type { Voice, VoiceId } from '../../types/account.js';
 import { list } from '../../util/read.js';
-import { parseVoice, parseVoiceId } from '../parse/account.js';
+import { parseVoice, parseVoiceId } from '../../parse/account.js';
 import { Checks, codePoints } from '../validation/checks.js';
 import { loadVoiceFiles, type VoiceFileInput } from '../voices/voice-files.js';
 

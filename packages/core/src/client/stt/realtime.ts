@@ -5,10 +5,11 @@ import type { CreateRealtimeSessionParams, RealtimeSession, RealtimeSessionCreat
 import { toDecimalString, type CountInput } from '../../util/decimal.js';
 import { newIdempotencyKey } from '../../util/ids.js';
 import { object, string } from '../../util/read.js';
-import { parseSession } from '../parse/realtime.js';
+import { parseSession } from '../../parse/realtime.js';
 import { Checks, isPlainObject } from '../validation/checks.js';
 import { RealtimeSocketSession } from '../../realtime/realtime-session.js';
 import { socketUrlFor } from '../../realtime/socket-address.js';
+import { resolveWebSocket } from '../../realtime/socket-transport.js';
 import type { RealtimeSocketOptions } from '../../realtime/session-options.js';
 import { checkIdempotencyKey, requireId, type CreateTranscriptionOptions } from './transcriptions.js';
 
@@ -46,11 +47,15 @@ export class Realtime {
   }
 
   /**
-   * Creates a session over REST (one Idempotency-Key, reused on retries) and opens its socket
-   *. Resolves once the server said session.ready; `signal` also ends the session later.
+   * Creates a session over REST (one Idempotency-Key, reused on retries) and opens its socket.
+   * Resolves once the server said session.ready; `signal` also ends the session later. Without a
+   * WebSocket (Node 20 without `ws`) it rejects with `REALTIME_NO_WEBSOCKET` before anything is sent.
    */
   async connect(params: RealtimeConnectParams = {}): Promise<RealtimeSocketSession> {
     const { title, languageHint, options, idempotencyKey, socketUrl, ...session } = params;
+    // A runtime with no WebSocket (Node 20 without `ws`) fails here, before a session is created on
+    // the server that nothing could stream into. start() resolves it again (the import is cached).
+    await resolveWebSocket(session.WebSocket);
     const created = await this.create(
       { ...(title !== undefined ? { title } : {}), ...(languageHint !== undefined ? { languageHint } : {}), ...(options !== undefined ? { options } : {}) },
       { ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), ...(session.signal !== undefined ? { signal: session.signal } : {}) },

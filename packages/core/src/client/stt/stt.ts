@@ -2,7 +2,7 @@ import { buildPath } from '../../http/path.js';
 import type { CallOptions, Transport } from '../../http/transport.js';
 import { PATHS } from '../../protocol.js';
 import type { Capabilities } from '../../types/media.js';
-import { parseCapabilities } from '../parse/media.js';
+import { parseCapabilities } from '../../parse/media.js';
 import { Realtime } from './realtime.js';
 import { Transcriptions } from './transcriptions.js';
 

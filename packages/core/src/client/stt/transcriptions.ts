@@ -10,7 +10,7 @@ import { LinkedAbort } from '../../util/abort.js';
 import { newIdempotencyKey } from '../../util/ids.js';
 import { string } from '../../util/read.js';
 import { PageRequest } from '../pagination.js';
-import { parseHistoryPage, parseTask } from '../parse/transcription.js';
+import { parseHistoryPage, parseTask } from '../../parse/transcription.js';
 import { Checks } from '../validation/checks.js';
 import { pollTask, type PollOptions } from './task-polling.js';
 import { transcriptionChecks } from './transcription-options.js';

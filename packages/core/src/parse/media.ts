@@ -1,6 +1,6 @@
-import type { Capabilities, CapabilitiesAccount, CapabilitiesLimits, DeletedUpload, StorageUsage, Upload } from '../../types/media.js';
-import { parseDecimal } from '../../util/decimal.js';
-import { list, number, object, string, stringArray, type Json } from '../../util/read.js';
+import type { Capabilities, CapabilitiesAccount, CapabilitiesLimits, DeletedUpload, StorageUsage, Upload } from '../types/media.js';
+import { parseDecimal } from '../util/decimal.js';
+import { list, number, object, string, stringArray, type Json } from '../util/read.js';
 
 /** Response parsers for uploads and capabilities (ours and spec "Capabilities"). */
 export function parseUpload(value: unknown, path = 'data'): Upload {

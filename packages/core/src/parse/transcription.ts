@@ -1,6 +1,6 @@
-import type { Billing, HistoryItem, HistoryPage, TaskError, Transcript, TranscriptionTask } from '../../types/transcription.js';
-import { parseDecimal } from '../../util/decimal.js';
-import { boolean, list, nullableString, number, object, string, type Json } from '../../util/read.js';
+import type { Billing, HistoryItem, HistoryPage, TaskError, Transcript, TranscriptionTask } from '../types/transcription.js';
+import { parseDecimal } from '../util/decimal.js';
+import { boolean, list, nullableString, number, object, string, type Json } from '../util/read.js';
 
 /**
  * Response parsers for tasks and History (spec "Transcription task", "billing fields", "History list

@@ -1,6 +1,6 @@
-import type { RealtimeConnection, RealtimeLine, RealtimeNotice, RealtimeSession, RealtimeUsage } from '../../types/realtime.js';
-import { parseDecimal } from '../../util/decimal.js';
-import { boolean, list, number, object, string, stringArray } from '../../util/read.js';
+import type { RealtimeConnection, RealtimeLine, RealtimeNotice, RealtimeSession, RealtimeUsage } from '../types/realtime.js';
+import { parseDecimal } from '../util/decimal.js';
+import { boolean, list, number, object, string, stringArray } from '../util/read.js';
 import { parseTaskError } from './transcription.js';
 
 /**

@@ -1,4 +1,4 @@
-import { SoundCloneError } from '../errors/base.js';
+import { SoundCloneError } from './base.js';
 import type { RealtimeSession } from '../types/realtime.js';
 
 /** Stable codes of RealtimeError (docs/errors.md "RealtimeError"). */
@@ -52,8 +52,16 @@ export class RealtimeError extends SoundCloneError {
     this.notAccepted = options.notAccepted;
   }
 
-  static noWebSocket(): RealtimeError {
-    return new RealtimeError('REALTIME_NO_WEBSOCKET', 'no WebSocket implementation: pass options.WebSocket (Node: install isomorphic-ws and ws)');
+  /**
+   * No WebSocket to open the socket with: none passed, `ws` (an optional peer dependency of core) not
+   * installed, and no global one (Node 20). `cause` is the failed import of `ws`, when there was one.
+   */
+  static noWebSocket(cause?: unknown): RealtimeError {
+    return new RealtimeError(
+      'REALTIME_NO_WEBSOCKET',
+      'no WebSocket implementation: this runtime has no global WebSocket and the `ws` package is not installed. In Node, install it next to @soundclone/core (`npm i ws`), or pass options.WebSocket',
+      cause !== undefined ? { cause } : {},
+    );
   }
 
   static socketRefused(reason: string, cause?: unknown): RealtimeError {

@@ -1,7 +1,7 @@
-import type { CoverDeleteResult, TtsHistoryItem, TtsHistoryPage, UserInfo, Voice, VoiceId } from '../../types/account.js';
-import { ResponseFormatError } from '../../errors/client-errors.js';
-import { TTS_HAS_MORE } from '../../protocol.js';
-import { list, number, object, string, stringArray } from '../../util/read.js';
+import type { CoverDeleteResult, TtsHistoryItem, TtsHistoryPage, UserInfo, Voice, VoiceId } from '../types/account.js';
+import { ResponseFormatError } from '../errors/client-errors.js';
+import { TTS_HAS_MORE } from '../protocol.js';
+import { list, number, object, string, stringArray } from '../util/read.js';
 
 /** Response parsers for voices, user info, TTS history and covers (spec "Resources and their fields"). */
 export function parseVoice(value: unknown, path: string): Voice {
