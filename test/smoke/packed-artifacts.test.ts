@@ -187,7 +187,8 @@ describe('packed artifacts', () => {
 
   it('keep rxjs out of the main entry and ./internal: bundled with nothing external, neither loads a module of it', async () => {
     // esbuild comes from web-audio, which builds its worklet with it.
-    const { build } = createRequire(join(root, 'packages', 'web-audio', 'package.json'))('esbuild') as typeof import('esbuild');
+    type Build = (options: Record<string, unknown>) => Promise<{ metafile: { inputs: Record<string, unknown> } }>;
+    const { build } = createRequire(join(root, 'packages', 'web-audio', 'package.json'))('esbuild') as { build: Build };
     const modulesOf = async (specifier: string): Promise<string[]> => {
       const entry = join(dir, `bundle-${specifier.replace(/\W/g, '_')}.mjs`);
       writeFileSync(entry, `export * from '${specifier}';\n`);
