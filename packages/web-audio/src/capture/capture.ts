@@ -1,4 +1,5 @@
 import { BehaviorSubject, Subject, type Observable } from 'rxjs';
+import { sessionStreams, type SessionStreams } from '@soundclone/core/rx';
 import { WebAudioError } from '../errors.js';
 import type { CaptureMode } from '../worklet/protocol.js';
 import { LevelMeter, SILENT_LEVEL, type AudioLevel } from './level-meter.js';
@@ -108,13 +109,13 @@ export class Capture {
   /** Level of the input, about 20 times a second, muted or not. */
   readonly level$: Observable<AudioLevel>;
   readonly state$: Observable<CaptureState>;
-  /** The session's streams, passed through so a caption UI needs only the capture. */
-  readonly partials$: CaptureSession['partials$'];
-  readonly lines$: CaptureSession['lines$'];
-  readonly lineUpdates$: CaptureSession['lineUpdates$'];
-  readonly entities$: CaptureSession['entities$'];
+  /** The session's streams (`sessionStreams` of @soundclone/core/rx), so a caption UI needs only the capture. */
+  readonly partials$: SessionStreams['partials$'];
+  readonly lines$: SessionStreams['lines$'];
+  /** Supplements of lines already emitted: entities, alignment, revision, language. */
+  readonly lineUpdates$: SessionStreams['lineUpdates$'];
   /** The session's connection state (connecting, streaming, reconnecting, ...). */
-  readonly connection$: CaptureSession['state$'];
+  readonly connection$: SessionStreams['state$'];
   /** Each stretch of audio lost before the page (a stalled page), once, in stream order. Rare: none in a healthy page. */
   readonly drops$: Observable<CaptureDrop>;
 
@@ -143,11 +144,11 @@ export class Capture {
     this.session = resources.session;
     this.level$ = this.#level.asObservable();
     this.state$ = this.#state.asObservable();
-    this.partials$ = resources.session.partials$;
-    this.lines$ = resources.session.lines$;
-    this.lineUpdates$ = resources.session.lineUpdates$;
-    this.entities$ = resources.session.entities$;
-    this.connection$ = resources.session.state$;
+    const streams = sessionStreams(resources.session);
+    this.partials$ = streams.partials$;
+    this.lines$ = streams.lines$;
+    this.lineUpdates$ = streams.lineUpdates$;
+    this.connection$ = streams.state$;
     this.drops$ = this.#drops.asObservable();
     this.#meter = new LevelMeter(this.sampleRate, resources.levelWindowMs, (level) => this.#level.next(level));
 
