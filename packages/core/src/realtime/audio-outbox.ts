@@ -1,8 +1,9 @@
 import { EncodePipeline } from '../dsp/encode-pipeline.js';
 import type { ResamplerKernel, SampleBlock } from '../dsp/resampler.js';
+import type { RingSegments } from '../dsp/ring-types.js';
 import { LITTLE_ENDIAN_HOST } from '../dsp/pcm16.js';
 import { FRAME, REALTIME, encodeFrameHeader } from '../protocol.js';
-import { FrameSlots, type OutgoingFrame } from './frame-slots.js';
+import { FrameSlots, type FrameSlot, type OutgoingFrame } from './frame-slots.js';
 import { GapLedger, type Gap } from './gap-ledger.js';
 import { RealtimeError } from './realtime-error.js';
 
@@ -79,6 +80,9 @@ export class AudioOutbox {
   readonly #gaps: GapLedger;
   readonly #scratch: Int16Array;
   readonly #slots: FrameSlots;
+  #segments: RingSegments<'int16'>;
+  /** The ring's storage as int32 pairs, or null where it is not 4-aligned. */
+  #storage32: Int32Array | null;
 
   constructor(options: { sampleRate: number; channels: number; bufferMs: number; startSample?: number; frameMs?: number; onGap: (gap: Gap) => void }) {
     this.#gaps = new GapLedger(options.onGap);
@@ -87,6 +91,8 @@ export class AudioOutbox {
     this.#format = { sampleRate: options.sampleRate, channels: options.channels, kernel: 'auto' };
     this.#pipeline = this.#makePipeline(this.#format, startSample, options.frameMs ?? 20);
     this.frameSamples = this.#pipeline.frameSamples;
+    this.#segments = this.#pipeline.ring.createSegments();
+    this.#storage32 = int32View(this.#pipeline.ring.storage);
     this.#acked = startSample;
     this.#ackedServer = startSample;
     this.#expected = startSample;
@@ -119,6 +125,8 @@ export class AudioOutbox {
     }
     // Built before it replaces the old one: a format the resampler refuses leaves the outbox as it was.
     this.#pipeline = this.#makePipeline(next, this.produced, (this.frameSamples * 1000) / REALTIME.sampleRate);
+    this.#segments = this.#pipeline.ring.createSegments();
+    this.#storage32 = int32View(this.#pipeline.ring.storage);
     this.#format = next;
   }
 
@@ -296,7 +304,16 @@ export class AudioOutbox {
     const serverStart = this.#gaps.toServer(startSample);
     encodeFrameHeader(slot.header, 0, epoch, serverStart);
     if (LITTLE_ENDIAN_HOST) {
-      this.ring.read(slot.payload, 0, count);
+      // The frame copy is the outbox's largest per-sample cost: it runs as int32 pairs where both
+      // sides are 4-aligned (always, but after an odd short frame), in monomorphic loops, with no
+      // subarray view (no garbage per frame). ring.read() would copy sample by sample.
+      const ring = this.ring;
+      const segments = this.#segments;
+      ring.readSegments(count, segments);
+      const { storage, firstStart, firstLength, secondStart, secondLength } = segments;
+      copySamples(storage, this.#storage32, firstStart, slot, 0, firstLength);
+      if (secondLength > 0) copySamples(storage, this.#storage32, secondStart, slot, firstLength, secondLength);
+      ring.consume(count);
     } else {
       const scratch = this.#scratch;
       const bytes = slot.full;
@@ -337,4 +354,23 @@ export class AudioOutbox {
     if (this.#mode === undefined) this.#mode = mode;
     else if (this.#mode !== mode) throw new RealtimeError('REALTIME_INVALID_STATE', 'write() and writePcm16() cannot be mixed in one session: the resampler would reorder audio');
   }
+}
+
+function int32View(storage: Int16Array): Int32Array | null {
+  return storage.byteOffset % 4 === 0 ? new Int32Array(storage.buffer, storage.byteOffset, storage.length >> 1) : null;
+}
+
+/** storage[from, from + n) into the slot's payload at `to`: int32 pairs when both are even, then the odd last sample. */
+function copySamples(storage: Int16Array, storage32: Int32Array | null, from: number, slot: FrameSlot, to: number, n: number): void {
+  const payload = slot.payload;
+  if (storage32 !== null && (from & 1) === 0 && (to & 1) === 0) {
+    const pairs = n >> 1;
+    const payload32 = slot.payload32;
+    const src = from >> 1;
+    const dst = to >> 1;
+    for (let i = 0; i < pairs; i++) payload32[dst + i] = storage32[src + i]!;
+    if ((n & 1) === 1) payload[to + n - 1] = storage[from + n - 1]!;
+    return;
+  }
+  for (let i = 0; i < n; i++) payload[to + i] = storage[from + i]!;
 }
