@@ -240,6 +240,24 @@ describe('a delivery that throws', () => {
     });
   }
 
+  it('shared: the page hands the session views of the shared ring, not copies; the session alone resamples them', async () => {
+    const rate = 48_000;
+    const s = await session();
+    (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated = true;
+    try {
+      const buffers = new Set<ArrayBufferLike>();
+      const { capture, feed, processor, play } = rig(s, rate, { transport: 'shared', drainMs: 2 }, (block) => void buffers.add(block.buffer));
+      await play(0.5, 'alive');
+      const result = await capture.stop();
+      // Every block the session got is the worklet's own memory: the resampler's history is the one copy.
+      expect([...buffers]).toEqual([feed.processorOptions.ring!.buffer]);
+      expect(result.encodedFrames).toBe(processor.frames);
+      await checkStored(s, result, [], rate);
+    } finally {
+      delete (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated;
+    }
+  });
+
   it("the app's onSamples throwing costs no audio: the error is reported (reportError) and the block still goes out", async () => {
     const rate = 48_000;
     const s = await session();
