@@ -52,6 +52,9 @@ export interface InputFormat {
  *   write(Float32 | Int16) ─► EncodePipeline ─► int16 ring ──nextFrame()──► socket
  *   writePcm16(Int16) ───────────────────────┘   ▲ acknowledge(received) frees, rewindTo(received) resends
  *
+ * This is the one encode path of the shipping writers: a browser capture declares its AudioContext's
+ * rate here (setInput) and writes its blocks as they come; endSegment() is its break in the audio.
+ *
  * Positions here are captured positions (the ring's); `acknowledge()` and `rewindTo()` take the server's
  * and frames carry the server's (see GapLedger). `expected` is where the server's next sample must
  * start. When the ring dropped audio the server never got (overflow during a long outage), that range
