@@ -77,7 +77,7 @@ export { DefaultReconnectPolicy, type ReconnectPolicy, type ReconnectContext, ty
 export { RealtimeError, isRealtimeError, type RealtimeErrorCode } from './errors/realtime-error.js';
 export type { SessionState, StateChange } from './realtime/session-state.js';
 export type { SessionLine, LineUpdate, SupplementKind, SupplementMessage } from './realtime/line-store.js';
-export type { AudioStats, Gap } from './realtime/audio-outbox.js';
+export type { AudioStats, Gap, InputFormat } from './realtime/audio-outbox.js';
 export type { ServerMessage, WireLine } from './realtime/server-messages.js';
 export type {
   SessionReadyMessage, AudioAckMessage, PartialMessage, LineMessage, AlignmentMessage, EntitiesMessage, RevisionMessage, LanguageMessage,

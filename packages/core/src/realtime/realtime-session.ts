@@ -1,6 +1,6 @@
 import { CLOSE_CODES, REALTIME, SOCKET_DEFAULTS } from '../protocol.js';
 import type { RealtimeNotice, RealtimeSession } from '../types/realtime.js';
-import { AudioOutbox, type AudioStats } from './audio-outbox.js';
+import { AudioOutbox, type AudioStats, type InputFormat } from './audio-outbox.js';
 import { FramePump } from './frame-pump.js';
 import { GuardedEmitter } from './guarded-emitter.js';
 import type { SessionLine } from './line-store.js';
@@ -167,6 +167,32 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     this.#outbox.writeFloat(block);
     this.#sender.pump();
     return block.length;
+  }
+
+  /**
+   * Declares the rate, channels and resampler kernel of write() blocks, in place of the sampleRate and
+   * channels options: for a writer that learns its rate only when it starts (a browser capture at its
+   * AudioContext's rate). The same format again is a no-op; a different one only before the first
+   * write() or writePcm16() (else REALTIME_INVALID_STATE). An unsupported rate throws DSP_UNSUPPORTED_RATE.
+   */
+  setInputFormat(format: InputFormat): void {
+    this.#outbox.setInput(format);
+  }
+
+  /**
+   * A discontinuity in the audio given to write(): what comes next does not follow what came before
+   * (a mute, audio lost before it reached the writer, another source). The resampler's tail goes out
+   * now, so the audio before the cut is complete; the next write() starts with a fresh filter, so no
+   * sample sent mixes the two sides. Nothing is inserted: the server gets the two stretches back to
+   * back, each resampled exactly as a stream of its own. Returns the 16 kHz samples the tail added; 0
+   * with nothing written since the last cut, for writePcm16() (it does not resample), and when the
+   * session does not take audio (pause() and finish() end the segment themselves).
+   */
+  markDiscontinuity(): number {
+    if (!this.#takesAudio()) return 0;
+    const produced = this.#outbox.endSegment();
+    if (produced > 0) this.#sender.pump();
+    return produced;
   }
 
   /** PCM16 at 16 kHz mono, sent bit for bit. Same return rule as write(). */
