@@ -10,6 +10,7 @@ export default defineConfig({
     alias: [
       { find: /^@soundclone\/(core|node-mic|web-audio|server|cli)$/, replacement: `${src('$1')}index.ts` },
       { find: /^@soundclone\/(core|node-mic|web-audio|server|cli)\/internal$/, replacement: `${src('$1')}internal.ts` },
+      { find: /^@soundclone\/core\/rx$/, replacement: `${src('core')}rx.ts` },
     ],
   },
   test: {

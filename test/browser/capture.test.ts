@@ -95,7 +95,7 @@ async function verifyAudio(result: DemoStopResult, sessionId: string, rate: numb
   expect(c.worklet.frames).toBe(c.capturedFrames);
   expect(c.encodedFrames).toBe(c.capturedFrames);
   expect(input.length).toBe(c.encodedFrames);
-  expect(c.mutedFrames + c.pausedFrames + c.refusedSamples).toBe(0);
+  expect(c.mutedFrames + c.pausedFrames + c.refusedFrames).toBe(0);
   // Counts: the session's capturedSamples, the server's received and stored samples, the page's sent
   // samples and Node's resampling of the captured input all agree exactly.
   const expected = encodeLikeThePage(input, rate, kernel as 'wasm' | 'js');

@@ -36,7 +36,7 @@ describe('captions of a live session', () => {
       connectTimeoutMs: 2000,
       reconnect: { nextRetryDelayMs: (c) => (c.elapsedMs > 20_000 ? null : 20 * c.attempt) },
     });
-    const events = new EventCapture(session, ['line', 'reconnected', 'rotated', 'transcript.partial']);
+    const events = new EventCapture(session, ['line', 'reconnected', 'rotated', 'partial']);
     const captions = attachCaptions(session);
     // Stability by time alone: only the binding's timer can show these words before their line commits.
     const timed = attachCaptions(session, { stableUpdates: 100, stableMs: 30 });
@@ -75,7 +75,7 @@ describe('captions of a live session', () => {
     expect(finalWords(timed.engine.cues())).toEqual(finalWords(captions.engine.cues()));
     expect(events.all('reconnected').length).toBeGreaterThan(1);
     expect(events.all('rotated').length).toBeGreaterThan(1);
-    expect(events.all('transcript.partial').length).toBeGreaterThan(0);
+    expect(events.all('partial').length).toBeGreaterThan(0);
     expect(changes.some((c) => c.kind === 'live')).toBe(true);
     expect(changes.some((c) => c.kind === 'revised')).toBe(true); // alignment re-timed cues
 

@@ -24,7 +24,7 @@ describe('realtime session: balance used up', () => {
     const server = await serverWith(10);
     const client = clientFor(server);
     const session = await client.stt.realtime.connect({});
-    const events = new EventCapture(session, ['state', 'gap', 'reconnecting', 'session.notice', 'session.finished', 'error', 'balance.exhausted', 'debug']);
+    const events = new EventCapture(session, ['state', 'gap', 'reconnecting', 'notice', 'message', 'balance.exhausted', 'debug']);
     const pcm = speech(3, 5);
     // Written at once (no yield): all 40,000 samples are captured before the server can answer.
     await feed(session, pcm, 0, 40_000, 1000);
@@ -52,6 +52,8 @@ describe('realtime session: balance used up', () => {
     // The server refused the frames in flight past the limit with their own code, and the SDK took them in stride.
     expect(events.all('debug').filter((d) => d.kind === 'refused').every((d) => d.detail?.['code'] === 'BALANCE_EXHAUSTED')).toBe(true);
     expect(session.notices.map((n) => n.code)).toEqual(['BALANCE_EXHAUSTED']);
+    // Told live and again in the final view: the \`notice\` event says it once.
+    expect(events.all('notice').map((n) => n.code)).toEqual(['BALANCE_EXHAUSTED']);
     expect(await storedAudio(server, session.sessionId)).toEqual(pcm.subarray(0, 16_000));
     // A second finish answers the same error at once.
     await expect(session.finish()).rejects.toBe(error);

@@ -69,7 +69,7 @@ describe('realtime session: socket down, REST fallbacks, close()', () => {
     const events = new EventCapture(session);
     const pcm = speech(2, 44);
     await feed(session, pcm, 0, 16_000);
-    await events.waitFor('audio.ack', (a) => a.receivedSamples === 16_000);
+    await events.waitForMessage('audio.ack', (a) => a.receivedSamples === 16_000);
     dropUpgrades();
     server.faults.socket.closeSocket(session.sessionId, 4000);
     await events.waitFor('reconnecting');
@@ -94,7 +94,7 @@ describe('realtime session: socket down, REST fallbacks, close()', () => {
     const events = new EventCapture(session);
     const pcm = speech(2, 45);
     await feed(session, pcm, 0, 16_000);
-    await events.waitFor('audio.ack', (a) => a.receivedSamples === 16_000);
+    await events.waitForMessage('audio.ack', (a) => a.receivedSamples === 16_000);
     dropUpgrades();
     server.faults.socket.closeSocket(session.sessionId, 4000);
     await events.waitFor('reconnecting');
@@ -148,7 +148,7 @@ describe('realtime session: socket down, REST fallbacks, close()', () => {
     const events = new EventCapture(session);
     const pcm = speech(1, 47);
     await feed(session, pcm);
-    await events.waitFor('audio.ack', (a) => a.receivedSamples === pcm.length);
+    await events.waitForMessage('audio.ack', (a) => a.receivedSamples === pcm.length);
     dropUpgrades();
     server.faults.socket.closeSocket(session.sessionId, 4000);
     await events.waitFor('reconnecting');
@@ -167,7 +167,7 @@ describe('realtime session: socket down, REST fallbacks, close()', () => {
       const events = new EventCapture(session);
       const pcm = speech(1, 49);
       await feed(session, pcm);
-      await events.waitFor('audio.ack', (a) => a.receivedSamples === pcm.length);
+      await events.waitForMessage('audio.ack', (a) => a.receivedSamples === pcm.length);
       expect((await client.stt.realtime.get(session.sessionId)).connection).toEqual({ attached: true, recoveryDeadline: null, recoveryExpired: false });
       short.faults.socket.closeSocket(session.sessionId, 4000);
       await events.waitFor('reconnecting');

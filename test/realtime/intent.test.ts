@@ -156,7 +156,7 @@ describe('realtime session: the user’s intent across sockets', () => {
     const events = new EventCapture(session);
     const pcm = speech(1, 73);
     await feed(session, pcm);
-    await events.waitFor('audio.ack', (a) => a.receivedSamples === pcm.length);
+    await events.waitForMessage('audio.ack', (a) => a.receivedSamples === pcm.length);
     // The server reads nothing for 400 ms: the pause is on the wire, unanswered, when pause() gives up.
     server.faults.socket.inject({ kind: 'slowReads', ms: 400, sessionId: session.sessionId });
     const error = await session.pause({ timeoutMs: 100 }).then(() => undefined, (e: unknown) => e);

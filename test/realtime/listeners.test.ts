@@ -1,5 +1,6 @@
 import type { RunningServer } from '@soundclone/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sessionStreams } from '@soundclone/core/rx';
 import { clientFor, feed, speech, startRealtimeServer } from './support.js';
 
 /** Application listeners that throw: reported, isolated from each other, never breaking the session. */
@@ -23,7 +24,7 @@ describe('realtime session: throwing listeners', () => {
     const seenAfter: string[] = [];
     session.on('state', (c) => seenAfter.push(c.to)); // registered after the throwing one: still called
     let stateCompleted = false;
-    session.state$.subscribe({ complete: () => (stateCompleted = true) });
+    sessionStreams(session).state$.subscribe({ complete: () => (stateCompleted = true) });
     await feed(session, speech(1, 91));
     const result = await session.finish({ timeoutMs: 5000 });
     expect(result.session.status).toBe('COMPLETED');
@@ -51,7 +52,7 @@ describe('realtime session: throwing listeners', () => {
     const throwingAck = (): void => {
       throw new Error('ack listener bug');
     };
-    session.once('audio.ack', throwingAck);
+    session.once('backpressure', throwingAck); // told after each audio.ack
     expect(session.listeners('line')).toContain(throwingLine);
     const pcm = speech(3, 93);
     await feed(session, pcm);
@@ -60,7 +61,7 @@ describe('realtime session: throwing listeners', () => {
     expect(lines).toEqual(result.session.lines.map((l) => l.id));
     expect(lines.length).toBeGreaterThan(0);
     expect(reported.filter((e) => e === 'line').length).toBe(lines.length);
-    expect(reported.filter((e) => e === 'audio.ack').length).toBe(1); // once() still fires once
+    expect(reported.filter((e) => e === 'backpressure').length).toBe(1); // once() still fires once
     session.off('line', throwingLine);
     expect(session.listeners('line')).not.toContain(throwingLine);
     expect(session.listenerCount('line')).toBe(1);

@@ -88,7 +88,7 @@ describe('realtime session: recovery', () => {
     const events = new EventCapture(session);
     const pcm = speech(3, 15);
     await feed(session, pcm, 0, 16_000);
-    await events.waitFor('audio.ack', (a) => a.receivedSamples === 16_000);
+    await events.waitForMessage('audio.ack', (a) => a.receivedSamples === 16_000);
     server.faults.socket.closeSocket(session.sessionId, 4000);
     await events.waitFor('reconnecting');
     await feed(session, pcm, 16_000, 48_000); // far more than 500 ms of ring while the socket is down

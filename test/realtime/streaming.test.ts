@@ -1,5 +1,6 @@
 import type { RunningServer } from '@soundclone/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sessionStreams } from '@soundclone/core/rx';
 import { EventCapture, clientFor, feed, speech, startRealtimeServer, storedAudio } from './support.js';
 
 describe('realtime session: streaming end to end', () => {
@@ -14,10 +15,11 @@ describe('realtime session: streaming end to end', () => {
     const session = await client.stt.realtime.connect({ options: { includeDetectedLanguage: true, entityCategories: ['name'] } });
     const events = new EventCapture(session);
     const states: string[] = [];
-    session.state$.subscribe((s) => states.push(s));
+    const streams = sessionStreams(session);
+    streams.state$.subscribe((s) => states.push(s));
     const pcm = speech(4);
     const lines: string[] = [];
-    const sub = session.lines$.subscribe((line) => lines.push(line.id));
+    const sub = streams.lines$.subscribe((line) => lines.push(line.id));
     await feed(session, pcm);
     await events.waitFor('first.frame');
     const first = session.finish();

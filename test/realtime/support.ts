@@ -1,5 +1,5 @@
 import { startServer, type RunningServer, type ServerOptions } from '@soundclone/server';
-import { SoundClone, type RealtimeSessionEvents, type RealtimeSocketSession } from '@soundclone/core';
+import { SoundClone, type RealtimeSessionEvents, type RealtimeSocketSession, type ServerMessage } from '@soundclone/core';
 
 /**
  * End-to-end helpers for the realtime session: the reference server on 127.0.0.1:0 with its
@@ -64,7 +64,7 @@ export class EventCapture {
   private wakers = new Set<() => void>();
   private readonly names: EventName[];
 
-  constructor(private readonly session: RealtimeSocketSession, names: EventName[] = ['state', 'line', 'line.updated', 'gap', 'first.frame', 'reconnecting', 'reconnected', 'rotated', 'recovery.expired', 'session.notice', 'session.finished', 'usage.updated', 'audio.ack', 'error', 'debug']) {
+  constructor(private readonly session: RealtimeSocketSession, names: EventName[] = ['state', 'line', 'line.updated', 'partial', 'gap', 'first.frame', 'reconnecting', 'reconnected', 'rotated', 'recovery.expired', 'notice', 'usage', 'message', 'debug']) {
     this.names = names;
     for (const name of names) session.on(name, this.listener(name) as never);
   }
@@ -105,6 +105,11 @@ export class EventCapture {
       this.wakers.add(wake);
       check();
     });
+  }
+
+  /** A raw server message of this type (the `message` event), past or future. */
+  waitForMessage<T extends ServerMessage['type']>(type: T, predicate: (message: Extract<ServerMessage, { type: T }>) => boolean = () => true, timeoutMs = 10_000): Promise<Extract<ServerMessage, { type: T }>> {
+    return this.waitFor('message', (m) => m.type === type && predicate(m as Extract<ServerMessage, { type: T }>), timeoutMs) as Promise<Extract<ServerMessage, { type: T }>>;
   }
 
   states(): string[] {

@@ -1,4 +1,5 @@
 import { SoundClone } from '@soundclone/core';
+import { sessionStreams } from '@soundclone/core/rx';
 import { startServer, type RunningServer } from '@soundclone/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cards, joinedAt, librivox, normalize, report, wer, writeBlocks, type Clip } from './support.js';
@@ -27,8 +28,9 @@ describe('realtime captions with PocketSphinx through the SDK encode path', () =
     const session = await client.stt.realtime.connect({ sampleRate: rate, options: { includeAlignment: true, includeDetectedLanguage: true } });
     const partials: string[] = [];
     const lineIds: string[] = [];
-    const partialSub = session.partials$.subscribe((p) => partials.push(p.text));
-    const lineSub = session.lines$.subscribe((line) => lineIds.push(line.id));
+    const streams = sessionStreams(session);
+    const partialSub = streams.partials$.subscribe((p) => partials.push(p.text));
+    const lineSub = streams.lines$.subscribe((line) => lineIds.push(line.id));
     await writeBlocks(session, audio, rate);
     const result = await session.finish({ timeoutMs: 50_000 });
     partialSub.unsubscribe();

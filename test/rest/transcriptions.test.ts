@@ -8,6 +8,7 @@ import {
   IdempotencyConflictError, InputInvalidError, MediaFetchError, NotFoundError, SoundClone, ValidationError, WaitTimeoutError,
   isTerminalStatus, type HistoryItem, type TranscriptionTask,
 } from '@soundclone/core';
+import { watchTranscription } from '@soundclone/core/rx';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_B, clientFor, rejectionOf, requestsTo, startTestServer } from './support/harness.js';
 import { wav } from './support/audio.js';
@@ -142,13 +143,13 @@ describe('transcriptions', () => {
     expect(error).toMatchObject({ name: 'AbortError', code: 'ABORTED' });
   });
 
-  it('watch() emits each distinct status once and completes at the terminal one', async () => {
+  it('watchTranscription() (rx) emits each distinct status once and completes at the terminal one', async () => {
     const s = clientFor(slow);
     const upload = await s.uploads.create(wav(), { contentType: 'audio/wav' });
     const created = await s.stt.transcriptions.create({ uploadId: upload.uploadId });
     const statuses = await new Promise<string[]>((resolve, reject) => {
       const out: string[] = [];
-      s.stt.transcriptions.watch(created.transcriptionId, { pollIntervalMs: 20, maxPollIntervalMs: 40 }).subscribe({
+      watchTranscription(s.stt.transcriptions, created.transcriptionId, { pollIntervalMs: 20, maxPollIntervalMs: 40 }).subscribe({
         next: (t) => out.push(t.status),
         error: reject,
         complete: () => resolve(out),
@@ -159,12 +160,12 @@ describe('transcriptions', () => {
     expect(statuses).toContain('PROCESSING');
   });
 
-  it('unsubscribing from watch() stops polling', async () => {
+  it('unsubscribing from watchTranscription() (rx) stops polling', async () => {
     const s = clientFor(slow);
     const upload = await s.uploads.create(wav(), { contentType: 'audio/wav' });
     const created = await s.stt.transcriptions.create({ uploadId: upload.uploadId });
     const seen: string[] = [];
-    const subscription = s.stt.transcriptions.watch(created.transcriptionId, { pollIntervalMs: 20 }).subscribe((t) => seen.push(t.status));
+    const subscription = watchTranscription(s.stt.transcriptions, created.transcriptionId, { pollIntervalMs: 20 }).subscribe((t) => seen.push(t.status));
     await new Promise((r) => setTimeout(r, 150));
     subscription.unsubscribe();
     // A read already on the wire may still be logged; anything after this pause would be new polling.
@@ -173,6 +174,55 @@ describe('transcriptions', () => {
     await new Promise((r) => setTimeout(r, 200));
     expect(requestsTo(slow, 'GET', created.transcriptionId, from)).toHaveLength(0);
     expect(seen.length).toBeGreaterThan(0);
+  });
+
+  it('watch() yields each distinct status once and ends at the terminal one', async () => {
+    const s = clientFor(slow);
+    const upload = await s.uploads.create(wav(), { contentType: 'audio/wav' });
+    const created = await s.stt.transcriptions.create({ uploadId: upload.uploadId });
+    const statuses: string[] = [];
+    for await (const task of s.stt.transcriptions.watch(created.transcriptionId, { pollIntervalMs: 20, maxPollIntervalMs: 40 })) statuses.push(task.status);
+    expect(statuses.at(-1)).toBe('COMPLETED');
+    expect(new Set(statuses).size).toBe(statuses.length);
+    expect(statuses).toContain('PROCESSING');
+  });
+
+  it('leaving a watch() loop stops polling', async () => {
+    const s = clientFor(slow);
+    const upload = await s.uploads.create(wav(), { contentType: 'audio/wav' });
+    const created = await s.stt.transcriptions.create({ uploadId: upload.uploadId });
+    const seen: string[] = [];
+    for await (const task of s.stt.transcriptions.watch(created.transcriptionId, { pollIntervalMs: 20 })) {
+      seen.push(task.status);
+      break;
+    }
+    const from = slow.requests.length;
+    await new Promise((r) => setTimeout(r, 200));
+    expect(requestsTo(slow, 'GET', created.transcriptionId, from)).toHaveLength(0);
+    expect(seen).toHaveLength(1);
+    expect(isTerminalStatus(seen[0] as string)).toBe(false);
+  });
+
+  it('aborting watch() stops polling and ends the loop with AbortError', async () => {
+    const s = clientFor(slow);
+    const upload = await s.uploads.create(wav(), { contentType: 'audio/wav' });
+    const created = await s.stt.transcriptions.create({ uploadId: upload.uploadId });
+    const controller = new AbortController();
+    const seen: string[] = [];
+    const looping = (async () => {
+      for await (const task of s.stt.transcriptions.watch(created.transcriptionId, { pollIntervalMs: 20, signal: controller.signal })) seen.push(task.status);
+    })();
+    await new Promise((r) => setTimeout(r, 150));
+    controller.abort(new Error('user left'));
+    const error = await rejectionOf(looping);
+    expect(error).toMatchObject({ name: 'AbortError', code: 'ABORTED' });
+    const from = slow.requests.length;
+    await new Promise((r) => setTimeout(r, 200));
+    expect(requestsTo(slow, 'GET', created.transcriptionId, from)).toHaveLength(0);
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.some((status) => isTerminalStatus(status))).toBe(false);
+    // An id that cannot be valid is refused before anything is sent.
+    expect(() => s.stt.transcriptions.watch('')).toThrow(ValidationError);
   });
 
   it('a run-time rejected entity category ends FAILED with a typed error object, not a throw', async () => {

@@ -2,6 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { linkFromWorkspace, manifestOf, root, unpackInto } from './pack.js';
 
@@ -20,7 +21,9 @@ beforeAll(() => {
   mkdirSync(tarballs);
   for (const pkg of PACKAGES) {
     const target = unpackInto(dir, pkg, tarballs);
-    linkFromWorkspace(dir, pkg, Object.keys(manifestOf(target).dependencies ?? {}));
+    const manifest = manifestOf(target);
+    // Optional peers too (rxjs for core's ./rx, ws in Node): the consumer here is one that uses them.
+    linkFromWorkspace(dir, pkg, Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies }));
   }
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
 }, 120_000);
@@ -106,6 +109,85 @@ describe('packed artifacts', () => {
     expect(`${checked.stdout}${checked.stderr}`).toBe('');
     expect(checked.status).toBe(0);
   });
+
+  it('expose ./rx: Observables of a session and of transcription watching, on the consumer\'s rxjs, in ESM and in TypeScript', () => {
+    writeFileSync(join(dir, 'rx-check.mjs'), `
+      import * as core from '@soundclone/core';
+      import * as rx from '@soundclone/core/rx';
+      import { Observable, toArray, lastValueFrom } from 'rxjs';
+      // A real session that never connects: closed from idle, its streams replay and complete.
+      const session = new core.RealtimeSocketSession({ sessionId: 'rs_1', socketUrl: 'ws://127.0.0.1:9/socket', token: 'rtt_t', WebSocket: class {} });
+      const streams = rx.sessionStreams(session);
+      const states = [];
+      const completed = [];
+      streams.state$.subscribe({ next: (s) => states.push(s), complete: () => completed.push('state$') });
+      streams.lines$.subscribe({ complete: () => completed.push('lines$') });
+      const listening = session.listenerCount('state');
+      session.close();
+      const changes = { async *[Symbol.asyncIterator]() { yield { status: 'QUEUED' }; yield { status: 'COMPLETED' }; } };
+      const watched = rx.watchTranscription({ watch: () => changes }, 'tr_1');
+      const statuses = (await lastValueFrom(watched.pipe(toArray()))).map((t) => t.status);
+      console.log(JSON.stringify({
+        states, completed, listening, left: session.eventNames(), statuses,
+        sameRxjs: streams.lines$ instanceof Observable && watched instanceof Observable,
+        exports: Object.keys(rx).sort(),
+        inMain: ['sessionStreams', 'watchTranscription'].filter((n) => n in core),
+      }));
+    `);
+    const result = JSON.parse(execFileSync(process.execPath, ['rx-check.mjs'], { cwd: dir, encoding: 'utf8' })) as Record<string, unknown>;
+    expect(result).toEqual({
+      states: ['idle', 'closed'], completed: ['state$', 'lines$'], listening: 2, left: [], statuses: ['QUEUED', 'COMPLETED'],
+      sameRxjs: true, exports: ['sessionStreams', 'watchTranscription'], inMain: [],
+    });
+
+    mkdirSync(join(dir, 'rx-ts'), { recursive: true });
+    writeFileSync(join(dir, 'rx-ts', 'tsconfig.json'), JSON.stringify({
+      compilerOptions: { strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', noEmit: true, skipLibCheck: false, lib: ['ES2023', 'DOM'], types: [] },
+      files: ['consumer.ts'],
+    }));
+    writeFileSync(join(dir, 'rx-ts', 'consumer.ts'), `
+      import type { Observable } from 'rxjs';
+      import type { RealtimeSocketSession, SessionLine, SoundClone, TranscriptionTask } from '@soundclone/core';
+      import { sessionStreams, watchTranscription, type SessionStreams } from '@soundclone/core/rx';
+      export function lines(session: RealtimeSocketSession): Observable<SessionLine> {
+        const streams: SessionStreams = sessionStreams(session);
+        return streams.lines$;
+      }
+      export function watch(client: SoundClone, id: string): Observable<TranscriptionTask> {
+        return watchTranscription(client.stt.transcriptions, id, { pollIntervalMs: 100 });
+      }
+      export async function statuses(client: SoundClone, id: string): Promise<string[]> {
+        const seen: string[] = [];
+        for await (const task of client.stt.transcriptions.watch(id, { signal: AbortSignal.timeout(1000) })) seen.push(task.status);
+        return seen;
+      }
+    `);
+    const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+    const checked = spawnSync(process.execPath, [tsc, '-p', join(dir, 'rx-ts')], { cwd: dir, encoding: 'utf8' });
+    expect(`${checked.stdout}${checked.stderr}`).toBe('');
+    expect(checked.status).toBe(0);
+  });
+
+  it('keep rxjs out of the main entry and ./internal: bundled with nothing external, neither loads a module of it', async () => {
+    // esbuild comes from web-audio, which builds its worklet with it.
+    type Build = (options: Record<string, unknown>) => Promise<{ metafile: { inputs: Record<string, unknown> } }>;
+    const { build } = createRequire(join(root, 'packages', 'web-audio', 'package.json'))('esbuild') as { build: Build };
+    const modulesOf = async (specifier: string): Promise<string[]> => {
+      const entry = join(dir, `bundle-${specifier.replace(/\W/g, '_')}.mjs`);
+      writeFileSync(entry, `export * from '${specifier}';\n`);
+      const result = await build({ entryPoints: [entry], bundle: true, format: 'esm', platform: 'browser', write: false, metafile: true, logLevel: 'silent' });
+      return Object.keys(result.metafile.inputs);
+    };
+    const rxjs = (inputs: string[]): string[] => inputs.filter((path) => /(^|[\\/])rxjs[\\/]/.test(path));
+    const main = await modulesOf('@soundclone/core');
+    const internal = await modulesOf('@soundclone/core/internal');
+    const rx = await modulesOf('@soundclone/core/rx');
+    expect(main.some((path) => path.endsWith('realtime/realtime-session.js'))).toBe(true);
+    expect(rxjs(main)).toEqual([]);
+    expect(rxjs(internal)).toEqual([]);
+    // The same check finds rxjs where it is: the subpath that is built on it.
+    expect(rxjs(rx).length).toBeGreaterThan(0);
+  }, 60_000);
 
   it('run the packed soundclone command through its bin entry, with its dependencies from the other tarballs', () => {
     const manifest = JSON.parse(readFileSync(join(dir, 'node_modules', '@soundclone', 'cli', 'package.json'), 'utf8')) as { bin: Record<string, string>; version: string };

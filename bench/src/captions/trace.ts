@@ -53,7 +53,7 @@ export async function recordTrace(): Promise<Trace> {
     const events: TraceEvent[] = [];
     let started = Number.NaN;
     const now = (): number => performance.now() - started;
-    session.on('transcript.partial', (m) => events.push({ atMs: now(), kind: 'partial', epoch: m.epoch, text: m.text }));
+    session.on('partial', (m) => events.push({ atMs: now(), kind: 'partial', epoch: m.epoch, text: m.text }));
     session.on('line', (line) => events.push({ atMs: now(), kind: 'line', line }));
     session.on('line.updated', (u) => events.push({ atMs: now(), kind: 'update', line: u.line }));
     started = performance.now();

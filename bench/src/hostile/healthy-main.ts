@@ -21,9 +21,11 @@ async function main(): Promise<void> {
   let latencies: number[] = [];
   let reconnects = 0;
   let failed: string | null = null;
-  session.on('audio.ack', (ack) => {
+  // A protocol timing, so the raw message: the ack as the server sent it.
+  session.on('message', (message) => {
+    if (message.type !== 'audio.ack') return;
     const now = performance.now();
-    while (pending.length > 0 && pending[0]!.end <= ack.receivedSamples) latencies.push(now - pending.shift()!.at);
+    while (pending.length > 0 && pending[0]!.end <= message.receivedSamples) latencies.push(now - pending.shift()!.at);
   });
   session.on('reconnecting', () => void (reconnects += 1));
   session.on('state', (change) => {

@@ -36,7 +36,7 @@ export type { CreateVoiceParams, SaveDesignParams } from './client/resources/voi
 export type { VoiceFileInput } from './client/voices/voice-files.js';
 export type { VoiceFileType } from './client/voices/sniff.js';
 export type { UploadSource, UploadOptions, DownloadResult } from './client/resources/media.js';
-export type { CreateTranscriptionOptions, WaitOptions } from './client/stt/transcriptions.js';
+export type { CreateTranscriptionOptions, WaitOptions, WatchOptions } from './client/stt/transcriptions.js';
 export { isTerminalStatus, type PollOptions } from './client/stt/task-polling.js';
 export type { BackoffPolicy } from './http/retry-timing.js';
 export type { CountInput } from './util/decimal.js';
@@ -72,19 +72,18 @@ export type * from './types/media.js';
 // --- realtime session ---
 export { RealtimeSocketSession } from './realtime/realtime-session.js';
 export type { RealtimeSocketOptions, RealtimeSessionInit, RealtimeRest, OperationOptions } from './realtime/session-options.js';
-export type { SessionObservables } from './realtime/session-streams.js';
 export type { RealtimeConnectParams, RealtimeAttachParams } from './client/stt/realtime.js';
 export { DefaultReconnectPolicy, type ReconnectPolicy, type ReconnectContext, type DefaultReconnectPolicyOptions } from './realtime/reconnect-policy.js';
 export { RealtimeError, isRealtimeError, type RealtimeErrorCode } from './errors/realtime-error.js';
 export type { SessionState, StateChange } from './realtime/session-state.js';
 export type { SessionLine, LineUpdate, SupplementKind, SupplementMessage } from './realtime/line-store.js';
-export type { AudioStats, Gap } from './realtime/audio-outbox.js';
+export type { AudioStats, Gap, InputFormat } from './realtime/audio-outbox.js';
 export type { ServerMessage, WireLine } from './realtime/server-messages.js';
 export type {
   SessionReadyMessage, AudioAckMessage, PartialMessage, LineMessage, AlignmentMessage, EntitiesMessage, RevisionMessage, LanguageMessage,
   UsageUpdatedMessage, NoticeMessage, PausedMessage, ResumedMessage, FinishedMessage, SocketErrorMessage, PingMessage, PongMessage,
 } from './realtime/server-messages.js';
-export type { RealtimeSessionEvents, SessionOwnEvents, ServerMessageEvents, RealtimeFinishResult } from './realtime/session-events.js';
+export type { RealtimeSessionEvents, RealtimeFinishResult } from './realtime/session-events.js';
 export type { WebSocketLike, WebSocketConstructor } from './realtime/socket-transport.js';
 
 // --- live captions: engine, writers, session binding ---

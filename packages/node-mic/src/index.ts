@@ -2,7 +2,7 @@
  * @soundclone/node-mic: the system microphone and audio files as realtime sources.
  *
  *   openMicrophone() / wavFileSource() / rawPcmSource() / stdinSource()  ─►  AudioSource
- *   transcribeLive(client, source)  ─►  LiveTranscription (partials$, lines$, entities$, captions$, done)
+ *   transcribeLive(client, source)  ─►  LiveTranscription (partials$, lines$, lineUpdates$, captions$, done)
  */
 export { MicrophoneError, AudioSourceError, isMicrophoneError, isAudioSourceError, type MicrophoneErrorCode, type AudioSourceErrorCode } from './errors.js';
 export { checkFormat, isWireFormat, type AudioSource, type AudioFormat, type AudioBlock } from './sources/audio-source.js';

@@ -96,6 +96,27 @@ describe('WAVE_FORMAT_EXTENSIBLE WAVs as sox writes them', () => {
     expect(formatTag(bytes)).toBe(0xfffe);
   });
 
+  it('16-bit integer: the samples are the data chunk itself, not a copy (a copy only where it is not 2-aligned); mono float is the decoded plane', () => {
+    const values = Int16Array.from({ length: 960 }, (_, i) => ((i * 7919) % 65536) - 32768);
+    const bytes = wavBytes(values, 48_000, 2);
+    const wav = decodeWav(bytes, 'view.wav');
+    expect(wav.format).toEqual({ sampleRate: 48_000, channels: 2, encoding: 'pcm16' });
+    expect(wav.frames).toBe(480);
+    expect(wav.samples.buffer).toBe(bytes.buffer); // no Float32 round trip, no interleaving copy
+    expect(Array.from(wav.samples)).toEqual(Array.from(values));
+    const odd = new Uint8Array(bytes.length + 1).subarray(1);
+    odd.set(bytes);
+    const copied = decodeWav(odd, 'odd.wav');
+    expect(copied.samples.buffer).not.toBe(odd.buffer);
+    expect(Array.from(copied.samples)).toEqual(Array.from(values));
+    // A data chunk declaring more than the bytes hold gives the whole frames it has.
+    const short = decodeWav(bytes.subarray(0, bytes.length - 3), 'short.wav');
+    expect(Array.from(short.samples)).toEqual(Array.from(values.subarray(0, 958)));
+    const mono = decodeWav(wavBytes(new Float32Array([0.5, -0.25, 0.125]), 44_100, 1));
+    expect(mono.format).toEqual({ sampleRate: 44_100, channels: 1, encoding: 'float32' });
+    expect(Array.from(mono.samples)).toEqual([0.5, -0.25, 0.125]);
+  });
+
   it('extensible IEEE float: the same samples as the plain float file', () => {
     const samples = new Float32Array([0.5, -0.25, 0.125, -1, 0.75, 0.001]);
     const wav = decodeWav(extensible(wavBytes(samples, 16_000, 2), 3));

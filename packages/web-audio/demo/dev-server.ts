@@ -88,7 +88,7 @@ export async function bundlePage(): Promise<string> {
     legalComments: 'none',
     logLevel: 'silent',
     alias: {
-      // The sources' folder, so both the main entry (index.ts) and the ./internal subpath (internal.ts) resolve.
+      // The sources' folder, so the main entry (index.ts) and the ./internal and ./rx subpaths (internal.ts, rx.ts) resolve.
       '@soundclone/core': join(pkg, '..', 'core', 'src'),
       '@soundclone/web-audio': join(pkg, 'src', 'index.ts'),
     },

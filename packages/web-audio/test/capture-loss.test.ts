@@ -4,7 +4,7 @@ import { startServer, type RunningServer } from '@soundclone/server';
 import { attachSession, type CaptureDrop, type CaptureResult, type CaptureState } from '@soundclone/web-audio';
 import { Capture } from '../src/capture/capture.ts';
 import type { FeedSink } from '../src/capture/sample-feed.ts';
-import { SessionEncoder } from '../src/capture/session-encoder.ts';
+import { SessionWriter } from '../src/capture/session-writer.ts';
 import { pickFeed, type StartCaptureOptions } from '../src/capture/start-capture.ts';
 import { defineCaptureProcessor } from '../src/worklet/capture-processor.ts';
 import type { CaptureProcessorOptions } from '../src/worklet/protocol.ts';
@@ -13,7 +13,7 @@ import type { CaptureProcessorOptions } from '../src/worklet/protocol.ts';
  * A page that stalls (its main thread blocked: a long task, a GC pause, a frozen tab) while the audio
  * thread goes on. Node plays both threads: the worklet's processor class (the code the worklet runs)
  * on one end of a real MessageChannel, the page side (the feed startCapture picks, with its default
- * sizes; Capture; core's encoder) on the other, into a real session on the reference server. A
+ * sizes; Capture; the session's own encode path at the context's rate) on the other, into a real session on the reference server. A
  * "stall" is render quanta processed without yielding, so no message and no timer reaches the page.
  * Only the browser's objects around them (context, stream, nodes) are stand-ins.
  */
@@ -77,7 +77,7 @@ function rig(s: RealtimeSocketSession, rate: number, options: Partial<StartCaptu
     source: idle as unknown as MediaStreamAudioSourceNode,
     node: { ...idle, port: channel.port2 } as unknown as AudioWorkletNode,
     feed,
-    encoder: new SessionEncoder(rate, s),
+    encoder: new SessionWriter(rate, s),
     session: s,
     levelWindowMs: 50,
     stopTimeoutMs: 2000,
@@ -210,11 +210,11 @@ describe('a delivery that throws', () => {
     it(`${transport}: the session refusing the audio stops the capture with WEB_AUDIO_CAPTURE_FAILED; the totals say audio went missing`, async () => {
       const rate = 48_000;
       const s = await session();
-      // A session already written with write() throws REALTIME_INVALID_STATE on writePcm16().
-      s.write(new Float32Array(0));
       (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated = transport === 'shared';
       try {
         const { capture, play } = rig(s, rate, { transport, drainMs: 2 });
+        // A session also written with writePcm16() throws REALTIME_INVALID_STATE on write().
+        s.writePcm16(new Int16Array(0));
       const reported: unknown[] = [];
       (globalThis as { reportError?: (e: unknown) => void }).reportError = (e) => reported.push(e); // a browser has one
         let stopping: Promise<CaptureResult> | undefined;
@@ -239,6 +239,24 @@ describe('a delivery that throws', () => {
       }
     });
   }
+
+  it('shared: the page hands the session views of the shared ring, not copies; the session alone resamples them', async () => {
+    const rate = 48_000;
+    const s = await session();
+    (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated = true;
+    try {
+      const buffers = new Set<ArrayBufferLike>();
+      const { capture, feed, processor, play } = rig(s, rate, { transport: 'shared', drainMs: 2 }, (block) => void buffers.add(block.buffer));
+      await play(0.5, 'alive');
+      const result = await capture.stop();
+      // Every block the session got is the worklet's own memory: the resampler's history is the one copy.
+      expect([...buffers]).toEqual([feed.processorOptions.ring!.buffer]);
+      expect(result.encodedFrames).toBe(processor.frames);
+      await checkStored(s, result, [], rate);
+    } finally {
+      delete (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated;
+    }
+  });
 
   it("the app's onSamples throwing costs no audio: the error is reported (reportError) and the block still goes out", async () => {
     const rate = 48_000;

@@ -3,11 +3,11 @@ import { EncodePipeline, SoundClone, type RealtimeSocketSession } from '@soundcl
 import { startServer, type RunningServer } from '@soundclone/server';
 import { attachSession, isWebAudioError, openMicrophone, startCapture, WebAudioError } from '@soundclone/web-audio';
 import { LevelMeter, type AudioLevel } from '../src/capture/level-meter.ts';
-import { SessionEncoder } from '../src/capture/session-encoder.ts';
+import { SessionWriter } from '../src/capture/session-writer.ts';
 
 /**
- * The page-side parts that run in Node as they are: token attach, the encoder into a real session on
- * the reference server (segments flushed exactly), the level meter, and startCapture's typed errors.
+ * The page-side parts that run in Node as they are: token attach, the capture's writer into a real
+ * session on the reference server (the session resamples at the context's rate, segments flushed exactly), the level meter, and startCapture's typed errors.
  * The browser-only parts are tested in real Chromium (test/browser).
  */
 const KEY = 'key-web-audio';
@@ -67,31 +67,53 @@ describe('attachSession (token only, as a page)', () => {
   });
 });
 
-describe('SessionEncoder (core EncodePipeline into a real session)', () => {
+describe('SessionWriter (Float32 at the context rate into a real session, which resamples it itself)', () => {
   it('sends each segment resampled on its own, tail flushed at the cut; the server stores exactly that', async () => {
-    const session: RealtimeSocketSession = await attachSession(await grant());
+    const session: RealtimeSocketSession = await attachSession(await grant()); // its sampleRate option: the default 16 kHz
     const rate = 48_000;
-    const encoder = new SessionEncoder(rate, session);
+    const writer = new SessionWriter(rate, session);
     const a = tone(rate, 0.73, 440, 0.4);
     const b = tone(rate, 0.51, 300, 0.3);
-    for (let at = 0; at < a.length; at += 1024) encoder.push(a.subarray(at, at + 1024));
-    encoder.endSegment(); // mute or pause
-    encoder.endSegment(); // twice is once
-    for (let at = 0; at < b.length; at += 1000) encoder.push(b.subarray(at, at + 1000));
-    encoder.endSegment();
+    for (let at = 0; at < a.length; at += 1024) writer.push(a.subarray(at, at + 1024));
+    writer.endSegment(); // mute or pause
+    writer.endSegment(); // twice is once
+    expect(session.markDiscontinuity()).toBe(0); // and the session's own break with nothing written since is nothing
+    for (let at = 0; at < b.length; at += 1000) writer.push(b.subarray(at, at + 1000));
+    writer.endSegment();
     const expected = new Int16Array([...encode(a, rate), ...encode(b, rate)]);
-    expect(encoder.framesIn).toBe(a.length + b.length);
-    expect(encoder.acceptedSamples).toBe(expected.length);
-    expect(encoder.refusedSamples).toBe(0);
+    expect(writer.framesIn).toBe(a.length + b.length);
+    expect(writer.sentSamples).toBe(expected.length);
+    expect(writer.refusedFrames).toBe(0);
     const finished = await session.finish();
     expect(String(finished.session.usage.receivedSamples)).toBe(String(expected.length));
     const r = await fetch(`${server.url}/sound_clone/api/v1/stt/realtime/sessions/${session.sessionId}/audio`, { headers: { accessKey: KEY } });
     const stored = new Int16Array(await r.arrayBuffer());
     expect(Buffer.from(stored.buffer).equals(Buffer.from(expected.buffer))).toBe(true);
     // After the session ended it takes nothing: refused, counted, not lost silently.
-    encoder.push(a.subarray(0, 4800));
-    encoder.endSegment();
-    expect(encoder.refusedSamples).toBe(1600);
+    writer.push(a.subarray(0, 4800));
+    writer.endSegment();
+    expect(writer.refusedFrames).toBe(4800);
+    expect(writer.sentSamples).toBe(expected.length);
+  });
+
+  it('declares the context rate to the session before audio; a session that already took audio in another format is refused', async () => {
+    const session: RealtimeSocketSession = await attachSession(await grant());
+    try {
+      new SessionWriter(44_100, session, 'js');
+      expect(session.stats.resamplerKernel).toBe('js');
+      new SessionWriter(44_100, session, 'js'); // the same format again: a second capture on the session
+      session.write(new Float32Array(441));
+      const caught = (() => {
+        try {
+          new SessionWriter(48_000, session);
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(caught).toMatchObject({ name: 'WebAudioError', code: 'WEB_AUDIO_INVALID_OPTION', cause: { code: 'REALTIME_INVALID_STATE' } });
+    } finally {
+      session.close();
+    }
   });
 });
 
@@ -122,7 +144,7 @@ describe('startCapture outside a browser', () => {
   });
 
   it('says AudioWorklet is missing where there is none', async () => {
-    const session = { writePcm16: () => 0 } as never;
+    const session = { write: () => 0, setInputFormat: () => undefined } as never;
     await expect(startCapture({ session })).rejects.toMatchObject({ name: 'WebAudioError', code: 'WEB_AUDIO_UNSUPPORTED' });
   });
 });

@@ -1,5 +1,4 @@
 import { protocol } from '@soundclone/core/internal';
-import { lastValueFrom } from 'rxjs';
 import { parse, str } from '../args.js';
 import { CliUsageError } from '../cli-error.js';
 import { connect } from '../context.js';
@@ -56,8 +55,9 @@ export async function transcribe(ctx: CommandContext): Promise<number> {
         // The local server stops with this command: the work is finished here, so the kept task has a
         // result for `transcripts get` in a later command instead of being failed as interrupted.
         ctx.out.note(`the local server stops with this command, so the transcription finishes first; then: soundclone transcripts get ${task.transcriptionId}`);
-        const done = await lastValueFrom(client.stt.transcriptions.watch(task.transcriptionId));
-        ctx.out.note(`transcription ${task.transcriptionId}: ${done.status}`);
+        let status = task.status;
+        for await (const done of client.stt.transcriptions.watch(task.transcriptionId)) status = done.status;
+        ctx.out.note(`transcription ${task.transcriptionId}: ${status}`);
       } else if (connection.local) ctx.out.note('add --wait to see the result: this transcription ends with this command (--ephemeral)');
       else ctx.out.note(`fetch the result with: soundclone transcripts get ${task.transcriptionId} (or transcripts wait)`);
       return 0;

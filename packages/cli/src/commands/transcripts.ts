@@ -1,5 +1,4 @@
 import { writeFile } from 'node:fs/promises';
-import { lastValueFrom, tap } from 'rxjs';
 import { type SoundClone, type TranscriptionTask } from '@soundclone/core';
 import { protocol } from '@soundclone/core/internal';
 import { oneOf, parse, str } from '../args.js';
@@ -95,18 +94,17 @@ export async function follow(out: Output, client: SoundClone, task: Transcriptio
   const draw = (): void => void out.stderr.write(`\r\x1b[2K${line()}`);
   const ticker = setInterval(() => (tty ? draw() : out.note(line())), tty ? 200 : HEARTBEAT_MS);
   try {
-    return await lastValueFrom(
-      client.stt.transcriptions.watch(task.transcriptionId).pipe(
-        tap((t) => {
-          status = t.status;
-          if (tty) draw();
-          else {
-            out.note(line());
-            ticker.refresh();
-          }
-        }),
-      ),
-    );
+    let last = task;
+    for await (const t of client.stt.transcriptions.watch(task.transcriptionId)) {
+      last = t;
+      status = t.status;
+      if (tty) draw();
+      else {
+        out.note(line());
+        ticker.refresh();
+      }
+    }
+    return last;
   } finally {
     clearInterval(ticker);
     if (tty) out.stderr.write('\n');

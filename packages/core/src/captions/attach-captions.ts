@@ -6,9 +6,9 @@ import type { CueChange } from './cue.js';
 
 /**
  * The one place partials are heard from: the session event whose payload carries `{ epoch, text }` of
- * the open segment (today the raw server message).
+ * the open segment (the session's `partial` event: current epoch only).
  */
-const PARTIAL_EVENT = 'transcript.partial' as const;
+const PARTIAL_EVENT = 'partial' as const;
 type PartialEvent = typeof PARTIAL_EVENT;
 
 /** The part of a session the binding listens to (a RealtimeSocketSession fits). */

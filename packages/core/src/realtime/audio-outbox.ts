@@ -1,8 +1,9 @@
 import { EncodePipeline } from '../dsp/encode-pipeline.js';
-import type { SampleBlock } from '../dsp/resampler.js';
+import type { ResamplerKernel, SampleBlock } from '../dsp/resampler.js';
+import type { RingSegments } from '../dsp/ring-types.js';
 import { LITTLE_ENDIAN_HOST } from '../dsp/pcm16.js';
 import { FRAME, REALTIME, encodeFrameHeader } from '../protocol.js';
-import { FrameSlots, type OutgoingFrame } from './frame-slots.js';
+import { FrameSlots, type FrameSlot, type OutgoingFrame } from './frame-slots.js';
 import { GapLedger, type Gap } from './gap-ledger.js';
 import { RealtimeError } from '../errors/realtime-error.js';
 
@@ -30,6 +31,17 @@ export interface AudioStats {
   readonly gapSamples: number;
   /** producedSamples - ackedSamples in milliseconds of audio. */
   readonly lagMs: number;
+  /** The resampler kernel write() runs: 'wasm', or 'js' (asked for, or no WebAssembly SIMD / a CSP without 'wasm-unsafe-eval'). */
+  readonly resamplerKernel: 'js' | 'wasm';
+}
+
+/** What write() takes: the rate and interleaved channels of its blocks, and which resampler kernel runs. */
+export interface InputFormat {
+  readonly sampleRate: number;
+  /** Interleaved channels, averaged to mono. Default 1. */
+  readonly channels?: number;
+  /** Default 'auto': the wasm kernel where it can run, else js (same rates, same quality). */
+  readonly kernel?: ResamplerKernel;
 }
 
 /**
@@ -39,6 +51,9 @@ export interface AudioStats {
  *
  *   write(Float32 | Int16) ─► EncodePipeline ─► int16 ring ──nextFrame()──► socket
  *   writePcm16(Int16) ───────────────────────┘   ▲ acknowledge(received) frees, rewindTo(received) resends
+ *
+ * This is the one encode path of the shipping writers: a browser capture declares its AudioContext's
+ * rate here (setInput) and writes its blocks as they come; endSegment() is its break in the audio.
  *
  * Positions here are captured positions (the ring's); `acknowledge()` and `rewindTo()` take the server's
  * and frames carry the server's (see GapLedger). `expected` is where the server's next sample must
@@ -53,9 +68,13 @@ export interface AudioStats {
  * Garbage: none per frame in the steady state; FrameSlots says when it allocates.
  */
 export class AudioOutbox {
-  readonly pipeline: EncodePipeline;
   readonly frameSamples: number;
+  #pipeline: EncodePipeline;
+  #format: Required<InputFormat>;
+  readonly #bufferMs: number;
   #mode: 'float' | 'pcm16' | undefined;
+  /** Float input went into the resampler since the last segment end: endSegment() has a tail to encode. */
+  #segmentOpen = false;
   #acked: number;
   /** The server's last acknowledged cursor, in its own positions. */
   #ackedServer: number;
@@ -64,25 +83,19 @@ export class AudioOutbox {
   readonly #gaps: GapLedger;
   readonly #scratch: Int16Array;
   readonly #slots: FrameSlots;
+  #segments: RingSegments<'int16'>;
+  /** The ring's storage as int32 pairs, or null where it is not 4-aligned. */
+  #storage32: Int32Array | null;
 
   constructor(options: { sampleRate: number; channels: number; bufferMs: number; startSample?: number; frameMs?: number; onGap: (gap: Gap) => void }) {
     this.#gaps = new GapLedger(options.onGap);
     const startSample = options.startSample ?? 0;
-    this.pipeline = new EncodePipeline({
-      inputRate: options.sampleRate,
-      channels: options.channels,
-      outputRate: REALTIME.sampleRate,
-      // Frames are cut here (#frame), not by the pipeline's nextFrame(): no header room needed there.
-      headerBytes: 0,
-      retain: true,
-      bufferMs: options.bufferMs,
-      startSample,
-      frameMs: options.frameMs ?? 20,
-      onOverflow: (from, to) => {
-        this.#overflow += to - from;
-      },
-    });
-    this.frameSamples = this.pipeline.frameSamples;
+    this.#bufferMs = options.bufferMs;
+    this.#format = { sampleRate: options.sampleRate, channels: options.channels, kernel: 'auto' };
+    this.#pipeline = this.#makePipeline(this.#format, startSample, options.frameMs ?? 20);
+    this.frameSamples = this.#pipeline.frameSamples;
+    this.#segments = this.#pipeline.ring.createSegments();
+    this.#storage32 = int32View(this.#pipeline.ring.storage);
     this.#acked = startSample;
     this.#ackedServer = startSample;
     this.#expected = startSample;
@@ -96,7 +109,28 @@ export class AudioOutbox {
   }
 
   get ring(): EncodePipeline['ring'] {
-    return this.pipeline.ring;
+    return this.#pipeline.ring;
+  }
+
+  /**
+   * Declares what write() takes, in place of the constructor's rate and channels: for a writer that
+   * learns its rate only when it starts (a browser capture runs at its AudioContext's rate). The same
+   * format again changes nothing. A different one is taken only before any audio was written: the
+   * resampler's ring is rebuilt around the new rate, and after audio it would hold samples the new
+   * one never saw.
+   */
+  setInput(format: InputFormat): void {
+    const next: Required<InputFormat> = { sampleRate: format.sampleRate, channels: format.channels ?? 1, kernel: format.kernel ?? 'auto' };
+    const now = this.#format;
+    if (next.sampleRate === now.sampleRate && next.channels === now.channels && next.kernel === now.kernel) return;
+    if (this.#mode !== undefined) {
+      throw new RealtimeError('REALTIME_INVALID_STATE', `the input format (${now.sampleRate} Hz, ${now.channels} channel(s)) cannot change once audio was written; open another session for ${next.sampleRate} Hz, ${next.channels} channel(s)`);
+    }
+    // Built before it replaces the old one: a format the resampler refuses leaves the outbox as it was.
+    this.#pipeline = this.#makePipeline(next, this.produced, (this.frameSamples * 1000) / REALTIME.sampleRate);
+    this.#segments = this.#pipeline.ring.createSegments();
+    this.#storage32 = int32View(this.#pipeline.ring.storage);
+    this.#format = next;
   }
 
   get produced(): number {
@@ -142,13 +176,14 @@ export class AudioOutbox {
    * declared rate and channels.
    */
   writeFloat(block: SampleBlock): number {
-    this.#setMode('float');
-    return this.pipeline.push(block);
+    if (this.#mode !== 'float') this.#setMode('float');
+    this.#segmentOpen = true;
+    return this.#pipeline.push(block);
   }
 
   /** PCM16 at 16 kHz mono: straight into the ring, bit-exact (no resampling, no requantisation). */
   writePcm16(samples: Int16Array): number {
-    this.#setMode('pcm16');
+    if (this.#mode !== 'pcm16') this.#setMode('pcm16');
     const ring = this.ring;
     let at = 0;
     while (at < samples.length) {
@@ -168,15 +203,20 @@ export class AudioOutbox {
 
   /** Encodes what the resampler still holds and ends the stream (finish). A PCM16-only session has nothing there. */
   flushResampler(): void {
-    if (this.#mode === 'float' && !this.pipeline.flushed) this.pipeline.flush();
+    if (this.#mode === 'float' && !this.#pipeline.flushed) this.#pipeline.flush();
+    this.#segmentOpen = false;
   }
 
   /**
-   * Encodes what the resampler still holds without ending the stream (pause): the tail belongs to the
-   * epoch being paused, and audio after the resume starts a new resampler segment (EncodePipeline.endSegment).
+   * Encodes what the resampler still holds without ending the stream (a pause, or a discontinuity in
+   * the writer's audio): the tail belongs to the audio before the cut, and audio after it starts a new
+   * resampler segment (EncodePipeline.endSegment). Returns the samples the tail added; 0 when nothing
+   * was written since the last cut (twice is once).
    */
-  endSegment(): void {
-    if (this.#mode === 'float') this.pipeline.endSegment();
+  endSegment(): number {
+    if (!this.#segmentOpen) return 0;
+    this.#segmentOpen = false;
+    return this.#pipeline.endSegment();
   }
 
   /**
@@ -188,7 +228,7 @@ export class AudioOutbox {
     const at = Math.min(this.#gaps.toCaptured(serverPosition), this.produced);
     if (at <= this.#acked) return;
     this.#acked = at;
-    this.pipeline.acknowledge(at);
+    this.#pipeline.acknowledge(at);
     if (this.#expected < at) this.#expected = at;
   }
 
@@ -258,6 +298,7 @@ export class AudioOutbox {
       overflowSamples: this.#overflow,
       gapSamples: this.#gaps.ranges.reduce((n, [a, b]) => n + b - a, 0),
       lagMs: ((produced - this.#acked) * 1000) / REALTIME.sampleRate,
+      resamplerKernel: this.#pipeline.resampler.kernel,
     };
   }
 
@@ -266,7 +307,16 @@ export class AudioOutbox {
     const serverStart = this.#gaps.toServer(startSample);
     encodeFrameHeader(slot.header, 0, epoch, serverStart);
     if (LITTLE_ENDIAN_HOST) {
-      this.ring.read(slot.payload, 0, count);
+      // The frame copy is the outbox's largest per-sample cost: it runs as int32 pairs where both
+      // sides are 4-aligned (always, but after an odd short frame), in monomorphic loops, with no
+      // subarray view (no garbage per frame). ring.read() would copy sample by sample.
+      const ring = this.ring;
+      const segments = this.#segments;
+      ring.readSegments(count, segments);
+      const { storage, firstStart, firstLength, secondStart, secondLength } = segments;
+      copySamples(storage, this.#storage32, firstStart, slot, 0, firstLength);
+      if (secondLength > 0) copySamples(storage, this.#storage32, secondStart, slot, firstLength, secondLength);
+      ring.consume(count);
     } else {
       const scratch = this.#scratch;
       const bytes = slot.full;
@@ -285,8 +335,45 @@ export class AudioOutbox {
     return frame;
   }
 
+  #makePipeline(format: Required<InputFormat>, startSample: number, frameMs: number): EncodePipeline {
+    return new EncodePipeline({
+      inputRate: format.sampleRate,
+      channels: format.channels,
+      kernel: format.kernel,
+      outputRate: REALTIME.sampleRate,
+      // Frames are cut here (#frame), not by the pipeline's nextFrame(): no header room needed there.
+      headerBytes: 0,
+      retain: true,
+      bufferMs: this.#bufferMs,
+      startSample,
+      frameMs,
+      onOverflow: (from, to) => {
+        this.#overflow += to - from;
+      },
+    });
+  }
+
   #setMode(mode: 'float' | 'pcm16'): void {
     if (this.#mode === undefined) this.#mode = mode;
     else if (this.#mode !== mode) throw new RealtimeError('REALTIME_INVALID_STATE', 'write() and writePcm16() cannot be mixed in one session: the resampler would reorder audio');
   }
+}
+
+function int32View(storage: Int16Array): Int32Array | null {
+  return storage.byteOffset % 4 === 0 ? new Int32Array(storage.buffer, storage.byteOffset, storage.length >> 1) : null;
+}
+
+/** storage[from, from + n) into the slot's payload at `to`: int32 pairs when both are even, then the odd last sample. */
+function copySamples(storage: Int16Array, storage32: Int32Array | null, from: number, slot: FrameSlot, to: number, n: number): void {
+  const payload = slot.payload;
+  if (storage32 !== null && (from & 1) === 0 && (to & 1) === 0) {
+    const pairs = n >> 1;
+    const payload32 = slot.payload32;
+    const src = from >> 1;
+    const dst = to >> 1;
+    for (let i = 0; i < pairs; i++) payload32[dst + i] = storage32[src + i]!;
+    if ((n & 1) === 1) payload[to + n - 1] = storage[from + n - 1]!;
+    return;
+  }
+  for (let i = 0; i < n; i++) payload[to + i] = storage[from + i]!;
 }

@@ -1,24 +1,22 @@
-import type { Observable } from 'rxjs';
 import { CLOSE_CODES, REALTIME, SOCKET_DEFAULTS } from '../protocol.js';
-import type { RealtimeNotice, RealtimeSession, RealtimeUsage } from '../types/realtime.js';
-import { AudioOutbox, type AudioStats } from './audio-outbox.js';
+import type { RealtimeNotice, RealtimeSession } from '../types/realtime.js';
+import { AudioOutbox, type AudioStats, type InputFormat } from './audio-outbox.js';
 import { FramePump } from './frame-pump.js';
 import { GuardedEmitter } from './guarded-emitter.js';
-import type { LineUpdate, SessionLine } from './line-store.js';
+import type { SessionLine } from './line-store.js';
 import { SessionTranscript } from './session-transcript.js';
 import { RealtimeError } from '../errors/realtime-error.js';
 import { PAUSE, RESUME, finishesNow, operationGate, operationWait, refusedAtOnce, type OperationView, type StateOperation } from './operation-gates.js';
 import { balanceError, exhaustedAt, failedBeforeReady, finalViewEnding, finishGaveUp, restFinishEnding, settle, unsavedEnding, type Ending, type Exhaustion } from './session-ending.js';
 import { SessionRecovery, type RecoveryAction, type RecoveryFacts } from './session-recovery.js';
 import { socketAddress } from './socket-address.js';
-import { parseServerMessage, type EntitiesMessage, type PartialMessage, type ServerMessage, type SessionReadyMessage } from './server-messages.js';
+import { parseServerMessage, type ServerMessage, type SessionReadyMessage } from './server-messages.js';
 import type { RealtimeFinishResult, RealtimeSessionEvents } from './session-events.js';
 import { SessionIntent } from './session-intent.js';
 import { SessionMessages, type MessageAction } from './session-messages.js';
 import { StateMachine, type SessionState, type StateChange } from './session-state.js';
 import { resolveWebSocket, SocketTransport, type WebSocketConstructor } from './socket-transport.js';
 import type { OperationOptions, RealtimeSessionInit } from './session-options.js';
-import { SessionStreams, type SessionObservables } from './session-streams.js';
 import { HeartbeatWatchdog } from './heartbeat-watchdog.js';
 import { TimerSet } from './timer-set.js';
 import { Waiters, invalidTimeout } from './waiters.js';
@@ -35,37 +33,22 @@ export { socketUrlFor } from './socket-address.js';
  * helpers (SessionMessages, SessionRecovery, FramePump, operation-gates.ts, session-ending.ts) return
  * what to do and this class does it. README.md here draws the machine and the handshake per socket.
  */
-export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents> implements SessionObservables {
+export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents> {
   readonly sessionId: string;
-  readonly partials$: Observable<PartialMessage>;
-  readonly lines$: Observable<SessionLine>;
-  readonly lineUpdates$: Observable<LineUpdate>;
-  readonly entities$: Observable<EntitiesMessage>;
-  readonly notices$: Observable<RealtimeNotice>;
-  readonly usage$: Observable<RealtimeUsage>;
-  readonly state$: Observable<SessionState>;
-  readonly backpressure$: Observable<AudioStats>;
 
   readonly #init: RealtimeSessionInit;
   readonly #machine: StateMachine;
   readonly #outbox: AudioOutbox;
   readonly #transcript = new SessionTranscript({
-    line: (line) => {
-      this.#subjects.lines.next(line);
-      this.emit('line', line);
-    },
-    lineUpdated: (update) => {
-      this.#subjects.lineUpdates.next(update);
-      this.emit('line.updated', update);
-    },
-    notice: (notice) => this.#subjects.notices.next(notice),
+    line: (line) => this.emit('line', line),
+    lineUpdated: (update) => this.emit('line.updated', update),
+    notice: (notice) => this.emit('notice', notice),
   });
   readonly #now: () => number;
   readonly #sender: FramePump;
   readonly #recovery: SessionRecovery;
   readonly #waiters = new Waiters();
   readonly #timers = new TimerSet();
-  readonly #subjects = new SessionStreams();
   readonly #heartbeat: HeartbeatWatchdog;
 
   #ws: { WebSocket: WebSocketConstructor; headers: boolean } | undefined;
@@ -101,16 +84,8 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     const drain = { maxInFlightSamples: init.maxInFlightSamples ?? 32_000, drainTimeoutMs: init.drainTimeoutMs ?? 5000 };
     this.#sender = new FramePump(this.#outbox, drain, this.#now);
     this.#recovery = new SessionRecovery(init.reconnect, REALTIME.recoveryWindowMs, init.restFinishReserveMs ?? 10_000);
-    this.partials$ = this.#subjects.partials.asObservable();
-    this.lines$ = this.#subjects.lines.asObservable();
-    this.lineUpdates$ = this.#subjects.lineUpdates.asObservable();
-    this.entities$ = this.#subjects.entities.asObservable();
-    this.notices$ = this.#subjects.notices.asObservable();
-    this.usage$ = this.#subjects.usage.asObservable();
-    this.state$ = this.#subjects.state.asObservable();
-    this.backpressure$ = this.#subjects.backpressure.asObservable();
     this.#machine = new StateMachine((change) => this.#onStateChange(change));
-    this.#messages = new SessionMessages(this.#outbox, this.#transcript, this.#subjects);
+    this.#messages = new SessionMessages(this.#outbox, this.#transcript);
     this.#heartbeat = new HeartbeatWatchdog(this.#now, () => {
       // The server pings every heartbeatIntervalMs; silence this long means a dead or half-open path.
       this.#transport?.terminate();
@@ -171,6 +146,32 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     this.#outbox.writeFloat(block);
     this.#pump();
     return block.length;
+  }
+
+  /**
+   * Declares the rate, channels and resampler kernel of write() blocks, in place of the sampleRate and
+   * channels options: for a writer that learns its rate only when it starts (a browser capture at its
+   * AudioContext's rate). The same format again is a no-op; a different one only before the first
+   * write() or writePcm16() (else REALTIME_INVALID_STATE). An unsupported rate throws DSP_UNSUPPORTED_RATE.
+   */
+  setInputFormat(format: InputFormat): void {
+    this.#outbox.setInput(format);
+  }
+
+  /**
+   * A discontinuity in the audio given to write(): what comes next does not follow what came before
+   * (a mute, audio lost before it reached the writer, another source). The resampler's tail goes out
+   * now, so the audio before the cut is complete; the next write() starts with a fresh filter, so no
+   * sample sent mixes the two sides. Nothing is inserted: the server gets the two stretches back to
+   * back, each resampled exactly as a stream of its own. Returns the 16 kHz samples the tail added; 0
+   * with nothing written since the last cut, for writePcm16() (it does not resample), and when the
+   * session does not take audio (pause() and finish() end the segment themselves).
+   */
+  markDiscontinuity(): number {
+    if (!this.#takesAudio()) return 0;
+    const produced = this.#outbox.endSegment();
+    if (produced > 0) this.#pump();
+    return produced;
   }
 
   /** PCM16 at 16 kHz mono, sent bit for bit. Same return rule as write(). */
@@ -527,7 +528,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   }
 
   #emitRaw(message: ServerMessage): void {
-    (this.emit as (type: string, payload: unknown) => boolean)(message.type, message);
+    this.emit('message', message);
   }
 
   /** The balance is used up: nothing more is sent or taken, and the final view ends it (see Exhaustion). */
@@ -579,11 +580,10 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
 
   /**
    * The machine's own work first (teardown, waiters), the user's listeners last: whatever they do, the
-   * session is torn down and every wait settled. rxjs reports a throwing subscriber asynchronously, and
-   * a throwing listener is caught by GuardedEmitter (see listenerFailed).
+   * session is torn down and every wait settled. A throwing listener is caught by GuardedEmitter (see
+   * listenerFailed).
    */
   #onStateChange(change: StateChange): void {
-    this.#subjects.state.next(change.to);
     if (this.#machine.terminal) this.#teardown();
     this.#waiters.check();
     // Terminal without the awaited condition (e.g. pause() when the session finished): nothing waits forever.
@@ -613,7 +613,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     this.#machine.set(to, reason);
   }
 
-  /** Terminal: close the socket, clear every timer, remove the abort listener, complete the streams. */
+  /** Terminal: close the socket, clear every timer, remove the abort listener. */
   #teardown(): void {
     const t = this.#transport;
     this.#transport = undefined;
@@ -624,6 +624,5 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     this.#timers.clear();
     this.#init.signal?.removeEventListener('abort', this.#onAbort);
     this.#lifetime.abort(this.#failure ?? RealtimeError.closed('operation'));
-    this.#subjects.complete();
   }
 }

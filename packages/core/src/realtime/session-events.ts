@@ -1,21 +1,29 @@
-import type { ServerMessageType } from '../protocol.js';
-import type { ServerMessage } from './server-messages.js';
-import type { RealtimeNotice, RealtimeSession } from '../types/realtime.js';
+import type { PartialMessage, ServerMessage } from './server-messages.js';
+import type { RealtimeNotice, RealtimeSession, RealtimeUsage } from '../types/realtime.js';
 import type { AudioStats, Gap } from './audio-outbox.js';
 import type { LineUpdate, SessionLine } from './line-store.js';
 import type { StateChange } from './session-state.js';
 import type { RealtimeError } from '../errors/realtime-error.js';
 
-/** Every raw server message, by its type, after the session processed it (derived from the union). */
-export type ServerMessageEvents = { [K in ServerMessageType]: (message: Extract<ServerMessage, { type: K }>) => void };
-
-/** What the session itself says. Payloads are objects so fields can be added later. */
-export interface SessionOwnEvents {
+/**
+ * What the session says. Each kind of result has one event with one rule (packages/core/README.md
+ * "Hearing results: one rule"): render from these. Payloads are objects so fields can be added later.
+ */
+export interface RealtimeSessionEvents {
   state: (change: StateChange) => void;
   /** A committed line, once per line id for the life of the session (reconnects included). */
   line: (line: SessionLine) => void;
-  /** A supplement arrived for a line already emitted (or a reconnect's view filled it in). */
+  /**
+   * A supplement arrived for a line already emitted (alignment, entities, revision, language), or a
+   * reconnect's view filled it in. Supplements that arrive before their line wait for it.
+   */
   'line.updated': (update: LineUpdate) => void;
+  /** The text still being recognised, of the current epoch only: partials of an epoch already left are dropped. */
+  partial: (partial: PartialMessage) => void;
+  /** A notice, once (same code, message, lines and supplements), whether live or in a session view. */
+  notice: (notice: RealtimeNotice) => void;
+  /** The session's running usage, as each usage.updated reports it. */
+  usage: (usage: RealtimeUsage) => void;
   /**
    * Captured audio [from, to) the server will never get (ring overflow during a long outage, or unsent
    * when finished over REST). Nothing is sent in its place; the stream continues at `serverSample`
@@ -45,9 +53,12 @@ export interface SessionOwnEvents {
   'recovery.expired': (info: { readonly finishedOverRest: boolean }) => void;
   /** Things worth a debug log: unknown or malformed messages, expected refusals around rotation. */
   debug: (info: { readonly kind: string; readonly detail?: Readonly<Record<string, unknown>> }) => void;
+  /**
+   * Every server message of the current socket as received, after the session applied it: for
+   * protocol logging only. Not deduplicated (a line can come again in a view); render from the events above.
+   */
+  message: (message: ServerMessage) => void;
 }
-
-export type RealtimeSessionEvents = ServerMessageEvents & SessionOwnEvents;
 
 /** What `finish()` resolves with: the final view, every notice, and the final lines. */
 export interface RealtimeFinishResult {

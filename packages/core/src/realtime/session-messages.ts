@@ -3,10 +3,9 @@ import type { RealtimeNotice, RealtimeSession } from '../types/realtime.js';
 import type { AudioOutbox } from './audio-outbox.js';
 import type { SentOnSocket } from './frame-pump.js';
 import type { ServerMessage, SessionReadyMessage } from './server-messages.js';
-import type { SessionOwnEvents } from './session-events.js';
+import type { RealtimeSessionEvents } from './session-events.js';
 import type { SessionIntentView } from './session-intent.js';
 import type { SessionState } from './session-state.js';
-import type { SessionStreams } from './session-streams.js';
 import type { SessionTranscript } from './session-transcript.js';
 
 /** What the session knows when a message arrives (read only: the messages decide, the session acts). */
@@ -20,9 +19,10 @@ export interface MessageContext {
   readonly reconnectAttempt?: number | undefined;
 }
 
+type Emitted = 'backpressure' | 'partial' | 'usage' | 'reconnected' | 'rotated' | 'debug';
 type EmitAction = {
-  [K in 'backpressure' | 'reconnected' | 'rotated' | 'debug']: { readonly do: 'emit'; readonly event: K; readonly payload: Parameters<SessionOwnEvents[K]>[0] };
-}['backpressure' | 'reconnected' | 'rotated' | 'debug'];
+  [K in Emitted]: { readonly do: 'emit'; readonly event: K; readonly payload: Parameters<RealtimeSessionEvents[K]>[0] };
+}[Emitted];
 
 /**
  * What the session does about a message, in this order. The messages never change the state nor send
@@ -51,7 +51,7 @@ export type MessageAction =
 const NOTHING: readonly MessageAction[] = [];
 
 /**
- * What the server says, applied to the session's data (the ring of audio, the transcript, the streams)
+ * What the server says, applied to the session's data (the ring of audio, the transcript)
  * and turned into actions for the session: the handshake on every socket, acknowledgements, rotation,
  * pause and resume answers, transcript events, refusals. Holds the epoch (the session's position in the
  * server's recording segments) and the rotation in progress.
@@ -63,7 +63,6 @@ export class SessionMessages {
   constructor(
     private readonly outbox: AudioOutbox,
     private readonly transcript: SessionTranscript,
-    private readonly subjects: SessionStreams,
   ) {}
 
   /** The current epoch: set by session.ready and session.resumed only. */
@@ -72,7 +71,7 @@ export class SessionMessages {
   }
 
   handle(m: ServerMessage, ctx: MessageContext): readonly MessageAction[] {
-    const { outbox, subjects, transcript } = this;
+    const { outbox, transcript } = this;
     switch (m.type) {
       case 'ping':
         return [{ do: 'pong', id: m.id ?? null }];
@@ -82,12 +81,10 @@ export class SessionMessages {
         return this.#onReady(m, ctx);
       case 'audio.ack':
         outbox.acknowledge(m.receivedSamples);
-        subjects.backpressure.next(outbox.stats());
         return [{ do: 'emit', event: 'backpressure', payload: outbox.stats() }, { do: 'pump' }];
       case 'transcript.partial':
         if (m.epoch < this.#epoch) return NOTHING; // an epoch already left: stale
-        subjects.partials.next(m);
-        return NOTHING;
+        return [{ do: 'emit', event: 'partial', payload: m }];
       case 'transcript.line':
         transcript.addLine(m.line);
         return NOTHING;
@@ -96,12 +93,11 @@ export class SessionMessages {
       case 'transcript.revision':
       case 'transcript.language': {
         transcript.supplement(m);
-        if (m.type === 'transcript.entities') subjects.entities.next(m);
         return NOTHING;
       }
       case 'usage.updated':
-        if (m.usage !== undefined) subjects.usage.next(m.usage);
-        return m.rotate ? this.#onRotate(m.epoch, ctx) : NOTHING;
+        if (m.usage === undefined) return m.rotate ? this.#onRotate(m.epoch, ctx) : NOTHING;
+        return [{ do: 'emit', event: 'usage', payload: m.usage }, ...(m.rotate ? this.#onRotate(m.epoch, ctx) : NOTHING)];
       case 'session.notice':
         transcript.addNotice(m.notice);
         return m.notice.code === REALTIME_SPENDING.exhaustedNotice ? [{ do: 'exhausted', notice: m.notice }] : NOTHING;

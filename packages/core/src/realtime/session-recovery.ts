@@ -3,7 +3,7 @@ import { CLOSE_CODES, FINAL_CLOSE_CODES, TERMINAL_STATUSES } from '../protocol.j
 import type { RealtimeSession } from '../types/realtime.js';
 import { DefaultReconnectPolicy, type ReconnectPolicy } from './reconnect-policy.js';
 import { RealtimeError } from '../errors/realtime-error.js';
-import type { SessionOwnEvents } from './session-events.js';
+import type { RealtimeSessionEvents } from './session-events.js';
 import type { SessionState } from './session-state.js';
 import { MAX_TIMER_MS } from './timer-set.js';
 
@@ -36,7 +36,7 @@ export interface RecoveryFacts {
  */
 export type RecoveryAction =
   | { readonly do: 'reconnecting'; readonly code: number | undefined; readonly reason: string; readonly at: number }
-  | { readonly do: 'retry'; readonly delayMs: number; readonly info: Parameters<SessionOwnEvents['reconnecting']>[0] }
+  | { readonly do: 'retry'; readonly delayMs: number; readonly info: Parameters<RealtimeSessionEvents['reconnecting']>[0] }
   | { readonly do: 'fail'; readonly error: Error; readonly reason: string }
   | { readonly do: 'finishOverRest'; readonly why: string; readonly expired: boolean }
   | { readonly do: 'readFinalView'; readonly reason: string }

@@ -30,14 +30,21 @@ const LAYERS: Record<string, number> = {
   realtime: 5,
   captions: 6,
   client: 6,
-  'index.ts': 7,
-  'internal.ts': 7,
+  rx: 7,
+  'index.ts': 8,
+  'internal.ts': 8,
+  'rx.ts': 8,
 };
 
 /** The only modules that may load a platform module, each only the one named, and only with `import()`. */
 const PLATFORM_LOADERS: Record<string, string> = {
   'realtime/socket-transport.ts': 'ws',
   'util/node-file.ts': 'node:fs/promises',
+};
+
+/** Optional peers (each also in peerDependenciesMeta as optional) and the one folder, behind its own subpath, that may import each. */
+const OPTIONAL_PEER_HOMES: Record<string, string> = {
+  rxjs: 'rx',
 };
 
 const isPlatform = (specifier: string): boolean => specifier.startsWith('node:') || specifier === 'ws' || specifier === 'isomorphic-ws';
@@ -118,6 +125,11 @@ function violations(path: string, text: string): string[] {
       continue;
     }
     const name = specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : (specifier.split('/')[0] as string);
+    const peerHome = OPTIONAL_PEER_HOMES[name];
+    if (peerHome !== undefined) {
+      if (from !== peerHome) found.push(`${path}: imports the optional peer ${specifier}; only ${peerHome}/ may (users without it never load it)`);
+      continue;
+    }
     if (!runtimeDependencies.has(name)) found.push(`${path}: imports ${specifier}, not a dependency of @soundclone/core`);
   }
   return found;
@@ -160,6 +172,10 @@ describe('core layers', () => {
     }
     expect(manifest.dependencies ?? {}).not.toHaveProperty('ws');
     expect(manifest.dependencies ?? {}).not.toHaveProperty('isomorphic-ws');
+    for (const peer of Object.keys(OPTIONAL_PEER_HOMES)) {
+      expect(manifest.dependencies ?? {}).not.toHaveProperty(peer);
+      expect(manifest.peerDependenciesMeta?.[peer]?.optional).toBe(true);
+    }
     expect(manifest.peerDependencies?.['ws']).toMatch(/^\^8\./);
     expect(manifest.peerDependenciesMeta?.['ws']?.optional).toBe(true);
   });
@@ -177,6 +193,8 @@ describe('core layers', () => {
     expect(violations('client/x.ts', `type F = typeof import('node:fs');`)).toHaveLength(1);
     expect(violations('realtime/x.ts', `import IsoWs from 'isomorphic-ws';`)).toHaveLength(1);
     expect(violations('widgets/x.ts', ``)).toHaveLength(1);
+    expect(violations('realtime/x.ts', `import { Subject } from 'rxjs';`)).toHaveLength(1);
+    expect(violations('rx/x.ts', `import { Observable } from 'rxjs';`)).toEqual([]);
     expect(violations('client/x.ts', `import { parseSession } from '../parse/realtime.js'; import { RealtimeSocketSession } from '../realtime/realtime-session.js';`)).toEqual([]);
     expect(violations('realtime/socket-transport.ts', `const specifier = 'ws'; await import(specifier);`)).toEqual([]);
   });

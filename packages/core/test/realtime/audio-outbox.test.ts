@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeFrameHeader } from '../../src/protocol.js';
+import { EncodePipeline } from '../../src/dsp/encode-pipeline.js';
 import { AudioOutbox, type Gap } from '../../src/realtime/audio-outbox.js';
 
 const ramp = (from: number, n: number): Int16Array => Int16Array.from({ length: n }, (_, i) => ((from + i) % 30_000) - 15_000);
@@ -111,5 +112,44 @@ describe('AudioOutbox', () => {
     box.flushResampler();
     expect(box.produced).toBeGreaterThan(1500);
     expect(() => box.writePcm16(new Int16Array(10))).toThrow(/cannot be mixed/);
+  });
+
+  it("setInput() takes the writer's rate before audio: each segment is resampled exactly as a stream of its own", () => {
+    const rate = 44_100;
+    const tone = (n: number, hz: number): Float32Array => Float32Array.from({ length: n }, (_, i) => 0.4 * Math.sin((2 * Math.PI * hz * i) / rate));
+    const offline = (x: Float32Array): Int16Array => {
+      const p = new EncodePipeline({ inputRate: rate, outputRate: 16_000, bufferMs: 10_000, kernel: 'js' });
+      p.push(x);
+      p.flush();
+      const out = new Int16Array(p.ring.availableToRead());
+      p.ring.read(out);
+      return out;
+    };
+    const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 10_000, onGap: () => {} });
+    box.setInput({ sampleRate: rate, kernel: 'js' });
+    expect(box.stats().resamplerKernel).toBe('js');
+    const a = tone(10_000, 440);
+    const b = tone(7_001, 300);
+    for (let at = 0; at < a.length; at += 128) box.writeFloat(a.subarray(at, at + 128));
+    const tail = box.endSegment();
+    expect(tail).toBeGreaterThan(0);
+    expect(box.endSegment()).toBe(0); // twice is once
+    for (let at = 0; at < b.length; at += 128) box.writeFloat(b.subarray(at, at + 128));
+    box.endSegment();
+    const expected = new Int16Array([...offline(a), ...offline(b)]);
+    expect(box.produced).toBe(expected.length);
+    const sent: number[] = [];
+    for (let f = box.nextFrame(1, true); f !== null; f = box.nextFrame(1, true)) sent.push(...payload(f.bytes));
+    expect(Int16Array.from(sent)).toEqual(expected);
+    box.setInput({ sampleRate: rate, kernel: 'js' }); // the same format: nothing changes
+    expect(() => box.setInput({ sampleRate: 48_000 })).toThrow(expect.objectContaining({ code: 'REALTIME_INVALID_STATE' }));
+  });
+
+  it('setInput() refuses an unsupported rate and leaves the outbox as it was', () => {
+    const box = new AudioOutbox({ sampleRate: 48_000, channels: 1, bufferMs: 1000, onGap: () => {} });
+    expect(() => box.setInput({ sampleRate: 12_345 })).toThrow(expect.objectContaining({ code: 'DSP_UNSUPPORTED_RATE' }));
+    box.writeFloat(new Float32Array(4800));
+    box.endSegment();
+    expect(box.produced).toBe(1600);
   });
 });

@@ -1,5 +1,6 @@
 import { map, merge, type Observable } from 'rxjs';
-import type { RealtimeConnectParams, RealtimeFinishResult, RealtimeSocketSession, SessionLine, SoundClone } from '@soundclone/core';
+import type { LineUpdate, RealtimeConnectParams, RealtimeFinishResult, RealtimeSocketSession, SessionLine, SoundClone } from '@soundclone/core';
+import { sessionStreams } from '@soundclone/core/rx';
 import type { AudioSource } from '../sources/audio-source.js';
 import { pumpToSession, type Pace, type PumpResult } from './pump.js';
 
@@ -20,13 +21,14 @@ export type CaptionEvent =
 /**
  * A source streaming into a realtime session. When the source ends (end of file) or stop() is called
  * (Ctrl-C, a stopped microphone), everything captured is sent and the session is finished once:
- * `done` settles with the final lines and the usage. Observables come straight from the core session
- * and complete when it ends.
+ * `done` settles with the final lines and the usage. Observables are the core session's
+ * (`sessionStreams` of @soundclone/core/rx, one rule each) and complete when it ends.
  */
 export class LiveTranscription {
   readonly partials$: Observable<string>;
   readonly lines$: Observable<SessionLine>;
-  readonly entities$: RealtimeSocketSession['entities$'];
+  /** Supplements of lines already emitted: entities, alignment, revision, language. */
+  readonly lineUpdates$: Observable<LineUpdate>;
   readonly captions$: Observable<CaptionEvent>;
   readonly done: Promise<RealtimeFinishResult>;
   #pump: Promise<PumpResult>;
@@ -36,9 +38,10 @@ export class LiveTranscription {
     readonly source: AudioSource,
     options: LiveTranscriptionOptions = {},
   ) {
-    this.partials$ = session.partials$.pipe(map((p) => p.text));
-    this.lines$ = session.lines$;
-    this.entities$ = session.entities$;
+    const streams = sessionStreams(session);
+    this.partials$ = streams.partials$.pipe(map((p) => p.text));
+    this.lines$ = streams.lines$;
+    this.lineUpdates$ = streams.lineUpdates$;
     this.captions$ = merge(
       this.partials$.pipe(map((text): CaptionEvent => ({ kind: 'partial', text }))),
       this.lines$.pipe(map((line): CaptionEvent => ({ kind: 'line', line }))),

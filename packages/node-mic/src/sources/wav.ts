@@ -12,20 +12,27 @@ const wavDecoder = createRequire(import.meta.url)('wav-decoder') as WavDecoder;
 
 export interface DecodedWav {
   readonly format: AudioFormat;
-  /** Interleaved samples: Int16Array for 16-bit integer WAV (bit for bit), else Float32Array. */
+  /**
+   * Interleaved samples: Int16Array for 16-bit integer WAV (bit for bit; may be a view of the bytes
+   * given), else Float32Array.
+   */
   readonly samples: Int16Array | Float32Array;
   readonly frames: number;
 }
 
 /**
- * Decodes a whole WAV (wav-decoder: 8/16/24/32-bit integer or 32-bit float, any channel count, plain or
- * WAVE_FORMAT_EXTENSIBLE as sox writes 24-bit and multichannel files; A-law, µ-law, ADPCM are refused). 16-bit
- * integer files come back as the exact Int16 values, so a 16 kHz mono file reaches the server bit for
- * bit; everything else becomes Float32 for the core encode path.
+ * Decodes a whole WAV (8/16/24/32-bit integer or 32-bit float, any channel count, plain or
+ * WAVE_FORMAT_EXTENSIBLE as sox writes 24-bit and multichannel files; A-law, µ-law, ADPCM are refused),
+ * in the form the session takes with the fewest copies:
+ *   - 16-bit integer: the data chunk itself, read as Int16 (a view of the bytes on a little-endian host
+ *     when the chunk is 2-aligned, else one copy): the exact values, so a 16 kHz mono file reaches the
+ *     server bit for bit and any other goes to write(), whose resampler reads value / 32768 directly;
+ *   - anything else: wav-decoder's Float32 planes, the plane itself for a mono file, interleaved (one
+ *     copy) otherwise, for the core encode path.
  */
 export function decodeWav(bytes: Uint8Array, what = 'WAV'): DecodedWav {
   const fmt = readFmt(bytes, what);
-  const bitDepth = fmt.tag === WAVE_FORMAT_PCM && fmt.bits === 16;
+  if (fmt.tag === WAVE_FORMAT_PCM && fmt.bits === 16) return readPcm16(bytes, fmt, what);
   let decoded: { sampleRate: number; channelData: Float32Array[] };
   try {
     // A copy with its own buffer (Buffer#slice would be a view): wav-decoder takes an ArrayBuffer, and the patch must not touch the caller's bytes.
@@ -38,16 +45,33 @@ export function decodeWav(bytes: Uint8Array, what = 'WAV'): DecodedWav {
   }
   const channels = decoded.channelData.length;
   const frames = decoded.channelData[0]?.length ?? 0;
-  const format = checkFormat({ sampleRate: decoded.sampleRate, channels, encoding: bitDepth ? 'pcm16' : 'float32' }, what);
-  const samples = bitDepth ? new Int16Array(frames * channels) : new Float32Array(frames * channels);
+  const format = checkFormat({ sampleRate: decoded.sampleRate, channels, encoding: 'float32' }, what);
+  if (channels === 1) return { format, samples: decoded.channelData[0] as Float32Array, frames };
+  const samples = new Float32Array(frames * channels);
   for (let c = 0; c < channels; c++) {
     const plane = decoded.channelData[c] as Float32Array;
-    // symmetric decoding gave v / 32768, exact in float32, so v * 32768 is the original integer.
-    if (bitDepth) for (let i = 0; i < frames; i++) samples[i * channels + c] = Math.round(plane[i] as number * 32768);
-    else for (let i = 0; i < frames; i++) samples[i * channels + c] = plane[i] as number;
+    for (let i = 0; i < frames; i++) samples[i * channels + c] = plane[i] as number;
   }
   return { format, samples, frames };
 }
+
+/** A 16-bit integer file's samples straight from its data chunk (whole frames; a short chunk gives what it holds). */
+function readPcm16(bytes: Uint8Array, fmt: FmtChunk, what: string): DecodedWav {
+  const format = checkFormat({ sampleRate: fmt.sampleRate, channels: fmt.channels, encoding: 'pcm16' }, what);
+  const data = findChunk(bytes, 'data');
+  if (data === undefined) throw new AudioSourceError('SOURCE_UNSUPPORTED_FORMAT', `${what}: no data chunk`);
+  const start = data.at + 8;
+  const frames = Math.floor(Math.min(data.size, bytes.length - start) / (2 * fmt.channels));
+  const count = frames * fmt.channels;
+  const offset = bytes.byteOffset + start;
+  if (LITTLE_ENDIAN_HOST && offset % 2 === 0) return { format, samples: new Int16Array(bytes.buffer, offset, count), frames };
+  const view = new DataView(bytes.buffer, offset, count * 2);
+  const samples = new Int16Array(count);
+  for (let i = 0; i < count; i++) samples[i] = view.getInt16(i * 2, true);
+  return { format, samples, frames };
+}
+
+const LITTLE_ENDIAN_HOST = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 const WAVE_FORMAT_PCM = 0x0001;
 const WAVE_FORMAT_IEEE_FLOAT = 0x0003;
@@ -62,6 +86,19 @@ interface FmtChunk {
   readonly tag: number;
   readonly extensible: boolean;
   readonly bits: number;
+  readonly channels: number;
+  readonly sampleRate: number;
+}
+
+/** The first chunk with this id after the RIFF header (chunks are padded to even sizes). */
+function findChunk(bytes: Uint8Array, id: string): { readonly at: number; readonly size: number } | undefined {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let at = 12; at + 8 <= bytes.length; ) {
+    const size = view.getUint32(at + 4, true);
+    if (String.fromCharCode(...bytes.subarray(at, at + 4)) === id) return { at, size };
+    at += 8 + size + (size % 2);
+  }
+  return undefined;
 }
 
 /** The fmt chunk (read here: wav-decoder does not return it); only PCM and IEEE float pass. */
@@ -80,7 +117,7 @@ function readFmt(bytes: Uint8Array, what: string): FmtChunk {
         const name = NAMED_TAGS[real] ?? `format 0x${real.toString(16).padStart(4, '0')}`;
         throw new AudioSourceError('SOURCE_UNSUPPORTED_FORMAT', `${what}: ${name} WAV${extensible ? ' (extensible)' : ''} is not supported; only integer PCM and IEEE float are (e.g. sox in.wav -e signed-integer out.wav)`);
       }
-      return { at, tag: real, extensible, bits: view.getUint16(at + 22, true) };
+      return { at, tag: real, extensible, bits: view.getUint16(at + 22, true), channels: view.getUint16(at + 10, true), sampleRate: view.getUint32(at + 12, true) };
     }
     at += 8 + size + (size % 2);
   }

@@ -1,6 +1,7 @@
 import { attachSession, isWebAudioError, openMicrophone, startCapture, type Capture, type CaptureDrop, type CaptureResult } from '@soundclone/web-audio';
 import { isApiError, type RealtimeFinishResult, type RealtimeSocketSession } from '@soundclone/core';
 import { apiErrorFromResponse, protocol } from '@soundclone/core/internal';
+import { sessionStreams } from '@soundclone/core/rx';
 import { CaptionsView } from './captions-view.js';
 
 /**
@@ -251,7 +252,8 @@ async function stop(): Promise<DemoStopResult> {
 }
 
 function watchSession(s: RealtimeSocketSession): void {
-  s.state$.subscribe((state) => {
+  const streams = sessionStreams(s);
+  streams.state$.subscribe((state) => {
     connection.textContent = state;
     connection.dataset['state'] = state;
   });
@@ -260,9 +262,9 @@ function watchSession(s: RealtimeSocketSession): void {
     reconnectsEl.textContent = `${reconnects} reconnect${reconnects === 1 ? '' : 's'}`;
   });
   s.on('balance.exhausted', (info) => balanceUsedUp(s, info.receivedSamples));
-  s.partials$.subscribe((p) => view.partial(p.text));
-  s.lines$.subscribe((line) => view.line(line));
-  s.lineUpdates$.subscribe((update) => view.line(update.line));
+  streams.partials$.subscribe((p) => view.partial(p.text));
+  streams.lines$.subscribe((line) => view.line(line));
+  streams.lineUpdates$.subscribe((update) => view.line(update.line));
 }
 
 function watchCapture(c: Capture): void {

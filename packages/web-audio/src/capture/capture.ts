@@ -1,9 +1,10 @@
 import { BehaviorSubject, Subject, type Observable } from 'rxjs';
+import { sessionStreams, type SessionStreams } from '@soundclone/core/rx';
 import { WebAudioError } from '../errors.js';
 import type { CaptureMode } from '../worklet/protocol.js';
 import { LevelMeter, SILENT_LEVEL, type AudioLevel } from './level-meter.js';
 import type { FeedTotals, SampleFeed } from './sample-feed.js';
-import { SessionEncoder } from './session-encoder.js';
+import { SessionWriter } from './session-writer.js';
 import type { CaptureSession } from './session.js';
 
 export type CaptureState = 'capturing' | 'muted' | 'paused' | 'stopping' | 'stopped';
@@ -18,7 +19,7 @@ export interface CaptureStats {
   readonly transport: CaptureMode;
   /** The AudioContext's rate: what the worklet captures at. */
   readonly sampleRate: number;
-  /** Resampler kernel in use: 'wasm', or 'js' under a CSP without 'wasm-unsafe-eval'. */
+  /** The session's resampler kernel: 'wasm', or 'js' under a CSP without 'wasm-unsafe-eval'. */
   readonly kernel: 'js' | 'wasm';
   /** Frames (context rate) the page received from the worklet. */
   readonly capturedFrames: number;
@@ -28,16 +29,16 @@ export interface CaptureStats {
    * drops$); after stop(), the worklet's own total.
    */
   readonly droppedFrames: number;
-  /** Frames that went to the encoder. */
+  /** Frames handed to the session's write() (it resamples them at the context's rate), taken or refused. */
   readonly encodedFrames: number;
   /** Frames received while muted: measured by the level meter, never sent. */
   readonly mutedFrames: number;
   /** Frames received while paused: never sent. */
   readonly pausedFrames: number;
-  /** 16 kHz samples the session accepted: its capturedSamples, if this capture is its only writer. */
+  /** 16 kHz samples the session made of the frames it took: its capturedSamples, if this capture is its only writer. */
   readonly sentSamples: number;
-  /** 16 kHz samples the session refused because it was not taking audio (finishing, ended). */
-  readonly refusedSamples: number;
+  /** Of encodedFrames, those the session refused because it was not taking audio (finishing, ended). */
+  readonly refusedFrames: number;
 }
 
 /**
@@ -53,8 +54,9 @@ export interface CaptureDrop {
   readonly to: number;
   /**
    * Where the cut sits in the session's stream, in 16 kHz samples: stats.sentSamples at the cut (the
-   * session's capturedSamples when this capture is its only writer). The encoder segment ends at the
-   * cut, as at mute, so the audio before it is complete and the audio after starts afresh.
+   * session's capturedSamples when this capture is its only writer). The session's resampler segment
+   * ends at the cut (markDiscontinuity), as at mute, so the audio before it is complete and the audio
+   * after starts afresh.
    */
   readonly sessionSample: number;
   /** 'pool': every transfer batch was with the page; 'ring': the shared ring was full. */
@@ -75,7 +77,7 @@ export interface CaptureResources {
   readonly source: MediaStreamAudioSourceNode;
   readonly node: AudioWorkletNode;
   readonly feed: SampleFeed;
-  readonly encoder: SessionEncoder;
+  readonly encoder: SessionWriter;
   readonly session: CaptureSession;
   readonly levelWindowMs: number;
   readonly stopTimeoutMs: number;
@@ -108,13 +110,13 @@ export class Capture {
   /** Level of the input, about 20 times a second, muted or not. */
   readonly level$: Observable<AudioLevel>;
   readonly state$: Observable<CaptureState>;
-  /** The session's streams, passed through so a caption UI needs only the capture. */
-  readonly partials$: CaptureSession['partials$'];
-  readonly lines$: CaptureSession['lines$'];
-  readonly lineUpdates$: CaptureSession['lineUpdates$'];
-  readonly entities$: CaptureSession['entities$'];
+  /** The session's streams (`sessionStreams` of @soundclone/core/rx), so a caption UI needs only the capture. */
+  readonly partials$: SessionStreams['partials$'];
+  readonly lines$: SessionStreams['lines$'];
+  /** Supplements of lines already emitted: entities, alignment, revision, language. */
+  readonly lineUpdates$: SessionStreams['lineUpdates$'];
   /** The session's connection state (connecting, streaming, reconnecting, ...). */
-  readonly connection$: CaptureSession['state$'];
+  readonly connection$: SessionStreams['state$'];
   /** Each stretch of audio lost before the page (a stalled page), once, in stream order. Rare: none in a healthy page. */
   readonly drops$: Observable<CaptureDrop>;
 
@@ -143,11 +145,11 @@ export class Capture {
     this.session = resources.session;
     this.level$ = this.#level.asObservable();
     this.state$ = this.#state.asObservable();
-    this.partials$ = resources.session.partials$;
-    this.lines$ = resources.session.lines$;
-    this.lineUpdates$ = resources.session.lineUpdates$;
-    this.entities$ = resources.session.entities$;
-    this.connection$ = resources.session.state$;
+    const streams = sessionStreams(resources.session);
+    this.partials$ = streams.partials$;
+    this.lines$ = streams.lines$;
+    this.lineUpdates$ = streams.lineUpdates$;
+    this.connection$ = streams.state$;
     this.drops$ = this.#drops.asObservable();
     this.#meter = new LevelMeter(this.sampleRate, resources.levelWindowMs, (level) => this.#level.next(level));
 
@@ -196,8 +198,8 @@ export class Capture {
       encodedFrames: encoder.framesIn,
       mutedFrames: this.#mutedFrames,
       pausedFrames: this.#pausedFrames,
-      sentSamples: encoder.acceptedSamples,
-      refusedSamples: encoder.refusedSamples,
+      sentSamples: encoder.sentSamples,
+      refusedFrames: encoder.refusedFrames,
     };
   }
 
@@ -247,8 +249,8 @@ export class Capture {
    * releaseStream), and an AudioContext startCapture created is closed. The session is left open:
    * call session.finish() to end it. Repeated calls return the same promise.
    *
-   * A capture whose audio cannot be handed on (the session's writePcm16 threw: a session that is also
-   * written with write(), or a custom CaptureSession failing) stops by itself, releasing everything as
+   * A capture whose audio cannot be handed on (the session's write() threw: a session that is also
+   * written with writePcm16(), or a custom CaptureSession failing) stops by itself, releasing everything as
    * above: state$ goes to 'stopped', the error (WEB_AUDIO_CAPTURE_FAILED, the cause attached) is
    * reported with reportError() (the page's error event, as a listener's exception) and is `failure`,
    * and stop() rejects with it. Audio from the failure on went nowhere (not delivered, not encoded).
@@ -287,7 +289,7 @@ export class Capture {
   onDropped(from: number, frames: number): void {
     this.#droppedFrames += frames;
     this.#r.encoder.endSegment();
-    this.#drops.next({ from, to: from + frames, sessionSample: this.#r.encoder.acceptedSamples, cause: this.transport === 'shared' ? 'ring' : 'pool' });
+    this.#drops.next({ from, to: from + frames, sessionSample: this.#r.encoder.sentSamples, cause: this.transport === 'shared' ? 'ring' : 'pool' });
   }
 
   /** FeedSink: handing a block on threw; the feed delivers nothing more, so the capture stops. */

@@ -1,4 +1,4 @@
-import { SampleRing } from '@soundclone/core';
+import { SampleRing, type RingSegments } from '@soundclone/core';
 import { DropTable } from '../worklet/drop-table.js';
 import type { CaptureMode, CaptureProcessorOptions, PageToWorklet, StoppedMessage, WorkletToPage } from '../worklet/protocol.js';
 
@@ -47,6 +47,9 @@ export interface FeedSink {
    */
   failed(error: unknown): void;
 }
+
+/** Most frames the shared feed hands on in one block (the session's resampler takes blocks of up to this whole). */
+const MAX_BLOCK_FRAMES = 8192;
 
 /** Frames the page may fall behind the worklet before audio is lost, by default (ring or pool). */
 export const DEFAULT_BUFFER_MS = 2000;
@@ -119,13 +122,16 @@ abstract class FeedBase {
  * page reads it every `drainMs` on its own timer (plus a wake message from the worklet when the ring is
  * half full, for a throttled background tab). The audio thread never posts per block. Losses (the
  * ring was full) come from the DropTable, which says exactly where in the ring each one sits.
+ *
+ * Garbage: one or two subarray views of the ring per block handed on (a page-thread cost, a few per
+ * drain), in place of a copy of the audio.
  */
 export class SharedRingFeed extends FeedBase implements SampleFeed {
   readonly mode = 'shared' as const;
   readonly processorOptions: CaptureProcessorOptions;
   readonly #ring: SampleRing<'float32'>;
   readonly #table: DropTable;
-  readonly #scratch: Float32Array;
+  readonly #segments: RingSegments<'float32'>;
   readonly #drainMs: number;
   #port: MessagePort | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
@@ -137,7 +143,7 @@ export class SharedRingFeed extends FeedBase implements SampleFeed {
     super(sink);
     this.#ring = new SampleRing({ kind: 'float32', capacity: capacityFrames, shared: true });
     this.#table = DropTable.create();
-    this.#scratch = new Float32Array(Math.min(capacityFrames, 8192));
+    this.#segments = this.#ring.createSegments();
     this.#drainMs = drainMs;
     this.processorOptions = { mode: 'shared', ring: this.#ring.handle, drops: this.#table.buffer };
   }
@@ -181,11 +187,11 @@ export class SharedRingFeed extends FeedBase implements SampleFeed {
   #drain(): void {
     const ring = this.#ring;
     const table = this.#table;
-    const scratch = this.#scratch;
+    const segments = this.#segments;
     while (!this.failed) {
       // The write cursor first: every loss before it is in the table by now (published before it).
       const available = ring.availableToRead();
-      let n = available < scratch.length ? available : scratch.length;
+      let n = available < MAX_BLOCK_FRAMES ? available : MAX_BLOCK_FRAMES;
       const at = table.nextAt();
       if (at >= 0) {
         if (at <= this.#position) {
@@ -198,9 +204,15 @@ export class SharedRingFeed extends FeedBase implements SampleFeed {
         if (at - this.#position < n) n = at - this.#position; // deliver up to the loss, not past it
       }
       if (n === 0) return;
-      ring.read(scratch, 0, n);
-      this.#position += n;
-      this.emit(n === scratch.length ? scratch : scratch.subarray(0, n));
+      // Handed on as views of the shared ring, not copied out: the session's resampler reads them
+      // into its history, the one copy on the page. The worklet cannot overwrite them meanwhile,
+      // because they are consumed (freed) only after the sink returned.
+      const count = ring.readSegments(n, segments);
+      const { storage, firstStart, firstLength, secondStart, secondLength } = segments;
+      this.#position += count;
+      this.emit(storage.subarray(firstStart, firstStart + firstLength));
+      if (secondLength > 0) this.emit(storage.subarray(secondStart, secondStart + secondLength));
+      ring.consume(count);
     }
   }
 }

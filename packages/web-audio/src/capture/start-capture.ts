@@ -4,7 +4,7 @@ import { PROCESSOR_NAME } from '../worklet/protocol.js';
 import { Capture } from './capture.js';
 import { openMicrophone } from './open-microphone.js';
 import { DEFAULT_BUFFER_MS, poolSizeFor, SharedRingFeed, TransferFeed, type FeedSink, type SampleFeed } from './sample-feed.js';
-import { SessionEncoder } from './session-encoder.js';
+import { SessionWriter } from './session-writer.js';
 import type { CaptureSession } from './session.js';
 
 export interface StartCaptureOptions {
@@ -77,12 +77,13 @@ const loaded = new WeakMap<BaseAudioContext, Promise<void>>();
 
 /**
  * Starts capturing into a realtime session: builds the capture worklet on the AudioContext (the app's
- * or a new one at the native rate), connects the stream to it, and sends its audio, resampled and
- * encoded by core's EncodePipeline on the page's thread, to the session. Resolves once audio flows
- * into the worklet's node; the caller owns the returned Capture and must stop() it.
+ * or a new one at the native rate), connects the stream to it, and writes its audio at the context's
+ * rate into the session, which resamples, encodes and frames it in its one encode path on the page's
+ * thread. Resolves once audio flows into the worklet's node; the caller owns the returned Capture and
+ * must stop() it.
  *
  *   MediaStream ─► MediaStreamAudioSourceNode ─► AudioWorkletNode (mono, 0 outputs)
- *        ─► SharedArrayBuffer ring | transferred batches ─► page ─► EncodePipeline ─► session.writePcm16
+ *        ─► SharedArrayBuffer ring (read as views) | transferred batches ─► page ─► session.write
  *
  * Call it from a user gesture (a click) when it creates the AudioContext, or the browser may start
  * the context suspended; startCapture asks it to resume either way.
@@ -163,11 +164,11 @@ export async function startCapture(options: StartCaptureOptions): Promise<Captur
   } catch (caught) {
     return fail(caught);
   }
-  let encoder: SessionEncoder;
+  let encoder: SessionWriter;
   let node: AudioWorkletNode;
   let source: MediaStreamAudioSourceNode;
   try {
-    encoder = new SessionEncoder(context.sampleRate, options.session, options.kernel);
+    encoder = new SessionWriter(context.sampleRate, options.session, options.kernel);
     node = new AudioWorkletNode(context, PROCESSOR_NAME, {
       numberOfInputs: 1, numberOfOutputs: 0, channelCount: 1, channelCountMode: 'explicit', channelInterpretation: 'speakers',
       processorOptions: feed.processorOptions,
@@ -223,7 +224,7 @@ function loadModule(context: BaseAudioContext, url: string): Promise<void> {
 function checkOptions(options: StartCaptureOptions): void {
   const problems: string[] = [];
   if (typeof options !== 'object' || options === null) throw new WebAudioError('WEB_AUDIO_INVALID_OPTION', 'startCapture() needs an options object');
-  if (typeof options.session?.writePcm16 !== 'function') problems.push('session is required (a RealtimeSocketSession)');
+  if (typeof options.session?.write !== 'function' || typeof options.session.setInputFormat !== 'function') problems.push('session is required (a RealtimeSocketSession)');
   if (options.stream !== undefined && options.deviceId !== undefined) problems.push('pass stream or deviceId, not both');
   if (options.poolMs !== undefined && options.poolSize !== undefined) problems.push('pass poolMs or poolSize, not both');
   if (options.deviceId !== undefined && (typeof options.deviceId !== 'string' || options.deviceId === '')) problems.push('deviceId must be a non-empty string');

@@ -1,4 +1,3 @@
-import { Observable } from 'rxjs';
 import { ValidationError, WaitTimeoutError } from '../../errors/client-errors.js';
 import { buildPath } from '../../http/path.js';
 import type { CallOptions, Transport } from '../../http/transport.js';
@@ -31,6 +30,13 @@ export interface WaitOptions extends PollOptions {
   readonly requestTimeoutMs?: number;
 }
 
+export interface WatchOptions extends PollOptions {
+  /** Stops polling: the loop then throws AbortError (the read in flight is aborted). */
+  readonly signal?: AbortSignal;
+  /** Per-read timeout, as CallOptions.timeoutMs. */
+  readonly requestTimeoutMs?: number;
+}
+
 /**
  * Batch transcriptions and the shared History (spec "POST /stt/transcriptions", "GET
  * /stt/transcriptions", "GET /stt/transcriptions/{transcriptionId}").
@@ -39,7 +45,8 @@ export interface WaitOptions extends PollOptions {
  *         for every attempt, so retries after a dropped connection or a 503 give one task and one
  *         reservation (spec "Idempotency").
  * wait    polls until terminal; its budget running out is WaitTimeoutError, never a failure.
- * watch   an rxjs Observable of status changes; unsubscribing stops polling at once.
+ * watch   status changes as an async iterable; leaving the loop or aborting stops polling at once
+ *         (an rxjs Observable of it: watchTranscription in @soundclone/core/rx).
  */
 export class Transcriptions {
   constructor(private readonly transport: Transport) {}
@@ -103,29 +110,35 @@ export class Transcriptions {
   }
 
   /**
-   * Emits the task each time its status changes (the first read included), completes after the
-   * terminal status, errors on a failed read. Polling starts on subscribe and stops on unsubscribe.
+   * The task each time its status changes (the first read included), ending after the terminal
+   * status; a failed read throws from the loop. Polling starts with the loop and stops when it ends:
+   * at the terminal status, on `break` or `return`, or when `signal` aborts (the read or pause in
+   * flight is cut short; the loop throws AbortError).
+   *
+   * ```ts
+   * for await (const task of client.stt.transcriptions.watch(id)) console.log(task.status);
+   * ```
    */
-  watch(transcriptionId: string, options: PollOptions & { readonly requestTimeoutMs?: number } = {}): Observable<TranscriptionTask> {
-    return new Observable<TranscriptionTask>((subscriber) => {
-      const stop = new AbortController();
-      const read = (signal: AbortSignal): Promise<TranscriptionTask> => this.get(transcriptionId, { signal, timeoutMs: options.requestTimeoutMs });
-      void (async () => {
-        let status: string | undefined;
-        try {
-          for await (const task of pollTask(read, stop.signal, options)) {
-            if (task.status !== status) {
-              status = task.status;
-              subscriber.next(task);
-            }
-          }
-          subscriber.complete();
-        } catch (error) {
-          if (!stop.signal.aborted) subscriber.error(error);
-        }
-      })();
-      return () => stop.abort();
-    });
+  watch(transcriptionId: string, options: WatchOptions = {}): AsyncIterable<TranscriptionTask> {
+    requireId('transcriptionId', transcriptionId);
+    return { [Symbol.asyncIterator]: () => this.#changes(transcriptionId, options) };
+  }
+
+  async *#changes(transcriptionId: string, options: WatchOptions): AsyncGenerator<TranscriptionTask, void, undefined> {
+    // Its own controller: leaving the loop early aborts the read in flight, not the caller's signal.
+    const stop = new LinkedAbort(options.signal);
+    const read = (signal: AbortSignal): Promise<TranscriptionTask> => this.get(transcriptionId, { signal, timeoutMs: options.requestTimeoutMs });
+    let status: string | undefined;
+    try {
+      for await (const task of pollTask(read, stop.signal, options)) {
+        if (task.status === status) continue;
+        status = task.status;
+        yield task;
+      }
+    } finally {
+      stop.controller.abort();
+      stop.dispose();
+    }
   }
 }
 

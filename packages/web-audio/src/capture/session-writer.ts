@@ -1,0 +1,74 @@
+import type { ResamplerKernel } from '@soundclone/core';
+import { WebAudioError } from '../errors.js';
+import type { CaptureSession } from './session.js';
+
+/**
+ * The context's audio to the session, on the page's thread, with no encoder of its own: the session
+ * is told the AudioContext's rate (setInputFormat) and resamples it itself, in its one encode path,
+ * straight into the ring it frames from:
+ *
+ *   push(block) ─► session.write(block)            (Float32 at the context rate, read into the resampler)
+ *   endSegment() ─► session.markDiscontinuity()     (mute, pause, a loss, stop)
+ *
+ * A segment ends whenever the audio stops flowing to the session, so the audio before the cut is
+ * complete (the resampler's filter delay is flushed, not stranded) and the audio after it starts from
+ * a clean filter state, not from a splice with the old one.
+ *
+ * Counts are kept here so the capture's books balance: frames handed on and refused at the context
+ * rate; samples sent at 16 kHz are the session's own producedSamples since this writer began (the
+ * capture is the session's only writer).
+ *
+ * Garbage: none per block (stats reads allocate the session's stats object, off the audio path).
+ */
+export class SessionWriter {
+  readonly #session: CaptureSession;
+  readonly #startSample: number;
+  #framesIn = 0;
+  #refused = 0;
+  #open = false;
+
+  constructor(inputRate: number, session: CaptureSession, kernel: ResamplerKernel = 'auto') {
+    this.#session = session;
+    try {
+      session.setInputFormat({ sampleRate: inputRate, channels: 1, kernel });
+    } catch (caught) {
+      const detail = caught instanceof Error ? caught.message : String(caught);
+      throw new WebAudioError('WEB_AUDIO_INVALID_OPTION', `the session cannot take this capture's audio (${inputRate} Hz mono): ${detail}`, { cause: caught });
+    }
+    this.#startSample = session.stats.producedSamples;
+  }
+
+  /** 'wasm' or 'js': which resampler kernel the session runs (a CSP without 'wasm-unsafe-eval' gives 'js'). */
+  get kernel(): 'js' | 'wasm' {
+    return this.#session.stats.resamplerKernel;
+  }
+
+  /** Input frames handed to the session so far (context rate), taken or refused. */
+  get framesIn(): number {
+    return this.#framesIn;
+  }
+
+  /** 16 kHz samples the session produced from them (after endSegment(): all of them). */
+  get sentSamples(): number {
+    return this.#session.stats.producedSamples - this.#startSample;
+  }
+
+  /** Input frames the session refused (it was not taking audio: pausing, finishing, ended). */
+  get refusedFrames(): number {
+    return this.#refused;
+  }
+
+  push(block: Float32Array): void {
+    this.#open = true;
+    this.#framesIn += block.length;
+    const taken = this.#session.write(block);
+    this.#refused += block.length - taken;
+  }
+
+  /** Ends the current segment: the resampler's tail goes to the session; the next push starts fresh. */
+  endSegment(): void {
+    if (!this.#open) return;
+    this.#open = false;
+    this.#session.markDiscontinuity();
+  }
+}
