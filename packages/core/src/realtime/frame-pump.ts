@@ -6,14 +6,27 @@ import type { SocketTransport } from './socket-transport.js';
 /** The questions others may ask of what was sent on which socket (answers only; the pump records). */
 export type SentOnSocket = Pick<SocketSends, 'finishSentOn' | 'pauseSentOn' | 'resumeSentOn'>;
 
-/** What the pump reads from the session; every call re-reads it (the state may have moved on). */
-export interface PumpHost {
+/** What one pump() works with, read by the session at the moment of the call (the state may have moved on since the last). */
+export interface PumpInput {
   /** The current socket once session.ready arrived on it, else undefined. */
-  readySocket(): SocketTransport | undefined;
+  readonly socket: SocketTransport | undefined;
   readonly state: SessionState;
   readonly epoch: number;
-  onFirstFrame(startSample: number, epoch: number): void;
 }
+
+/**
+ * What one pump() did that the session acts on (plain frames going out need nothing from it):
+ *
+ *   firstFrame  the session's very first frame went out: emit `first.frame` with it
+ *   control     the drain ended and this message went out (the server settles on it)
+ */
+export interface PumpResult {
+  readonly firstFrame?: { readonly startSample: number; readonly epoch: number };
+  readonly control?: 'session.pause' | 'session.finish';
+}
+
+/** Nothing beyond plain frames: the one result of almost every call, shared so a call makes no garbage. */
+const QUIET: PumpResult = Object.freeze({});
 
 /**
  * The sending side of the session: frames from the outbox within the in-flight window, then the
@@ -28,6 +41,10 @@ export interface PumpHost {
  * Control messages are remembered per socket (transport id): each goes out once per socket, and a new
  * socket (whose session.ready resets them and restarts the drain wait) sends what is still owed again.
  * Once one went out on a socket no more frames are sent on it: the server stops accepting there.
+ *
+ * The pump holds no socket, state or timer of the session: each call is given the socket, the state and
+ * the epoch, and returns what happened; a drain that starts returns when to pump again, and the session
+ * owns that timer. Garbage: a result object only when the first frame or a control message went out.
  */
 export class FramePump {
   /** Transport id on which session.finish / session.pause / session.resume was sent, and the drain deadline. */
@@ -35,29 +52,33 @@ export class FramePump {
   #firstFrameSent = false;
   /** The server refuses all audio for good (balance used up): nothing is sent again. */
   #halted = false;
+  readonly #outbox: AudioOutbox;
+  readonly #limits: { readonly maxInFlightSamples: number; readonly drainTimeoutMs: number };
+  readonly #now: () => number;
 
-  constructor(
-    private readonly outbox: AudioOutbox,
-    private readonly limits: { readonly maxInFlightSamples: number; readonly drainTimeoutMs: number },
-    private readonly now: () => number,
-    private readonly later: (ms: number, run: () => void) => void,
-    private readonly host: PumpHost,
-  ) {}
+  constructor(outbox: AudioOutbox, limits: { readonly maxInFlightSamples: number; readonly drainTimeoutMs: number }, now: () => number) {
+    this.#outbox = outbox;
+    this.#limits = limits;
+    this.#now = now;
+  }
 
-  /** pause() or finish(): wait for the acknowledgement at most drainTimeoutMs, then go ahead anyway. */
-  startDrain(): void {
-    this.#sent.drainUntil(this.now() + this.limits.drainTimeoutMs);
-    this.later(this.limits.drainTimeoutMs + 1, () => this.pump());
+  /**
+   * pause() or finish(): wait for the acknowledgement at most drainTimeoutMs, then go ahead anyway.
+   * Returns the ms after which to pump again: the deadline then has passed and the control message goes.
+   */
+  startDrain(): number {
+    this.#sent.drainUntil(this.#now() + this.#limits.drainTimeoutMs);
+    return this.#limits.drainTimeoutMs + 1;
   }
 
   /**
    * A new socket said session.ready: nothing owed was sent on it yet. A drain in progress gets a fresh
    * wait on it (the old deadline may have passed during the outage; the audio buffered meanwhile
-   * deserves the same chance to be acknowledged).
+   * deserves the same chance to be acknowledged): returns when to pump again then, else undefined.
    */
-  newSocket(draining: boolean): void {
+  newSocket(draining: boolean): number | undefined {
     this.#sent.reset();
-    if (draining) this.startDrain();
+    return draining ? this.startDrain() : undefined;
   }
 
   /** What went out on which socket, to ask (finishSentOn(id) …). */
@@ -80,49 +101,54 @@ export class FramePump {
     this.#halted = true;
   }
 
-  /** Sends what the state and the in-flight window allow; then pause/finish messages once drained. */
-  pump(): void {
-    if (this.#halted) return;
-    const t = this.host.readySocket();
-    if (t === undefined || !t.open) return;
-    const state = this.host.state;
+  /** Sends on `socket` what the state and the in-flight window allow; then pause/finish once drained. */
+  pump({ socket: t, state, epoch }: PumpInput): PumpResult {
+    if (this.#halted || t === undefined || !t.open) return QUIET;
     const draining = state === 'pausing' || state === 'finishing';
-    if (state !== 'streaming' && !draining) return;
+    if (state !== 'streaming' && !draining) return QUIET;
     const sent = this.#sent;
-    if (draining && sent.resumeSentOn(t.id)) return; // a rotation must complete first
-    if ((state === 'finishing' && sent.finishSentOn(t.id)) || (state === 'pausing' && sent.pauseSentOn(t.id))) return;
-    const outbox = this.outbox;
-    const epoch = this.host.epoch;
-    while (outbox.inFlight < this.limits.maxInFlightSamples) {
+    if (draining && sent.resumeSentOn(t.id)) return QUIET; // a rotation must complete first
+    if ((state === 'finishing' && sent.finishSentOn(t.id)) || (state === 'pausing' && sent.pauseSentOn(t.id))) return QUIET;
+    const outbox = this.#outbox;
+    let firstFrame: PumpResult['firstFrame'];
+    while (outbox.inFlight < this.#limits.maxInFlightSamples) {
       const frame = outbox.nextFrame(epoch, draining);
       if (frame === null) break;
       t.send(frame.bytes);
       if (!this.#firstFrameSent) {
         this.#firstFrameSent = true;
-        this.host.onFirstFrame(frame.startSample, epoch);
+        firstFrame = { startSample: frame.startSample, epoch };
       }
     }
-    if (!draining) return;
-    // Go ahead once everything is sent and acknowledged, or when the drain wait ran out, whatever is
-    // still unsent (the in-flight window may be full with no acknowledgement coming).
-    const drained = outbox.unsent === 0 && outbox.acked >= outbox.produced;
-    if (!drained && this.now() < sent.drainDeadline) return;
-    const captured = String(outbox.produced);
-    if (state === 'finishing') {
-      sent.finishSent(t.id);
-      t.sendJson({ type: 'session.finish', capturedSamples: captured });
-    } else {
-      sent.pauseSent(t.id);
-      t.sendJson({ type: 'session.pause', capturedSamples: captured });
-    }
+    const control = draining ? this.#endDrain(t, state) : undefined;
+    if (firstFrame === undefined && control === undefined) return QUIET;
+    return { ...(firstFrame !== undefined ? { firstFrame } : {}), ...(control !== undefined ? { control } : {}) };
   }
 
-  /** session.resume {epoch} once per socket (rotation or resume after pause). */
-  sendResume(epoch: number): void {
-    if (this.#halted) return;
-    const t = this.host.readySocket();
-    if (t === undefined || this.#sent.resumeSentOn(t.id)) return;
-    this.#sent.resumeSent(t.id);
-    t.sendJson({ type: 'session.resume', epoch });
+  /**
+   * Go ahead once everything is sent and acknowledged, or when the drain wait ran out, whatever is still
+   * unsent (the in-flight window may be full with no acknowledgement coming). Returns what went out.
+   */
+  #endDrain(t: SocketTransport, state: SessionState): PumpResult['control'] {
+    const outbox = this.#outbox;
+    const drained = outbox.unsent === 0 && outbox.acked >= outbox.produced;
+    if (!drained && this.#now() < this.#sent.drainDeadline) return undefined;
+    const capturedSamples = String(outbox.produced);
+    if (state === 'finishing') {
+      this.#sent.finishSent(t.id);
+      t.sendJson({ type: 'session.finish', capturedSamples });
+      return 'session.finish';
+    }
+    this.#sent.pauseSent(t.id);
+    t.sendJson({ type: 'session.pause', capturedSamples });
+    return 'session.pause';
+  }
+
+  /** session.resume {epoch} on `socket`, once per socket (rotation or resume after pause). Returns whether it went out. */
+  resume(socket: SocketTransport | undefined, epoch: number): boolean {
+    if (this.#halted || socket === undefined || this.#sent.resumeSentOn(socket.id)) return false;
+    this.#sent.resumeSent(socket.id);
+    socket.sendJson({ type: 'session.resume', epoch });
+    return true;
   }
 }

@@ -5,7 +5,9 @@ import { FramePump } from './frame-pump.js';
 import { GuardedEmitter } from './guarded-emitter.js';
 import type { SessionLine } from './line-store.js';
 import { SessionTranscript } from './session-transcript.js';
-import { RealtimeError, isRealtimeError } from '../errors/realtime-error.js';
+import { RealtimeError } from '../errors/realtime-error.js';
+import { PAUSE, RESUME, finishesNow, operationGate, operationWait, refusedAtOnce, type OperationView, type StateOperation } from './operation-gates.js';
+import { balanceError, exhaustedAt, failedBeforeReady, finalViewEnding, finishGaveUp, restFinishEnding, settle, unsavedEnding, type Ending, type Exhaustion } from './session-ending.js';
 import { SessionRecovery, type RecoveryAction, type RecoveryFacts } from './session-recovery.js';
 import { socketAddress } from './socket-address.js';
 import { parseServerMessage, type ServerMessage, type SessionReadyMessage } from './server-messages.js';
@@ -17,7 +19,7 @@ import { resolveWebSocket, SocketTransport, type WebSocketConstructor } from './
 import type { OperationOptions, RealtimeSessionInit } from './session-options.js';
 import { HeartbeatWatchdog } from './heartbeat-watchdog.js';
 import { TimerSet } from './timer-set.js';
-import { Waiters, invalidTimeout, type WaitOptions } from './waiters.js';
+import { Waiters, invalidTimeout } from './waiters.js';
 
 export { socketUrlFor } from './socket-address.js';
 
@@ -27,23 +29,9 @@ export { socketUrlFor } from './socket-address.js';
  *
  * Generations: every socket gets a transport id, and every callback from a socket that is no longer
  * current is dropped; partials of an epoch already left are dropped. Every await re-checks the state.
- * This class is the one owner of the state: SessionMessages (what the server says) and SessionRecovery
- * (a lost socket) return the actions to take and this class runs them; only here does the state change
- * and only here are the socket, the timers and REST used. What the user asked (pause, resume, finish,
- * and so whether write() takes audio) is SessionIntent, which outlives sockets. See README.md here.
- *
- * Handshake per socket:
- *
- *   client                                   server
- *     |── upgrade (accessKey header | token) ──►|
- *     |◄── session.ready {epoch, received} ─────|   rewind to received, resend the rest
- *     |── frames {epoch, startSample} ─────────►|
- *     |◄── audio.ack {received} ─── (release) ──|
- *     |◄── usage.updated {rotate:true} ─────────|   rewind to ack, session.resume {epoch}
- *     |── session.resume {epoch} ──────────────►|
- *     |◄── session.resumed {epoch+1, received} ─|   continue in epoch+1 from received
- *     |── session.finish {capturedSamples} ────►|   once everything is acknowledged (or drainTimeoutMs)
- *     |◄── session.finished {session} ── close 4409
+ * This class is the one owner of the state, and the only user of the socket, the timers and REST: the
+ * helpers (SessionMessages, SessionRecovery, FramePump, operation-gates.ts, session-ending.ts) return
+ * what to do and this class does it. README.md here draws the machine and the handshake per socket.
  */
 export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents> {
   readonly sessionId: string;
@@ -69,7 +57,6 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   #ready = false;
   #cancelConnectTimer: (() => void) | undefined;
   #everReady = false;
-  #lastSocketError = '';
   /** A REST finish is under way: reconnect attempts stand aside. */
   #restFinishing = false;
   readonly #intent = new SessionIntent();
@@ -77,7 +64,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   #result: RealtimeFinishResult | undefined;
   #failure: Error | undefined;
   /** Set by session.notice BALANCE_EXHAUSTED: how the session ends once the final view arrives. */
-  #exhausted: { readonly receivedSamples: number; readonly notAccepted: { readonly from: number; readonly to: number } | null } | undefined;
+  #exhausted: Exhaustion | undefined;
   #finishPromise: Promise<RealtimeFinishResult> | undefined;
   /** Aborted at the end (teardown): REST calls of the recovery stop with the session. */
   readonly #lifetime = new AbortController();
@@ -94,14 +81,8 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
       bufferMs: init.bufferMs ?? REALTIME.recoveryWindowMs,
       onGap: (gap) => this.emit('gap', { ...gap, epoch: this.epoch }),
     });
-    const s = this;
     const drain = { maxInFlightSamples: init.maxInFlightSamples ?? 32_000, drainTimeoutMs: init.drainTimeoutMs ?? 5000 };
-    this.#sender = new FramePump(this.#outbox, drain, this.#now, (ms, run) => this.#later(ms, run), {
-      readySocket: () => (this.#ready ? this.#transport : undefined),
-      get state() { return s.state; },
-      get epoch() { return s.epoch; },
-      onFirstFrame: (startSample, epoch) => this.emit('first.frame', { startSample, epoch }),
-    });
+    this.#sender = new FramePump(this.#outbox, drain, this.#now);
     this.#recovery = new SessionRecovery(init.reconnect, REALTIME.recoveryWindowMs, init.restFinishReserveMs ?? 10_000);
     this.#machine = new StateMachine((change) => this.#onStateChange(change));
     this.#messages = new SessionMessages(this.#outbox, this.#transcript);
@@ -152,9 +133,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     return this;
   }
 
-  // ------------------------------------------------------------------------------------------------
-  // Audio in
-  // ------------------------------------------------------------------------------------------------
+  // ── Audio in ──────────────────────────────────────────────────────────────────────────────────────
 
   /**
    * Float32 (or PCM16 as an Int16Array) audio at the declared sampleRate and channels (interleaved). Returns the input samples
@@ -165,7 +144,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   write(block: Float32Array | Int16Array): number {
     if (!this.#takesAudio()) return 0;
     this.#outbox.writeFloat(block);
-    this.#sender.pump();
+    this.#pump();
     return block.length;
   }
 
@@ -191,7 +170,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   markDiscontinuity(): number {
     if (!this.#takesAudio()) return 0;
     const produced = this.#outbox.endSegment();
-    if (produced > 0) this.#sender.pump();
+    if (produced > 0) this.#pump();
     return produced;
   }
 
@@ -199,7 +178,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   writePcm16(samples: Int16Array): number {
     if (!this.#takesAudio()) return 0;
     this.#outbox.writePcm16(samples);
-    this.#sender.pump();
+    this.#pump();
     return samples.length;
   }
 
@@ -207,9 +186,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     return this.#intent.accepting && this.state !== 'idle' && !this.#machine.terminal;
   }
 
-  // ------------------------------------------------------------------------------------------------
-  // Operations
-  // ------------------------------------------------------------------------------------------------
+  // ── Operations ────────────────────────────────────────────────────────────────────────────────────
 
   /**
    * Encodes the resampler's tail into this epoch, sends everything written so far, waits until the
@@ -219,27 +196,15 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
    * A pause() that times out or is aborted before session.pause went out is withdrawn (back to
    * `streaming`); once it went out the pause proceeds (`pausing`, then `paused`: call resume()).
    */
-  async pause(options: OperationOptions = {}): Promise<void> {
-    const wait = this.#waitOptions('pause', options, 30_000);
-    // Paused with a resume on its way is not paused for long: wait for the resume, then pause.
-    const can = (): boolean => this.state === 'streaming' || (this.state === 'paused' && !this.#intent.resume) || this.#machine.terminal || this.state === 'finishing';
-    this.#checkCall(wait);
-    if (!can()) await this.#waiters.until(can, wait); // else in the caller's tick: audio written right after is refused
-    if (this.state === 'paused') return;
-    if (this.#machine.terminal) throw this.#failure ?? RealtimeError.closed('pause');
-    if (this.state !== 'streaming') throw RealtimeError.invalidState('pause', this.state);
-    this.#intent.pauseAsked();
-    this.#sender.newPause(); // the one sent on this socket earlier was answered already
-    this.#outbox.endSegment();
-    this.#sender.startDrain();
-    this.#machine.set('pausing', 'pause()');
-    this.#sender.pump();
-    try {
-      await this.#waiters.until(() => this.state === 'paused', wait);
-    } catch (caught) {
-      this.#abandonPause();
-      throw caught;
-    }
+  pause(options: OperationOptions = {}): Promise<void> {
+    return this.#operate(PAUSE, options, () => {
+      this.#intent.pauseAsked();
+      this.#sender.newPause(); // the one sent on this socket earlier was answered already
+      this.#outbox.endSegment();
+      this.#drain(this.#sender.startDrain());
+      this.#machine.set('pausing', 'pause()');
+      this.#pump();
+    });
   }
 
   /**
@@ -248,22 +213,11 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
    * paused sends session.resume again. Timed out or aborted before session.resume went out, it is
    * withdrawn (still `paused`, audio dropped); once it went out the resume proceeds.
    */
-  async resume(options: OperationOptions = {}): Promise<void> {
-    const wait = this.#waitOptions('resume', options, 30_000);
-    const can = (): boolean => this.state === 'paused' || this.state === 'streaming' || this.#machine.terminal || this.state === 'finishing';
-    this.#checkCall(wait);
-    if (!can()) await this.#waiters.until(can, wait); // else in the caller's tick: audio written right after is taken
-    if (this.state === 'streaming') return;
-    if (this.#machine.terminal) throw this.#failure ?? RealtimeError.closed('resume');
-    if (this.state !== 'paused') throw RealtimeError.invalidState('resume', this.state);
-    this.#intent.resumeAsked();
-    this.#sendResume();
-    try {
-      await this.#waiters.until(() => this.state === 'streaming', wait);
-    } catch (caught) {
-      this.#abandonResume();
-      throw caught;
-    }
+  resume(options: OperationOptions = {}): Promise<void> {
+    return this.#operate(RESUME, options, () => {
+      this.#intent.resumeAsked();
+      this.#sendResume();
+    });
   }
 
   /**
@@ -279,61 +233,65 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     if (this.#result !== undefined) return Promise.resolve(this.#result);
     if (this.#finishPromise !== undefined) return this.#finishPromise;
     if (this.#machine.terminal) return Promise.reject(this.#failure ?? RealtimeError.closed('finish'));
-    const wait = this.#waitOptions('finish', options, 60_000);
+    const wait = operationWait('finish', options, 60_000, () => this.#failure);
     const invalid = invalidTimeout('finish', wait.timeoutMs);
     if (invalid !== undefined) return Promise.reject(invalid);
     this.#intent.finishAsked();
     const wasPaused = this.state === 'paused';
     this.#outbox.flushResampler(); // after a pause() its tail went out already: nothing more then
-    this.#sender.startDrain();
-    if (this.state !== 'reconnecting' && this.state !== 'connecting') this.#machine.set('finishing', 'finish()');
+    this.#drain(this.#sender.startDrain());
+    if (finishesNow(this.state)) this.#machine.set('finishing', 'finish()');
     // Paused with audio the server did not take (a pause that went ahead undrained, or audio written
     // after resume() was asked): a new epoch takes it first.
     if (wasPaused && this.#outbox.unsent > 0) this.#sendResume();
     this.#recover(this.#recovery.finishRequested(this.#now() + wait.timeoutMs, this.#facts()));
-    this.#sender.pump();
+    this.#pump();
     this.#finishPromise = this.#waiters
       .until(() => this.#result !== undefined, wait)
       .then(
         () => this.#result as RealtimeFinishResult,
         (caught: unknown) => {
-          // A finish that timed out or was aborted ends the session here (the server keeps it open
-          // until its recovery window passes; a REST finish can still save it).
-          if (!this.#machine.terminal) {
-            const timedOut = isRealtimeError(caught) && caught.code === 'REALTIME_TIMEOUT';
-            this.#end(timedOut ? 'failed' : 'closed', caught as Error, timedOut ? 'finish timed out' : 'finish aborted');
-          }
+          this.#conclude(finishGaveUp(caught));
           throw caught;
         },
       );
     return this.#finishPromise;
   }
 
-  #waitOptions(call: string, options: OperationOptions, defaultTimeoutMs: number): WaitOptions {
-    return { call, signal: options.signal, timeoutMs: options.timeoutMs ?? defaultTimeoutMs, failure: () => this.#failure };
+  /**
+   * pause() or resume() (operation-gates.ts decides): waits until the state lets it decide, sends it
+   * (`send`, in the tick of that decision: audio written right after follows it), waits for the server.
+   */
+  async #operate(op: StateOperation, options: OperationOptions, send: () => void): Promise<void> {
+    const wait = operationWait(op.call, options, 30_000, () => this.#failure);
+    const refused = refusedAtOnce(wait);
+    if (refused !== undefined) throw refused;
+    const can = (): boolean => op.canDecide(this.#operationView());
+    if (!can()) await this.#waiters.until(can, wait);
+    const gate = operationGate(op, this.#operationView());
+    if (gate === 'done') return;
+    if (gate !== 'go') throw gate;
+    send();
+    try {
+      await this.#waiters.until(() => this.state === op.to, wait);
+    } catch (caught) {
+      this.#withdraw(op);
+      throw caught;
+    }
   }
 
-  /** What Waiters.until checks first, for pause() and resume() when they need not wait at all. */
-  #checkCall(wait: WaitOptions): void {
-    const invalid = invalidTimeout(wait.call, wait.timeoutMs);
-    if (invalid !== undefined) throw invalid;
-    if (wait.signal?.aborted) throw RealtimeError.aborted(wait.call, wait.signal.reason);
+  #operationView(): OperationView {
+    return { state: this.state, terminal: this.#machine.terminal, intent: this.#intent, failure: this.#failure };
   }
 
-  /** pause() gave up. Not sent on the live socket yet: withdraw it. Sent: the server may be pausing; it proceeds. */
-  #abandonPause(): void {
-    if (this.#machine.terminal || !this.#intent.pause || this.state === 'paused') return;
-    if (this.#ready && this.#sender.sent.pauseSentOn(this.#transport?.id)) return;
+  /** pause() or resume() gave up: withdrawn unless its message went out on the live socket (then it proceeds). */
+  #withdraw(op: StateOperation): void {
+    const id = this.#readySocket()?.id;
+    if (!op.withdraws(this.#operationView(), op.call === 'pause' ? this.#sender.sent.pauseSentOn(id) : this.#sender.sent.resumeSentOn(id))) return;
+    if (op.call === 'resume') return this.#intent.withdrawResume(); // still `paused`, audio dropped
     this.#intent.withdrawPause();
     if (this.state === 'pausing') this.#machine.set('streaming', 'pause() withdrawn before session.pause went out');
-    this.#sender.pump();
-  }
-
-  /** resume() gave up: the same rule as #abandonPause. */
-  #abandonResume(): void {
-    if (this.#machine.terminal || !this.#intent.resume || this.state !== 'paused') return;
-    if (this.#ready && this.#sender.sent.resumeSentOn(this.#transport?.id)) return;
-    this.#intent.withdrawResume();
+    this.#pump();
   }
 
   /**
@@ -350,9 +308,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     return this.#outbox.gaps;
   }
 
-  // ------------------------------------------------------------------------------------------------
-  // Socket lifecycle
-  // ------------------------------------------------------------------------------------------------
+  // ── Socket lifecycle ──────────────────────────────────────────────────────────────────────────────
 
   #openSocket(): void {
     const ws = this.#ws;
@@ -360,7 +316,6 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     const { url, headers } = socketAddress(this.#init, ws.headers);
     const id = ++this.#transportSeq;
     this.#ready = false;
-    this.#lastSocketError = '';
     let socket;
     try {
       socket = headers !== undefined ? new ws.WebSocket(url, undefined, { headers }) : new ws.WebSocket(url);
@@ -372,9 +327,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
       onOpen: () => {},
       onText: (t, text) => this.#onText(t, text),
       onClose: (t, code, reason) => this.#onClose(t, code, reason),
-      onError: (t, message) => {
-        if (t.id === this.#transport?.id) this.#lastSocketError = message;
-      },
+      onError: () => {}, // what matters arrives with the close that follows
     });
     this.#clearConnectTimer();
     this.#cancelConnectTimer = this.#timers.later(this.#init.connectTimeoutMs ?? 10_000, () => {
@@ -388,30 +341,24 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
 
   #onClose(t: SocketTransport, code: number, reason: string): void {
     if (t.id !== this.#transport?.id) return;
-    this.#onLost(code, reason === '' ? `socket closed ${code}` : `socket closed ${code} ${reason}`);
+    this.#onLost(code, reason === '' ? `socket closed ${code}` : `socket closed ${code} ${reason}`, t.refusedStatus);
   }
 
-  /** The current socket is gone: decide between the end and a reconnect. */
-  #onLost(code: number | undefined, reason: string): void {
+  /** The current socket is gone (refusedStatus: the HTTP status of its refused upgrade): decide between the end and a reconnect. */
+  #onLost(code: number | undefined, reason: string, refusedStatus?: number): void {
     this.#transport?.dispose();
     this.#transport = undefined;
     this.#ready = false;
     this.#heartbeat.stop();
     this.#clearConnectTimer();
     if (this.#machine.terminal) return;
-    this.#recover(this.#recovery.lost(code, reason, this.#lastSocketError, this.#facts()));
+    this.#recover(this.#recovery.lost(code, reason, refusedStatus, this.#facts()));
   }
 
   /** What recovery is told: the session as it is now. */
   #facts(): RecoveryFacts {
-    return {
-      state: this.state,
-      terminal: this.#machine.terminal,
-      finishRequested: this.#intent.finish,
-      socketReady: this.#ready,
-      hasRest: this.#init.rest !== undefined,
-      now: this.#now(),
-    };
+    const { state, terminal } = this.#machine;
+    return { state, terminal, finishRequested: this.#intent.finish, socketReady: this.#ready, hasRest: this.#init.rest !== undefined, now: this.#now() };
   }
 
   /** Runs what SessionRecovery decided, in order; an action that needs a fresh look asks it again then. */
@@ -459,19 +406,10 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     const waiting = (): boolean => !this.#restFinishing && (this.state === 'reconnecting' || this.state === 'connecting');
     if (!waiting()) return;
     const rest = this.#init.rest;
-    if (rest !== undefined && this.#everReady) {
-      let view: RealtimeSession;
-      try {
-        view = await rest.get(this.sessionId, { signal: this.#lifetime.signal });
-      } catch (caught) {
-        this.#recover(this.#recovery.viewFailed(caught, this.#facts()));
-        return;
-      }
-      if (!waiting()) return;
-      this.#recover([this.#recovery.viewRead(view)]);
-      return;
-    }
-    this.#openSocket();
+    if (rest === undefined || !this.#everReady) return this.#openSocket();
+    const read = await settle(() => rest.get(this.sessionId, { signal: this.#lifetime.signal }));
+    if (!read.ok) this.#recover(this.#recovery.viewFailed(read.caught, this.#facts()));
+    else if (waiting()) this.#recover([this.#recovery.viewRead(read.value)]);
   }
 
   /**
@@ -481,55 +419,31 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   async #finishOverRest(why: string, expired: boolean): Promise<void> {
     const rest = this.#init.rest;
     if (this.#machine.terminal || this.#restFinishing) return;
-    if (rest === undefined) {
-      if (expired) this.emit('recovery.expired', { finishedOverRest: false });
-      this.#end('failed', expired ? RealtimeError.recoveryWindowExpired() : RealtimeError.closed('finish'), why);
-      return;
-    }
-    this.#restFinishing = true;
-    if (expired) this.emit('recovery.expired', { finishedOverRest: true });
+    this.#restFinishing = rest !== undefined;
+    if (expired) this.emit('recovery.expired', { finishedOverRest: rest !== undefined });
+    if (rest === undefined) return this.#conclude(unsavedEnding(why, expired));
     this.#intent.finishAsked();
     this.#machine.set('finishing', why);
-    try {
-      const view = await rest.finish(this.sessionId, String(this.#outbox.produced), { signal: this.#lifetime.signal });
-      // The socket's session.finished may have won the race (same settlement): #onFinished ignores this one.
-      this.#onFinished(view, `${why}: finished over REST`);
-    } catch (caught) {
-      this.#end('failed', caught instanceof Error ? caught : RealtimeError.recoveryWindowExpired(), `${why}; REST finish failed`);
-    } finally {
-      this.#restFinishing = false;
-    }
+    const outcome = await settle(() => rest.finish(this.sessionId, String(this.#outbox.produced), { signal: this.#lifetime.signal }));
+    this.#restFinishing = false;
+    this.#conclude(restFinishEnding(why, outcome));
   }
 
   /** Close 4409 without session.finished before it: read the final view over REST. */
   async #readFinalView(reason: string): Promise<void> {
     const rest = this.#init.rest;
-    if (rest === undefined) {
-      this.#end('failed', RealtimeError.closed('finish'), reason);
-      return;
-    }
-    try {
-      const view = await rest.get(this.sessionId, { signal: this.#lifetime.signal });
-      this.#onFinished(view, 'the session was finished elsewhere');
-    } catch (caught) {
-      this.#end('failed', caught instanceof Error ? caught : RealtimeError.closed('finish'), reason);
-    }
+    this.#conclude(finalViewEnding(reason, rest === undefined ? undefined : await settle(() => rest.get(this.sessionId, { signal: this.#lifetime.signal }))));
   }
 
-  // ------------------------------------------------------------------------------------------------
-  // Messages
-  // ------------------------------------------------------------------------------------------------
+  // ── Messages ──────────────────────────────────────────────────────────────────────────────────────
 
   #onText(t: SocketTransport, text: string): void {
     if (t.id !== this.#transport?.id || this.#machine.terminal) return;
     this.#heartbeat.touch();
     const parsed = parseServerMessage(text);
-    if (parsed.kind === 'unknown') {
-      this.emit('debug', { kind: 'unknown-message', detail: { type: parsed.type } });
-      return;
-    }
-    if (parsed.kind === 'invalid') {
-      this.emit('debug', { kind: 'invalid-message', detail: { reason: parsed.reason } });
+    if (parsed.kind !== 'message') {
+      // Ignored and told: a type a newer server sends, or garbage.
+      this.emit('debug', parsed.kind === 'unknown' ? { kind: 'unknown-message', detail: { type: parsed.type } } : { kind: 'invalid-message', detail: { reason: parsed.reason } });
       return;
     }
     const message = parsed.message;
@@ -552,7 +466,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     const reconnect = this.#everReady;
     this.#everReady = true;
     this.#heartbeat.start(this.#init.heartbeatTimeoutMs ?? m.heartbeatTimeoutMs ?? SOCKET_DEFAULTS.heartbeatTimeoutMs);
-    this.#sender.newSocket(this.#intent.finish || this.#intent.pause);
+    this.#drain(this.#sender.newSocket(this.#intent.finish || this.#intent.pause));
     return reconnect ? attempt : undefined;
   }
 
@@ -568,7 +482,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
         this.#sendResume();
         return;
       case 'pump':
-        this.#sender.pump();
+        this.#pump();
         return;
       case 'resumed':
         this.#sender.resumeAnswered();
@@ -595,59 +509,62 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
 
   /** session.resume {epoch} once per socket (a rotation, or resume() after pause()). */
   #sendResume(): void {
-    this.#sender.sendResume(this.epoch);
+    this.#sender.resume(this.#readySocket(), this.epoch);
+  }
+
+  /** Sends what the state and the in-flight window allow, on the socket that is ready (see FramePump). */
+  #pump(): void {
+    const { firstFrame } = this.#sender.pump({ socket: this.#readySocket(), state: this.state, epoch: this.epoch });
+    if (firstFrame !== undefined) this.emit('first.frame', firstFrame);
+  }
+
+  /** A drain started (pause(), finish(), or one carried to a new socket): pump again once its wait ran out. */
+  #drain(pumpAfterMs: number | undefined): void {
+    if (pumpAfterMs !== undefined) this.#later(pumpAfterMs, () => this.#pump());
+  }
+
+  #readySocket(): SocketTransport | undefined {
+    return this.#ready ? this.#transport : undefined;
   }
 
   #emitRaw(message: ServerMessage): void {
     this.emit('message', message);
   }
 
-  /**
-   * The balance is used up: the server took audio up to receivedSamples and finishes the session by
-   * itself. Not a fault to recover from: nothing more is sent (no frame, no finish, no resume), write()
-   * takes nothing, the refused range is declared as a gap, and the session waits for session.finished
-   * (a socket lost meanwhile reconnects only to hear it) to end `failed` with the typed error.
-   */
+  /** The balance is used up: nothing more is sent or taken, and the final view ends it (see Exhaustion). */
   #onBalanceExhausted(notice: RealtimeNotice): void {
     if (this.#machine.terminal || this.#exhausted !== undefined) return;
-    const parsed = Number(notice.receivedSamples);
-    const receivedSamples = Number.isSafeInteger(parsed) && parsed >= 0 ? parsed : this.#outbox.ackedServer;
+    const receivedSamples = exhaustedAt(notice, this.#outbox.ackedServer);
     this.#intent.finishAsked();
     this.#sender.halt();
-    const notAccepted = this.#outbox.declareRefused(receivedSamples);
-    this.#exhausted = { receivedSamples, notAccepted };
-    if (this.state !== 'finishing' && this.state !== 'reconnecting' && this.state !== 'connecting') this.#machine.set('finishing', 'balance exhausted');
-    const error = this.#balanceError(undefined);
-    this.emit('balance.exhausted', { receivedSamples, notAccepted, notice, error });
+    const exhausted = { receivedSamples, notAccepted: this.#outbox.declareRefused(receivedSamples) };
+    this.#exhausted = exhausted;
+    if (finishesNow(this.state)) this.#machine.set('finishing', 'balance exhausted');
+    this.emit('balance.exhausted', { ...exhausted, notice, error: balanceError(exhausted) });
   }
 
-  #balanceError(view: RealtimeSession | undefined): RealtimeError {
-    const info = this.#exhausted ?? { receivedSamples: this.#outbox.ackedServer, notAccepted: null };
-    return RealtimeError.balanceExhausted({ ...info, sampleRate: REALTIME.sampleRate, ...(view !== undefined ? { session: view } : {}) });
-  }
-
+  /** The final view arrived (socket, REST, or read after the server finished it): the session ends. */
   #onFinished(view: RealtimeSession, reason: string): void {
     if (this.#machine.terminal) return;
-    if (this.#exhausted !== undefined) {
-      // The lines and notices stay readable (lines, notices); the end is the typed error, whose
-      // `session` is this final view with the charge.
-      this.#transcript.merge(view);
-      this.#end('failed', this.#balanceError(view), 'balance exhausted');
-      return;
-    }
-    // Whatever way it was finished (socket, REST, elsewhere), audio captured past the server's final
-    // cursor never arrived: declare it (the server reports it as TRANSPORT_GAP).
-    this.#outbox.declareUndelivered(Number(view.usage.receivedSamples));
-    this.#transcript.merge(view);
+    const exhausted = this.#exhausted;
+    // Audio captured past the server's final cursor never arrived: declared (TRANSPORT_GAP there). After
+    // the balance ran out that range was declared refused already.
+    if (exhausted === undefined) this.#outbox.declareUndelivered(Number(view.usage.receivedSamples));
+    this.#transcript.merge(view); // the lines and notices stay readable whichever way it ends
+    // Balance used up: the end is the typed error, whose `session` is this final view with the charge.
+    if (exhausted !== undefined) return this.#end('failed', balanceError(exhausted, view), 'balance exhausted');
     this.#result = { session: view, notices: [...this.#transcript.notices], lines: this.#transcript.lines, reason };
-    // connect() waits for session.ready: a session the service failed before that rejects it with the why.
-    if (!this.#everReady && view.status === 'FAILED') this.#failure = RealtimeError.sessionFailed(view);
+    this.#failure = failedBeforeReady(view, this.#everReady);
     this.#machine.set('finished', reason);
   }
 
-  // ------------------------------------------------------------------------------------------------
-  // Heartbeat, timers, state, teardown
-  // ------------------------------------------------------------------------------------------------
+  /** Applies an ending decided elsewhere (session-ending.ts, SessionRecovery). */
+  #conclude(ending: Ending): void {
+    if (ending.to === 'finished') this.#onFinished(ending.view, ending.reason);
+    else this.#end(ending.to, ending.error, ending.reason);
+  }
+
+  // ── Heartbeat, timers, state, teardown ────────────────────────────────────────────────────────────
 
   #clearConnectTimer(): void {
     this.#cancelConnectTimer?.();

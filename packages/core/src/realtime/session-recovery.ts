@@ -47,6 +47,9 @@ export type RecoveryAction =
 
 const NOTHING: readonly RecoveryAction[] = [];
 
+/** Refusals of the upgrade that another attempt would meet again (docs/protocol.md "Realtime socket", "URL and authentication"). */
+const FINAL_UPGRADE_STATUSES: readonly number[] = [400, 401, 403, 404];
+
 /**
  * The socket is gone: end, reconnect, or save the result over REST. Decisions only: every method
  * returns the actions to run and keeps the outage's bookkeeping (attempts, the policy, the finish
@@ -90,13 +93,17 @@ export class SessionRecovery {
     return attempt;
   }
 
-  /** The current socket closed or was dropped; lastSocketError is what its error event said. */
-  lost(code: number | undefined, reason: string, lastSocketError: string, facts: RecoveryFacts): readonly RecoveryAction[] {
+  /**
+   * The current socket closed or was dropped. refusedStatus: the HTTP status its upgrade was refused
+   * with, where the platform tells it (`ws`; a browser does not, and its refusal is retried as a loss).
+   */
+  lost(code: number | undefined, reason: string, refusedStatus: number | undefined, facts: RecoveryFacts): readonly RecoveryAction[] {
     if (facts.terminal) return NOTHING;
     if (code !== undefined && FINAL_CLOSE_CODES.includes(code)) return [finalClose(code, reason)];
-    // A refused upgrade (`ws`: "Unexpected server response: 401") will be refused again.
-    const refused = /Unexpected server response: (400|401|403|404)/.exec(lastSocketError);
-    if (refused !== null) return [{ do: 'fail', error: RealtimeError.socketRefused(`HTTP ${refused[1]}`), reason: `socket refused (HTTP ${refused[1]})` }];
+    // Bad key, token or request: asking again gets the same answer. Others (429, 5xx) may pass later.
+    if (refusedStatus !== undefined && FINAL_UPGRADE_STATUSES.includes(refusedStatus)) {
+      return [{ do: 'fail', error: RealtimeError.socketRefused(`HTTP ${refusedStatus}`), reason: `socket refused (HTTP ${refusedStatus})` }];
+    }
     return this.#schedule(code, reason, facts);
   }
 

@@ -13,6 +13,9 @@ export interface WebSocketLike {
   removeEventListener(type: string, listener: (event: never) => void): void;
   /** `ws` only: drop the TCP connection without a close handshake (a half-open peer never answers one). */
   terminate?(): void;
+  /** `ws` only (Node's EventEmitter API): here for `unexpected-response`, the HTTP answer of a refused upgrade. */
+  on?(event: 'unexpected-response', listener: (request: unknown, response: { readonly statusCode?: number | undefined }) => void): unknown;
+  off?(event: 'unexpected-response', listener: (request: unknown, response: { readonly statusCode?: number | undefined }) => void): unknown;
 }
 
 /** The `ws` constructor takes `{ headers }` third; a browser's ignores it (and cannot send headers). */
@@ -69,15 +72,32 @@ export interface TransportHandlers {
 /**
  * One socket, numbered. The session compares `id` with its current transport on every callback and
  * drops what a replaced socket still says (style guide: "every socket callback checks its generation").
- * `dispose()` removes the four listeners it added; `close()` and `terminate()` also dispose, so a closed
+ * `dispose()` removes the listeners it added; `close()` and `terminate()` also dispose, so a closed
  * transport never calls back.
+ *
+ * A refused upgrade (the server answered HTTP 4xx/5xx instead of 101) is told by its status where the
+ * platform gives it: `ws` emits `unexpected-response` with the response, and `refusedStatus` keeps its
+ * statusCode before the close (1006) reaches the session. A browser's WebSocket hides the status: a
+ * refused upgrade is then a close 1006 before `open` like any failed connection, `refusedStatus` stays
+ * undefined, and the session treats it as a lost connection (see SessionRecovery.lost).
  */
 export class SocketTransport {
   #disposed = false;
+  #refusedStatus: number | undefined;
   readonly #listeners: Array<[string, (event: never) => void]>;
+  readonly #onRefused: ((request: unknown, response: { readonly statusCode?: number | undefined }) => void) | undefined;
 
   constructor(readonly id: number, private readonly ws: WebSocketLike, handlers: TransportHandlers) {
     ws.binaryType = 'arraybuffer';
+    if (typeof ws.on === 'function') {
+      // With a listener `ws` leaves the refused request to us: keep the status, then abort it as `ws`
+      // would without one (error, then close 1006).
+      this.#onRefused = (_request, response) => {
+        this.#refusedStatus = response.statusCode;
+        ws.terminate?.();
+      };
+      ws.on('unexpected-response', this.#onRefused);
+    }
     const open = (): void => handlers.onOpen(this);
     const message = (event: { data: unknown }): void => {
       if (typeof event.data === 'string') handlers.onText(this, event.data);
@@ -93,6 +113,11 @@ export class SocketTransport {
     };
     this.#listeners = [['open', open], ['message', message as (e: never) => void], ['close', close as (e: never) => void], ['error', error as (e: never) => void]];
     for (const [type, listener] of this.#listeners) ws.addEventListener(type, listener);
+  }
+
+  /** The HTTP status of a refused upgrade, where the platform reports it (`ws`); undefined otherwise. */
+  get refusedStatus(): number | undefined {
+    return this.#refusedStatus;
   }
 
   get open(): boolean {
@@ -135,6 +160,7 @@ export class SocketTransport {
     if (this.#disposed) return;
     this.#disposed = true;
     for (const [type, listener] of this.#listeners) this.ws.removeEventListener(type, listener);
+    if (this.#onRefused !== undefined) this.ws.off?.('unexpected-response', this.#onRefused);
     // `ws` emits 'error' on a failed close of a dead socket; keep one no-op so it never goes unhandled.
     this.ws.addEventListener('error', noop);
   }

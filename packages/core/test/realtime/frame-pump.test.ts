@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { AudioOutbox } from '../../src/realtime/audio-outbox.js';
+import { FramePump } from '../../src/realtime/frame-pump.js';
+import { SocketTransport } from '../../src/realtime/socket-transport.js';
+import { FakeSocket } from './fake-socket.js';
+
+const ignore = { onOpen: () => {}, onText: () => {}, onClose: () => {}, onError: () => {} };
+
+/** A pump on a real outbox, its sockets scripted, its clock in the test's hands. */
+function setup(drainTimeoutMs = 100) {
+  let now = 1_000;
+  const outbox = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 5_000, onGap: () => {} });
+  const pump = new FramePump(outbox, { maxInFlightSamples: 32_000, drainTimeoutMs }, () => now);
+  let id = 0;
+  const socket = (): { ws: FakeSocket; t: SocketTransport } => {
+    const ws = new FakeSocket('ws://127.0.0.1:1/s');
+    ws.open();
+    return { ws, t: new SocketTransport(++id, ws, ignore) };
+  };
+  return { outbox, pump, socket, advance: (ms: number) => void (now += ms) };
+}
+
+describe('FramePump: told the socket, state and epoch; returns what went out', () => {
+  it('reports the first frame once; plain frames give the one shared empty result', () => {
+    const { outbox, pump, socket } = setup();
+    const { ws, t } = socket();
+    outbox.writePcm16(new Int16Array(640));
+    const first = pump.pump({ socket: t, state: 'streaming', epoch: 3 });
+    expect(first).toEqual({ firstFrame: { startSample: 0, epoch: 3 } });
+    expect(ws.frames()).toEqual([{ epoch: 3, start: 0, count: 320 }, { epoch: 3, start: 320, count: 320 }]);
+    outbox.writePcm16(new Int16Array(320));
+    const plain = pump.pump({ socket: t, state: 'streaming', epoch: 3 });
+    expect(plain).toEqual({});
+    expect(pump.pump({ socket: t, state: 'streaming', epoch: 3 })).toBe(plain);
+    expect(ws.frames()).toHaveLength(3);
+  });
+
+  it('sends nothing without a ready socket, in a state that does not send, or once halted', () => {
+    const { outbox, pump, socket } = setup();
+    const { ws, t } = socket();
+    outbox.writePcm16(new Int16Array(320));
+    expect(pump.pump({ socket: undefined, state: 'streaming', epoch: 1 })).toEqual({});
+    for (const state of ['connecting', 'reconnecting', 'rotating', 'paused'] as const) pump.pump({ socket: t, state, epoch: 1 });
+    pump.halt();
+    pump.pump({ socket: t, state: 'streaming', epoch: 1 });
+    expect(pump.resume(t, 1)).toBe(false);
+    expect(ws.sent).toEqual([]);
+  });
+
+  it('a drain says when to pump again; the control message goes at the deadline unacknowledged, once per socket', () => {
+    const { outbox, pump, socket, advance } = setup(100);
+    const first = socket();
+    outbox.writePcm16(new Int16Array(320));
+    pump.pump({ socket: first.t, state: 'streaming', epoch: 1 });
+    expect(pump.startDrain()).toBe(101);
+    expect(pump.pump({ socket: first.t, state: 'finishing', epoch: 1 })).toEqual({}); // not acknowledged, deadline ahead
+    advance(101);
+    expect(pump.pump({ socket: first.t, state: 'finishing', epoch: 1 })).toEqual({ control: 'session.finish' });
+    expect(pump.pump({ socket: first.t, state: 'finishing', epoch: 1 })).toEqual({});
+    expect(first.ws.json()).toEqual([{ type: 'session.finish', capturedSamples: '320' }]);
+    expect(pump.sent.finishSentOn(first.t.id)).toBe(true);
+    // A new socket owes the finish again, after a fresh wait; acknowledged, it goes at once.
+    const second = socket();
+    expect(pump.newSocket(true)).toBe(101);
+    expect(pump.newSocket(false)).toBeUndefined();
+    outbox.acknowledge(320);
+    expect(pump.pump({ socket: second.t, state: 'finishing', epoch: 1 })).toEqual({ control: 'session.finish' });
+    expect(second.ws.json()).toEqual([{ type: 'session.finish', capturedSamples: '320' }]);
+  });
+
+  it('a pause waits for a rotation in progress: nothing goes while a resume is unanswered on the socket', () => {
+    const { outbox, pump, socket } = setup(100);
+    const { ws, t } = socket();
+    outbox.writePcm16(new Int16Array(320));
+    expect(pump.resume(t, 1)).toBe(true);
+    expect(pump.resume(t, 1)).toBe(false); // once per socket
+    pump.startDrain();
+    expect(pump.pump({ socket: t, state: 'pausing', epoch: 1 })).toEqual({});
+    pump.resumeAnswered();
+    const result = pump.pump({ socket: t, state: 'pausing', epoch: 2 });
+    expect(result.firstFrame).toEqual({ startSample: 0, epoch: 2 });
+    expect(ws.json()).toEqual([{ type: 'session.resume', epoch: 1 }]);
+  });
+});
