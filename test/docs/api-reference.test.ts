@@ -30,14 +30,17 @@ describe('API reference (pnpm run docs)', () => {
 
     expect(existsSync(join(out, 'index.html'))).toBe(true);
     const classes = readdirSync(join(out, 'classes'));
-    for (const name of ['SoundClone', 'RealtimeSocketSession', 'EncodePipeline', 'Resampler']) {
-      expect(classes).toContain(`_soundclone_core.${name}.html`);
+    // Core has two documented entries (the main one and ./rx), so its pages are named per entry.
+    for (const name of ['SoundClone', 'RealtimeSocketSession', 'EncodePipeline', 'Resampler', 'CaptionEngine']) {
+      expect(classes).toContain(`_soundclone_core.index.${name}.html`);
     }
     const modules = readdirSync(join(out, 'modules'));
     for (const pkg of ['core', 'node-mic', 'web-audio', 'server', 'cli']) {
       expect(modules).toContain(`_soundclone_${pkg}.html`);
     }
-    const session = readFileSync(join(out, 'classes', '_soundclone_core.RealtimeSocketSession.html'), 'utf8');
+    expect(modules).toContain('_soundclone_core.rx.html');
+    expect(readFileSync(join(out, 'modules', '_soundclone_core.rx.html'), 'utf8')).toContain('sessionStreams');
+    const session = readFileSync(join(out, 'classes', '_soundclone_core.index.RealtimeSocketSession.html'), 'utf8');
     expect(session).toContain('finish');
   }, 120_000);
 });
