@@ -121,8 +121,21 @@ describe('caption cues in Chromium', () => {
     try {
       await page.goto(`${demo.url}/`);
       expect(await tryStart(page)).toBeNull();
+      // Watch the caption box: each live cue it shows, and the VTTCue the track holds for it then.
+      await page.evaluate(() => {
+        const w = window as unknown as { liveSeen: Array<{ id: string; text: string; cue: TextTrackCue | null }> };
+        w.liveSeen = [];
+        const box = document.getElementById('cue') as HTMLElement;
+        new MutationObserver(() => {
+          if (!box.classList.contains('live')) return;
+          const tracks = (document.getElementById('captions-media') as HTMLMediaElement).textTracks;
+          const id = box.dataset['id'] ?? '';
+          w.liveSeen.push({ id, text: box.textContent ?? '', cue: tracks[tracks.length - 1]?.cues?.getCueById(id) ?? null });
+        }).observe(box, { childList: true, subtree: true, characterData: true, attributes: true });
+      });
       // The fake microphone's file (about 5.5 s: three lines of tone bursts), then silence.
       await until('the fake microphone\'s lines', () => snapshot(page), (s) => s.lines.length >= 3 && (s.stats?.sentSamples ?? 0) >= 16_000 * 6, 30_000);
+      await page.screenshot({ path: join(ARTIFACTS, 'demo-cues.png') });
       const stopped = await page.evaluate(() => (window as unknown as DemoWindow).demo.stop());
       expect(stopped.finish.status).toBe('COMPLETED');
       const onTrack = await trackCues(page, '#captions-media');
@@ -131,6 +144,20 @@ describe('caption cues in Chromium', () => {
         const tracks = (document.getElementById('captions-media') as HTMLMediaElement).textTracks;
         return { count: tracks.length, label: tracks[tracks.length - 1]?.label, mode: tracks[tracks.length - 1]?.mode };
       });
+
+      // Live cues were shown before their lines committed; a live cue whose id a final cue took is the
+      // same VTTCue object on the track, updated in place.
+      const live = await page.evaluate(() => {
+        const w = window as unknown as { liveSeen: Array<{ id: string; text: string; cue: TextTrackCue | null }> };
+        const tracks = (document.getElementById('captions-media') as HTMLMediaElement).textTracks;
+        const cues = tracks[tracks.length - 1]!.cues!;
+        const seen = w.liveSeen.filter((s) => s.text !== '');
+        return { shown: seen.length, onTrack: seen.filter((s) => s.cue !== null).length, kept: seen.filter((s) => s.cue !== null && cues.getCueById(s.id) !== null).map((s) => cues.getCueById(s.id) === s.cue) };
+      });
+      expect(live.shown).toBeGreaterThan(0);
+      expect(live.onTrack).toBe(live.shown);
+      expect(live.kept.length).toBeGreaterThan(0);
+      expect(live.kept.every((same) => same)).toBe(true);
 
       expect(onTrack.length).toBeGreaterThanOrEqual(3);
       expect(words(onTrack.map((c) => c.text))).toEqual(words(stopped.finish.lines));

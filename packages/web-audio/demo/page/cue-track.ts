@@ -36,10 +36,7 @@ export class CueTrack {
   apply(change: CueChange): void {
     const { cue } = change;
     if (this.#track === undefined && (change.kind === 'removed' || cue.text === '')) return;
-    // 'hidden', not 'disabled': a disabled track's `cues` is null. An <audio> element draws no cues
-    // itself; the caption box does.
-    const track = (this.#track ??= this.#media.addTextTrack('captions', this.#label, 'en'));
-    track.mode = 'hidden';
+    const track = (this.#track ??= this.#addTrack());
     const held = this.#byId.get(cue.id);
     if (change.kind === 'removed' || cue.text === '') {
       if (held !== undefined) track.removeCue(held.vtt);
@@ -57,6 +54,14 @@ export class CueTrack {
       this.#byId.set(cue.id, { cue, vtt });
     }
     this.#draw();
+  }
+
+  #addTrack(): TextTrack {
+    const track = this.#media.addTextTrack('captions', this.#label, 'en');
+    // 'hidden', not 'disabled': a disabled track's `cues` is null. An <audio> element draws no cues
+    // itself; the caption box does.
+    track.mode = 'hidden';
+    return track;
   }
 
   /** The newest cue (highest index) still on the track, line by line; a live cue's unstable tail apart. */
