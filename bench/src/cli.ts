@@ -32,8 +32,8 @@ export const USAGE = `usage: node --expose-gc bench/dist/run.js [--only s1,s2] [
   --write       write bench/results/ even for a partial run
   --recognizer  realtime-capacity: the reference server's recognizers, comma-separated (default deterministic;
                 also auto, pocketsphinx)
-  captions: caption churn and added delay on LibriVox speech at 1x through PocketSphinx (about 40 s; the
-            same table as pnpm bench:captions, also written to bench/results/captions.md)`;
+  captions      the caption churn/delay table of pnpm bench:captions: LibriVox speech at 1x through
+                PocketSphinx (about 40 s); where results are written, also bench/results/captions.md`;
 
 export function parseArgs(argv: readonly string[]): CliOptions {
   let sections = new Set<Section>(SECTIONS);
