@@ -1,5 +1,5 @@
 /** The parts of the benchmark `--only` can pick; all of them by default. */
-export const SECTIONS = ['resample', 'stream', 'quality', 'pcm16', 'session-encode', 'ring', 'realtime-capacity', 'realtime-latency', 'recognizer'] as const;
+export const SECTIONS = ['resample', 'stream', 'quality', 'pcm16', 'session-encode', 'ring', 'realtime-capacity', 'realtime-latency', 'recognizer', 'captions'] as const;
 /** The encode-path sections, whose targets the report states. */
 export const ENCODE_SECTIONS: readonly Section[] = ['resample', 'stream', 'quality', 'pcm16', 'session-encode', 'ring'];
 export type Section = (typeof SECTIONS)[number];
@@ -31,7 +31,9 @@ export const USAGE = `usage: node --expose-gc bench/dist/run.js [--only s1,s2] [
   --contenders  comma-separated id prefixes, e.g. ours,speex-q7 (default: all)
   --write       write bench/results/ even for a partial run
   --recognizer  realtime-capacity: the reference server's recognizers, comma-separated (default deterministic;
-                also auto, pocketsphinx)`;
+                also auto, pocketsphinx)
+  captions      the caption churn/delay table of pnpm bench:captions: LibriVox speech at 1x through
+                PocketSphinx (about 40 s); where results are written, also bench/results/captions.md`;
 
 export function parseArgs(argv: readonly string[]): CliOptions {
   let sections = new Set<Section>(SECTIONS);

@@ -5,6 +5,7 @@ import type { QualityFigures } from './quality/figures.js';
 import type { CapacityRow, PacedRow } from './realtime/capacity.js';
 import type { LatencyRow } from './realtime/latency.js';
 import type { RecognizerBenchRow, RecognizerPacedRow } from './recognizer.js';
+import type { CaptionsBench } from './captions/bench.js';
 
 /** Streaming figures over ten minutes of 128-sample blocks. */
 export interface StreamFigures {
@@ -80,4 +81,6 @@ export interface BenchReport {
   readonly realtime?: { capacity: CapacityRow[]; paced: PacedRow[]; latency: LatencyRow[] };
   /** The PocketSphinx recognizer's real-time factor, and paced sessions per core with it. */
   readonly recognizer?: { rows: RecognizerBenchRow[]; paced: RecognizerPacedRow[] };
+  /** Caption cues on real speech: churn and added delay per stability setting. */
+  readonly captions?: CaptionsBench;
 }

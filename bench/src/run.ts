@@ -13,6 +13,7 @@ import { writeResults } from './report/write.js';
 import { collectRealtime } from './realtime/collect.js';
 import { realtimeText } from './realtime/tables.js';
 import { recognizerText, runRecognizerBench } from './recognizer.js';
+import { captionsText, runCaptionsBench, writeCaptionsResult } from './captions/bench.js';
 
 /**
  * `pnpm bench`: every suite in one process, so the ratios the targets are stated in compare runs
@@ -33,6 +34,8 @@ async function main(): Promise<void> {
   stopWatchingGc();
   const realtime = await collectRealtime(options);
   const recognizer = options.sections.has('recognizer') ? await runRecognizerBench({ quick: options.quick }) : undefined;
+  if (options.sections.has('captions')) progress('captions: streaming the LibriVox clips at 1x through PocketSphinx…');
+  const captions = options.sections.has('captions') ? await runCaptionsBench() : undefined;
 
   const report: BenchReport = {
     meta: {
@@ -50,11 +53,13 @@ async function main(): Promise<void> {
     targets,
     ...(realtime !== undefined ? { realtime } : {}),
     ...(recognizer !== undefined ? { recognizer } : {}),
+    ...(captions !== undefined ? { captions } : {}),
   };
   const text = render(report, options.minutes);
   process.stdout.write(`\n${text}\n`);
   if (options.write) {
     const written = await writeResults(report, text);
+    if (captions !== undefined) written.push(await writeCaptionsResult(captionsText(captions), 'pnpm bench'));
     progress(`wrote ${written.join(', ')}`);
   }
 }
@@ -76,6 +81,7 @@ function render(report: BenchReport, minutes: number): string {
   if (encode) parts.push('', 'Targets (encode path):', targetsTable(report.targets));
   if (report.realtime !== undefined) parts.push('', realtimeText(report.realtime));
   if (report.recognizer !== undefined) parts.push('', recognizerText(report.recognizer));
+  if (report.captions !== undefined) parts.push('', captionsText(report.captions).trimEnd());
   return parts.join('\n');
 }
 

@@ -5,5 +5,6 @@ export type { CaptureSession } from './capture/session.js';
 export type { AudioLevel } from './capture/level-meter.js';
 export type { FeedTotals } from './capture/sample-feed.js';
 export { attachSession, type BrowserSessionGrant } from './session/attach-session.js';
+export { captionCues, type CueSource } from './captions/caption-cues.js';
 export { WebAudioError, isWebAudioError, type WebAudioErrorCode } from './errors.js';
 export { PROCESSOR_NAME, type CaptureMode } from './worklet/protocol.js';

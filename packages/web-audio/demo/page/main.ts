@@ -1,8 +1,9 @@
-import { attachSession, isWebAudioError, openMicrophone, startCapture, type Capture, type CaptureDrop, type CaptureResult } from '@soundclone/web-audio';
+import { attachSession, captionCues, isWebAudioError, openMicrophone, startCapture, type Capture, type CaptureDrop, type CaptureResult } from '@soundclone/web-audio';
 import { isApiError, type RealtimeFinishResult, type RealtimeSocketSession } from '@soundclone/core';
 import { apiErrorFromResponse, protocol } from '@soundclone/core/internal';
 import { sessionStreams } from '@soundclone/core/rx';
 import { CaptionsView } from './captions-view.js';
+import { CueTrack } from './cue-track.js';
 
 /**
  * The live-captions demo page: Start asks for the microphone, then asks the backend (the dev server)
@@ -74,6 +75,7 @@ export interface DemoApi {
 
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
 const view = new CaptionsView(document);
+const cueTrack = new CueTrack(document);
 const buttons = { start: $<HTMLButtonElement>('start'), mute: $<HTMLButtonElement>('mute'), pause: $<HTMLButtonElement>('pause'), stop: $<HTMLButtonElement>('stop') };
 const connection = $('connection');
 const reconnectsEl = $('reconnects');
@@ -265,6 +267,9 @@ function watchSession(s: RealtimeSocketSession): void {
   streams.partials$.subscribe((p) => view.partial(p.text));
   streams.lines$.subscribe((line) => view.line(line));
   streams.lineUpdates$.subscribe((update) => view.line(update.line));
+  // The live cues: attached with the session, so the engine sees every partial and line it emits.
+  cueTrack.beginSession(`Session ${sessionCount + 1}`);
+  captionCues(s).subscribe((change) => cueTrack.apply(change));
 }
 
 function watchCapture(c: Capture): void {
