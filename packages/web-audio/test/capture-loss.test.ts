@@ -70,13 +70,15 @@ function rig(s: RealtimeSocketSession, rate: number, options: Partial<StartCaptu
   feed.attach(channel.port2);
   const idle = { disconnect() {} };
   capture = new Capture({
-    context: { sampleRate: rate, state: 'running', close: async () => undefined } as unknown as AudioContext,
-    ownsContext: false,
-    stream: { getAudioTracks: () => [], getTracks: () => [] } as unknown as MediaStream,
-    releaseStream: false,
-    source: idle as unknown as MediaStreamAudioSourceNode,
-    node: { ...idle, port: channel.port2 } as unknown as AudioWorkletNode,
-    feed,
+    graph: {
+      context: { sampleRate: rate, state: 'running', close: async () => undefined } as unknown as AudioContext,
+      ownsContext: false,
+      stream: { getAudioTracks: () => [], getTracks: () => [] } as unknown as MediaStream,
+      releaseStream: false,
+      source: idle as unknown as MediaStreamAudioSourceNode,
+      node: { ...idle, port: channel.port2 } as unknown as AudioWorkletNode,
+      feed,
+    },
     encoder: new SessionWriter(rate, s),
     session: s,
     levelWindowMs: 50,
