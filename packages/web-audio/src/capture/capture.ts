@@ -1,12 +1,12 @@
 import { BehaviorSubject, Subject, type Observable } from 'rxjs';
 import { sessionStreams, type SessionStreams } from '@soundclone/core/rx';
+import { CaptureTimeline, DriftEstimator, StarvationDetector, type CaptureCause, type CaptureDevice, type CaptureGap, type CaptureHealth } from '@soundclone/core';
 import { WebAudioError } from '../errors.js';
 import type { CaptureMode } from '../worklet/protocol.js';
 import { LevelMeter, SILENT_LEVEL, type AudioLevel } from './level-meter.js';
-import { ClockWatch } from './clock-watch.js';
 import { watchDevice, type DeviceEvents } from './device-watch.js';
 import { closeGraphContext, connectGraph, releaseGraph, type CaptureGraph, type GraphInput } from './graph.js';
-import { defaultRecoveryDelayMs, type CaptureDevice, type CaptureEvent, type CaptureGap, type CaptureGapCause, type CaptureHealth, type CaptureHealthState, type RecoveryOptions } from './health.js';
+import { defaultRecoveryDelayMs, type RecoveryOptions, type WebCaptureEvent } from './health.js';
 import type { FeedSink, FeedTotals } from './sample-feed.js';
 import type { SessionWriter } from './session-writer.js';
 import type { CaptureSession } from './session.js';
@@ -144,8 +144,8 @@ export class Capture {
   readonly connection$: SessionStreams['state$'];
   /** Each stretch of audio lost before the page (a stalled page), once, in stream order. Rare: none in a healthy page. */
   readonly drops$: Observable<CaptureDrop>;
-  /** What the capture noticed about its device, context and clock, in order (see CaptureEvent). */
-  readonly events$: Observable<CaptureEvent>;
+  /** What the capture noticed about its device, context and clock, in order (see WebCaptureEvent). */
+  readonly events$: Observable<WebCaptureEvent>;
   /** Health on every change and about 4 times a second; the current value at once on subscribe. */
   readonly health$: Observable<CaptureHealth>;
 
@@ -157,38 +157,46 @@ export class Capture {
   readonly #level = new BehaviorSubject<AudioLevel>(SILENT_LEVEL);
   readonly #state = new BehaviorSubject<CaptureState>('capturing');
   readonly #drops = new Subject<CaptureDrop>();
-  readonly #events = new Subject<CaptureEvent>();
+  readonly #events = new Subject<WebCaptureEvent>();
   readonly #healthSubject: BehaviorSubject<CaptureHealth>;
-  readonly #clock = new ClockWatch();
+  readonly #timeline = new CaptureTimeline();
+  #drift: DriftEstimator;
+  #starvation: StarvationDetector;
   readonly #cleanups: Array<() => void> = [];
   #unwatch: () => void = () => undefined;
   #tick: ReturnType<typeof setInterval> | undefined;
   #muted = false;
   #paused = false;
   #captured = 0;
-  #graphFrames = 0;
+  /** Frames the current graph delivered or dropped: its run, for the drift and starvation measures. */
+  #runFrames = 0;
   #mutedFrames = 0;
   #pausedFrames = 0;
   #droppedFrames = 0;
   #overruns = 0;
   #underruns = 0;
-  #firstAudioMs: number | undefined;
-  #healthState: CaptureHealthState = 'starting';
+  /** performance.now() of startCapture: health times are ms since then. */
+  readonly #t0: number;
+  #firstAudioMs: number | null = null;
+  #lastFrameMs: number | null = null;
+  #healthState: CaptureHealth['state'] = 'starting';
+  #reason = 'opened, no audio yet';
   #trackMuted = false;
   #suspendedAt = 0;
-  /** While suspended: when the last frame before it arrived. */
+  /** While suspended: when the last frame before it arrived (ms since start). */
   #suspendedLastFrame: number | undefined;
   /** The current graph still holds its feed (false from a cut until the next graph is installed). */
   #graphLive = true;
-  #starvedAt = 0;
   #gaps: CaptureGap[] = [];
-  #openGap: { gap: CaptureGap; lastFrameAt: number; detected: number } | undefined;
+  /** A cut whose gap closes at the next graph's first frame. */
+  #openGap: { cause: CaptureCause; atSample: number; fromMs: number; detectedMs: number; device: CaptureDevice } | undefined;
   #recoveries = 0;
   #recovering = false;
   #wake: (() => void) | undefined;
   /** Worklet totals of graphs already ended (a capture's totals are the sum over its graphs). */
   #pastTotals: FeedTotals = { frames: 0, dropped: 0, delivered: 0, exact: true };
   #failure: WebAudioError | undefined;
+  #result: CaptureResult | undefined;
   #stopping: Promise<CaptureResult> | undefined;
 
   /** @hidden Built by startCapture(), which acquires the resources and hands them over. */
@@ -206,7 +214,9 @@ export class Capture {
     this.drops$ = this.#drops.asObservable();
     this.events$ = this.#events.asObservable();
     this.#meter = new LevelMeter(this.sampleRate, resources.levelWindowMs, (level) => this.#level.next(level));
-    this.#clock.restart(this.sampleRate);
+    this.#t0 = resources.startedAt ?? performance.now();
+    this.#drift = new DriftEstimator({ sampleRate: this.sampleRate });
+    this.#starvation = new StarvationDetector({ sampleRate: this.sampleRate, thresholdMs: resources.starvationMs ?? 1500 });
     this.#healthSubject = new BehaviorSubject(this.#snapshot());
     this.health$ = this.#healthSubject.asObservable();
     this.#watch();
@@ -259,12 +269,20 @@ export class Capture {
     return this.#failure;
   }
 
+  /**
+   * The final counts once stopped, also when stop() rejected: after WEB_AUDIO_DEVICE_LOST everything
+   * captured before the loss reached the session exactly, and these are its books.
+   */
+  get result(): CaptureResult | undefined {
+    return this.#result;
+  }
+
   /** The capture's health now (what health$ last emitted, with the clock read now). */
   get health(): CaptureHealth {
     return this.#snapshot();
   }
 
-  /** Every gap so far (device losses, suspensions, switches), in order. */
+  /** Every gap so far (device losses, suspensions, switches), in order, each once it closed. */
   get gaps(): readonly CaptureGap[] {
     return this.#gaps.slice();
   }
@@ -349,8 +367,8 @@ export class Capture {
         if (options.signal?.aborted === true) throw options.signal.reason;
         return;
       }
-      const gap = await this.#cut('device-switch');
-      await this.#install(next, generation, gap, performance.now());
+      await this.#cut('device-changed', this.#now());
+      this.#install(next, generation);
     } finally {
       this.#recovering = false;
     }
@@ -379,20 +397,15 @@ export class Capture {
 
   /** FeedSink: one block at the context rate, valid only during the call. */
   onBlock(block: Float32Array): void {
-    const now = performance.now();
-    if (this.#firstAudioMs === undefined) this.#firstAudioMs = now - (this.#r.startedAt ?? now);
-    if (this.#openGap !== undefined && !this.#recovering && this.#healthState !== 'suspended') this.#closeGap(now);
-    if (this.#healthState === 'starved') {
-      // Audio flows again: the run restarts, since the missing stretch is not drift.
-      this.#events.next({ type: 'fed', starvedMs: now - this.#starvedAt, at: Date.now() });
-      this.#clock.restart(this.sampleRate);
-      this.#setHealth('ok');
-    } else if (this.#healthState === 'starting') {
-      this.#setHealth(this.#trackMuted ? 'muted' : 'ok');
-    }
-    this.#clock.frames(block.length, now);
+    const now = this.#now();
+    if (this.#firstAudioMs === null) this.#firstAudioMs = now;
+    if (this.#openGap !== undefined && !this.#recovering && this.#suspendedLastFrame === undefined) this.#closeGap(now);
+    if (this.#healthState === 'starting') this.#setHealth('running', this.#trackMuted ? 'track muted' : 'audio flows');
+    this.#lastFrameMs = now;
+    this.#runFrames += block.length;
+    this.#drift.add(this.#runFrames, now);
+    this.#checkStarvation(now);
     this.#captured += block.length;
-    this.#graphFrames += block.length;
     this.#meter.add(block);
     if (this.#paused) {
       this.#pausedFrames += block.length;
@@ -418,8 +431,8 @@ export class Capture {
   onDropped(from: number, frames: number): void {
     this.#droppedFrames += frames;
     this.#overruns++;
-    // The device clock ran through the loss: for the clock watch the frames were delivered.
-    this.#clock.frames(frames, performance.now());
+    // The device clock ran through the loss: for the clock measures the frames were delivered.
+    this.#runFrames += frames;
     this.#r.encoder.endSegment();
     this.#drops.next({ from, to: from + frames, sessionSample: this.#r.encoder.sentSamples, cause: this.transport === 'shared' ? 'ring' : 'pool' });
   }
@@ -444,12 +457,12 @@ export class Capture {
       ended: () => void this.#lose('track-ended'),
       muted: (muted) => {
         this.#trackMuted = muted;
-        this.#events.next({ type: muted ? 'track-muted' : 'track-unmuted', device: this.#device(), at: Date.now() });
-        if (this.#healthState === 'ok' || this.#healthState === 'muted') this.#setHealth(muted ? 'muted' : 'ok');
+        this.#events.next({ type: muted ? 'track-muted' : 'track-unmuted', device: this.#device(), atMs: this.#now() });
+        if (this.#healthState === 'running') this.#setHealth('running', muted ? 'track muted' : 'audio flows');
       },
       contextState: (state) => this.#onContextState(state),
       devicesChanged: (present) => {
-        this.#events.next({ type: 'devices-changed', present, at: Date.now() });
+        this.#events.next({ type: 'devices-changed', present, atMs: this.#now() });
         if (!present) void this.#lose('device-removed');
       },
     });
@@ -462,47 +475,53 @@ export class Capture {
       return;
     }
     if (state !== 'running') {
-      if (this.#healthState === 'suspended') return;
+      if (this.#suspendedLastFrame !== undefined) return;
       // The audio thread stops. The cut is made when it runs again (below): by then the frames
       // captured before the suspension have all reached the page, so none lands after the cut.
-      const now = performance.now();
-      this.#suspendedAt = now;
-      this.#suspendedLastFrame = now - this.#clock.silentFor(now);
-      this.#events.next({ type: 'context-suspended', state, at: Date.now() });
-      this.#setHealth('suspended');
+      this.#suspendedAt = performance.now();
+      this.#suspendedLastFrame = this.#lastFrameMs ?? this.#now();
+      this.#events.next({ type: 'suspended', device: this.#device(), atMs: this.#now() });
+      this.#setHealth('recovering', `suspended: the AudioContext is ${state}`);
       // Our own context: ask it back (the app decides about its own).
       if (this.#graph.ownsContext) void this.#graph.context.resume().catch(() => undefined);
       return;
     }
-    const lastFrameAt = this.#suspendedLastFrame;
-    if (this.#healthState === 'suspended' && lastFrameAt !== undefined) {
+    const lastFrameMs = this.#suspendedLastFrame;
+    if (lastFrameMs !== undefined) {
       this.#suspendedLastFrame = undefined;
-      this.#openGapAt('context-suspended', lastFrameAt);
-      this.#events.next({ type: 'context-resumed', at: Date.now() });
-      this.#clock.restart(this.sampleRate);
-      this.#setHealth('starting');
+      this.#openGapAt('suspended', lastFrameMs, this.#now() - (performance.now() - this.#suspendedAt));
+      this.#restartRun(this.sampleRate);
+      this.#setHealth('starting', 'resumed after a suspension, no audio yet');
     }
   }
 
   #onTick(): void {
     if (this.#stopping !== undefined) return;
-    const now = performance.now();
-    if (this.#healthState === 'ok' || this.#healthState === 'muted') {
-      const behind = this.#clock.behind(now);
-      if (behind > (this.#r.starvationMs ?? 1500)) {
-        this.#underruns++;
-        this.#starvedAt = now - behind;
-        this.#events.next({ type: 'starved', behindMs: Math.round(behind), at: Date.now() });
-        this.#setHealth('starved');
-        return;
-      }
-    }
-    if (this.#healthState === 'suspended' && this.#graph.ownsContext && now - this.#suspendedAt > 1000) {
+    const now = this.#now();
+    this.#checkStarvation(now);
+    if (this.#suspendedLastFrame !== undefined && this.#graph.ownsContext && performance.now() - this.#suspendedAt > 1000) {
       // Still suspended (a resume needs a user gesture, or the system holds the device): ask again.
-      this.#suspendedAt = now;
+      this.#suspendedAt = performance.now();
       void this.#graph.context.resume().catch(() => undefined);
     }
     this.#healthSubject.next(this.#snapshot());
+  }
+
+  /**
+   * Audio behind the wall clock while the graph should be delivering: starvation (a throttled page,
+   * an audio thread that does not run). Not a gap: the frames come late or are dropped (overruns),
+   * and drops are reported on their own.
+   */
+  #checkStarvation(now: number): void {
+    if (this.#healthState !== 'running' || this.#lastFrameMs === null) return;
+    const reading = this.#starvation.check(this.#runFrames, now);
+    if (reading.started) {
+      this.#underruns++;
+      this.#events.next({ type: 'starved', behindMs: Math.round(reading.behindMs), atMs: now });
+      this.#reason = `starved: ${Math.round(reading.behindMs)} ms behind the clock`;
+    } else if (reading.ended) {
+      this.#reason = 'audio flows';
+    }
   }
 
   // ------------------------------------------------------------------------------------------------
@@ -510,13 +529,13 @@ export class Capture {
   // ------------------------------------------------------------------------------------------------
 
   /** The device is gone: cut, then look for it (or the default one) within the retries. */
-  async #lose(cause: CaptureGapCause): Promise<void> {
+  async #lose(detail: 'track-ended' | 'device-removed' | 'context-closed'): Promise<void> {
     if (this.#stopping !== undefined || this.#recovering) return;
     this.#recovering = true;
-    const detected = performance.now();
+    const detected = this.#now();
     const device = this.#device();
-    this.#events.next({ type: 'device-lost', cause, device, at: Date.now() });
-    this.#setHealth('recovering');
+    this.#events.next({ type: 'device-lost', cause: 'device-lost', device, detail, atMs: detected });
+    this.#setHealth('recovering', `device lost (${detail}): reconnecting`);
     const rebuild = this.#r.rebuild;
     const recovery = this.#r.recovery ?? {};
     if (rebuild === undefined || recovery.enabled === false) {
@@ -525,10 +544,10 @@ export class Capture {
       void this.stop().catch(() => undefined);
       return;
     }
-    const gap = await this.#cut(cause);
+    await this.#cut('device-lost', detected);
     const attempts = recovery.attempts ?? 8;
     const delayFor = recovery.nextDelayMs ?? defaultRecoveryDelayMs;
-    const preferred = device.deviceId;
+    const preferred = device.id;
     let attempt = 0;
     try {
       while (attempt < attempts) {
@@ -539,7 +558,7 @@ export class Capture {
         if (this.#stopping !== undefined) return;
         // The same device first (it may be back), then the default one.
         for (const deviceId of preferred !== '' ? [preferred, undefined] : [undefined]) {
-          this.#events.next({ type: 'recovering', attempt, deviceId, at: Date.now() });
+          this.#setHealth('recovering', deviceId === undefined ? `device lost (${detail}): reconnecting to the default device (attempt ${attempt})` : `device lost (${detail}): reconnecting to it (attempt ${attempt})`);
           const generation = this.#generation + 1;
           let next: CaptureGraph;
           try {
@@ -552,12 +571,12 @@ export class Capture {
             await closeGraphContext(next);
             return;
           }
-          await this.#install(next, generation, gap, detected);
+          this.#install(next, generation);
           return;
         }
       }
-      this.#events.next({ type: 'recovery-failed', attempts: attempt, at: Date.now() });
-      this.#setFailure(new WebAudioError('WEB_AUDIO_DEVICE_LOST', `the microphone was lost (${cause}) and neither it nor a default one came back after ${attempt} attempts; the capture stopped`), true);
+      this.#setFailure(new WebAudioError('WEB_AUDIO_DEVICE_LOST', `the microphone was lost (${detail}) and neither it nor a default one came back after ${attempt} attempts; the capture stopped`), true);
+      this.#events.next({ type: 'failed', error: this.#failure as WebAudioError, atMs: this.#now() });
       reportLater(this.#failure);
       void this.stop().catch(() => undefined);
     } finally {
@@ -569,9 +588,9 @@ export class Capture {
    * Ends the current graph at a cut: its feed stops (the frames it holds are handed on first), its
    * resources are released, the session's segment ends, and a gap opens at the exact position.
    */
-  async #cut(cause: CaptureGapCause): Promise<CaptureGap> {
+  async #cut(cause: CaptureCause, detectedMs: number): Promise<void> {
     const graph = this.#graph;
-    const lastFrameAt = this.#suspendedLastFrame ?? performance.now() - this.#clock.silentFor(performance.now());
+    const lastFrameMs = this.#suspendedLastFrame ?? this.#lastFrameMs ?? this.#now();
     this.#suspendedLastFrame = undefined;
     this.#graphLive = false;
     this.#unwatch();
@@ -581,40 +600,38 @@ export class Capture {
     this.#addTotals(totals);
     releaseGraph(graph as CaptureGraph);
     await closeGraphContext(graph as CaptureGraph);
-    return this.#openGapAt(cause, lastFrameAt);
+    // The frames handed on by the stop may be later than the detection: the gap starts after them.
+    this.#openGapAt(cause, this.#lastFrameMs !== null && this.#lastFrameMs > lastFrameMs ? this.#lastFrameMs : lastFrameMs, detectedMs);
   }
 
-  #openGapAt(cause: CaptureGapCause, lastFrameAt: number): CaptureGap {
+  /** The segment ends here; the gap closes at the next frame (its length is the clock's). */
+  #openGapAt(cause: CaptureCause, fromMs: number, detectedMs: number): void {
     this.#endSegment();
-    const gap: CaptureGap = {
-      cause, sessionSample: this.#r.encoder.sentSamples, framesBefore: this.#graphFrames, before: this.#device(), after: undefined,
-      startedAt: Date.now(), endedAt: undefined, missingMs: undefined,
-    };
-    this.#gaps.push(gap);
-    this.#openGap = { gap, lastFrameAt, detected: performance.now() };
-    return gap;
+    this.#openGap = { cause, atSample: this.#r.encoder.sentSamples, fromMs, detectedMs, device: this.#device() };
   }
 
-  /** The first frame after a gap: it closes, with the device now capturing. */
+  /** The first frame after a gap: it is placed on the capture timeline and reported. */
   #closeGap(now: number): void {
     const open = this.#openGap;
     if (open === undefined) return;
     this.#openGap = undefined;
-    const closed: CaptureGap = { ...open.gap, after: this.#device(), endedAt: Date.now(), missingMs: Math.round(now - open.lastFrameAt) };
-    this.#gaps[this.#gaps.lastIndexOf(open.gap)] = closed;
-    if (open.gap.cause !== 'context-suspended') {
+    const gap = this.#timeline.gap(open.cause, open.atSample, open.fromMs, now);
+    this.#gaps.push(gap);
+    this.#events.next({ type: 'gap', gap });
+    const device = this.#device();
+    if (open.cause !== 'suspended') {
       this.#recoveries++;
-      this.#events.next({ type: 'recovered', gap: closed, device: closed.after as CaptureDevice, detectMs: Math.round(open.detected - open.lastFrameAt), recoverMs: Math.round(now - open.detected), at: Date.now() });
+      if (device.id !== open.device.id) this.#events.next({ type: 'device-changed', from: open.device, to: device, atMs: now });
     }
+    this.#events.next({ type: 'recovered', device, cause: open.cause, afterMs: Math.round(now - open.detectedMs), atMs: now });
   }
 
   /** A new graph takes over: the session learns its rate, the listeners move to it, audio starts. */
-  async #install(next: CaptureGraph, generation: number, gap: CaptureGap, detected: number): Promise<void> {
-    const from = this.sampleRate;
+  #install(next: CaptureGraph, generation: number): void {
+    const from = this.#openGap?.device ?? this.#device();
     this.#graph = next;
     this.#graphLive = true;
     this.#generation = generation;
-    this.#graphFrames = 0;
     const to = next.context.sampleRate;
     try {
       this.#r.encoder.setRate(to);
@@ -624,15 +641,26 @@ export class Capture {
       void this.stop().catch(() => undefined);
       return;
     }
-    if (from !== to) {
-      this.#events.next({ type: 'rate-changed', from, to, at: Date.now() });
+    if (from.sampleRate !== to) {
+      this.#events.next({ type: 'rate-changed', device: this.#device(), fromRate: from.sampleRate, toRate: to, atMs: this.#now() });
       this.#meter = new LevelMeter(to, this.#r.levelWindowMs, (level) => this.#level.next(level));
     }
-    this.#clock.restart(to);
-    if (this.#openGap !== undefined && this.#openGap.gap === gap) this.#openGap = { ...this.#openGap, detected };
+    this.#restartRun(to);
     this.#watch();
-    this.#setHealth('starting');
+    this.#setHealth('starting', 'new device opened, no audio yet');
     connectGraph(next);
+  }
+
+  /** A new run of audio (another device, or after a suspension): the clock measures start again. */
+  #restartRun(rate: number): void {
+    this.#runFrames = 0;
+    this.#lastFrameMs = null;
+    this.#drift = new DriftEstimator({ sampleRate: rate });
+    this.#starvation = new StarvationDetector({ sampleRate: rate, thresholdMs: this.#r.starvationMs ?? 1500 });
+  }
+
+  #now(): number {
+    return performance.now() - this.#t0;
   }
 
   #sinkFor(generation: number): FeedSink {
@@ -672,28 +700,34 @@ export class Capture {
 
   #device(): CaptureDevice {
     const graph = this.#graph;
-    return { deviceId: graph.deviceId ?? '', label: graph.label ?? '', sampleRate: graph.context.sampleRate };
+    return { id: graph.deviceId ?? '', label: graph.label ?? '', sampleRate: graph.context.sampleRate, channels: 1 };
   }
 
-  #setHealth(state: CaptureHealthState): void {
+  #setHealth(state: CaptureHealth['state'], reason: string): void {
     this.#healthState = state;
-    if (!this.#healthSubject?.closed) this.#healthSubject?.next(this.#snapshot());
+    this.#reason = reason;
+    if (this.#healthSubject !== undefined && !this.#healthSubject.closed) this.#healthSubject.next(this.#snapshot());
   }
 
   #snapshot(): CaptureHealth {
-    const now = performance.now();
+    const now = this.#now();
+    const level = this.#level.value;
     return {
       state: this.#healthState,
+      reason: this.#reason,
       device: this.#device(),
-      timeToFirstAudioMs: this.#firstAudioMs === undefined ? undefined : Math.round(this.#firstAudioMs),
-      level: this.#level.value,
-      silentForMs: Math.round(this.#clock.silentFor(now)),
+      atMs: Math.round(now),
+      timeToFirstAudioMs: this.#firstAudioMs === null ? null : Math.round(this.#firstAudioMs),
+      level: this.#lastFrameMs === null && this.#firstAudioMs === null ? null : { rmsDb: level.dbfs, peakDb: level.peak > 0 ? 20 * Math.log10(level.peak) : Number.NEGATIVE_INFINITY },
+      capturedFrames: this.#captured,
       underruns: this.#underruns,
       overruns: this.#overruns,
       droppedFrames: this.#droppedFrames,
-      driftPpm: this.#clock.driftPpm(),
+      driftPpm: this.#drift.ppm,
+      silentForMs: this.#lastFrameMs === null ? (this.#firstAudioMs === null ? Math.round(now) : Math.round(now - (this.#openGap?.fromMs ?? now))) : Math.max(0, Math.round(now - this.#lastFrameMs)),
       gaps: this.#gaps.length,
-      lastGap: this.#gaps.at(-1),
+      gapSamples: this.#timeline.missingSamples,
+      lastGap: this.#gaps.at(-1) ?? null,
       recoveries: this.#recoveries,
     };
   }
@@ -727,7 +761,8 @@ export class Capture {
     this.#addTotals(totals);
     const worklet = this.#pastTotals;
     const result: CaptureResult = { ...this.stats, droppedFrames: worklet.dropped, worklet };
-    this.#setHealth('stopped');
+    this.#result = result;
+    this.#setHealth(this.#failure !== undefined ? 'failed' : 'stopped', this.#failure?.message ?? 'stopped');
     this.#state.next('stopped');
     this.#state.complete();
     this.#level.complete();
