@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EncodePipeline, SoundClone, type RealtimeSocketSession } from '@soundclone/core';
 import { startServer, type RunningServer } from '@soundclone/server';
-import { attachSession, type CaptureDrop, type CaptureResult, type CaptureState } from '@soundclone/web-audio';
+import { attachSession, type CaptureDrop, type CaptureResult, type CaptureState, type WebCaptureEvent } from '@soundclone/web-audio';
 import { Capture } from '../src/capture/capture.ts';
 import type { FeedSink } from '../src/capture/sample-feed.ts';
 import { SessionWriter } from '../src/capture/session-writer.ts';
@@ -83,6 +83,7 @@ function rig(s: RealtimeSocketSession, rate: number, options: Partial<StartCaptu
     session: s,
     levelWindowMs: 50,
     stopTimeoutMs: 2000,
+    starvationMs: options.starvationMs,
     onSamples,
     signal: undefined,
   });
@@ -279,5 +280,33 @@ describe('a delivery that throws', () => {
     } finally {
       delete (globalThis as { reportError?: unknown }).reportError;
     }
+  });
+});
+
+describe('an audio thread that stops delivering (worklet class + page side, into a real session)', () => {
+  it('is reported as starvation once it falls behind the wall clock by the threshold, and as fed when audio comes again; no gap, no audio lost', async () => {
+    const rate = 48_000;
+    const s = await session();
+    const { capture, play } = rig(s, rate, { transport: 'transfer', starvationMs: 300 });
+    const events: WebCaptureEvent[] = [];
+    capture.events$.subscribe((e) => events.push(e));
+    await play(0.5, 'alive'); // faster than real time: the capture runs ahead of the clock
+    expect(capture.health).toMatchObject({ state: 'running', underruns: 0 });
+    expect(capture.health.timeToFirstAudioMs).not.toBeNull();
+    // The audio thread gives nothing (no render quanta) while the page is alive: in a browser, a
+    // device that stopped delivering or an audio thread the system does not run.
+    const until = Date.now() + 5000;
+    while (!events.some((e) => e.type === 'starved') && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    const starved = events.find((e) => e.type === 'starved') as Extract<WebCaptureEvent, { type: 'starved' }>;
+    expect(starved.behindMs).toBeGreaterThan(300);
+    expect(capture.health).toMatchObject({ state: 'running', underruns: 1 });
+    expect(capture.health.reason).toMatch(/^starved/);
+    expect(capture.health.silentForMs).toBeGreaterThan(300);
+    await play(1, 'alive'); // audio again, more of it than the clock asks for: caught up
+    expect(capture.health.reason).toBe('audio flows');
+    expect(capture.health.gaps).toBe(0); // late audio is not missing audio: nothing was cut
+    const result = await capture.stop();
+    expect(result.worklet).toMatchObject({ exact: true, dropped: 0 });
+    await checkStored(s, result, [], rate);
   });
 });
