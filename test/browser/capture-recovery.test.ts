@@ -297,7 +297,16 @@ describe('web-audio capture recovery in Chromium', () => {
       const seen = (await snapshot(page)).events.length;
       const at = await page.evaluate(() => (window as unknown as Win).demo.current()!.health.atMs);
       await context.clearPermissions();
-      const events = await waitForEvent(page, 'failed', seen);
+      // What the visitor reads while the capture retries: polled until it gives up.
+      const shown = new Set<string>();
+      let events: DemoSnapshot['events'] = [];
+      for (const until = Date.now() + 15_000; Date.now() < until; await new Promise((r) => setTimeout(r, 20))) {
+        const now = await snapshot(page);
+        shown.add(now.healthText);
+        events = now.events;
+        if (events.slice(seen).some((e) => e.type === 'failed')) break;
+      }
+      expect([...shown].some((t) => t.endsWith('device lost — reconnecting to default')), [...shown].join(' | ')).toBe(true);
       const lost = events.slice(seen).find((e) => e.type === 'device-lost') as { atMs: number; detail: string };
       const failed = events.slice(seen).find((e) => e.type === 'failed') as { code: string; atMs: number };
       expect(lost).toMatchObject({ detail: 'track-ended' });

@@ -441,6 +441,7 @@ export class Capture {
   onFailed(error: unknown): void {
     if (this.#failure !== undefined) return;
     this.#setFailure(error);
+    this.#events.next({ type: 'failed', error: this.failure as WebAudioError, atMs: this.#now() });
     // Reported whether or not the app ever calls stop(); the stop() promise carries it too.
     reportLater(this.#failure);
     void this.stop().catch(() => undefined);
