@@ -200,7 +200,11 @@ describe('web-audio capture recovery in Chromium', () => {
         return inputs[0]?.deviceId ?? '';
       });
       expect(other).not.toBe('');
-      seen = events.length;
+      // A device that cannot be opened: setDevice() rejects with the typed error, the capture goes on as it was.
+      const refused = await page.evaluate(() => (window as unknown as Win).demo.current()!.setDevice('no-such-microphone').then(() => 'resolved', (e: { code?: string }) => e.code ?? 'error'));
+      expect(refused).toBe('WEB_AUDIO_DEVICE_NOT_FOUND');
+      expect((await snapshot(page)).health).toMatchObject({ state: 'running', gaps: 3 });
+      seen = (await snapshot(page)).events.length;
       const t0 = await page.evaluate(async (id) => {
         const c = (window as unknown as Win).demo.current()!;
         const at = c.health.atMs;

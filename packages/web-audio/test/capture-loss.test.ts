@@ -22,7 +22,7 @@ let server: RunningServer;
 let client: SoundClone;
 
 beforeAll(async () => {
-  server = await startServer({ port: 0, host: '127.0.0.1', accessKeys: [KEY], retainRealtimeAudioSamples: 16_000 * 60 });
+  server = await startServer({ port: 0, host: '127.0.0.1', accessKeys: [KEY], retainRealtimeAudioSamples: 16_000 * 90 });
   client = new SoundClone({ accessKey: KEY, baseUrl: server.url });
 });
 afterAll(async () => server?.close());
@@ -305,6 +305,34 @@ describe('an audio thread that stops delivering (worklet class + page side, into
     await play(1, 'alive'); // audio again, more of it than the clock asks for: caught up
     expect(capture.health.reason).toBe('audio flows');
     expect(capture.health.gaps).toBe(0); // late audio is not missing audio: nothing was cut
+    const result = await capture.stop();
+    expect(result.worklet).toMatchObject({ exact: true, dropped: 0 });
+    await checkStored(s, result, [], rate);
+  });
+});
+
+describe('clock drift (worklet class + page side, into a real session)', () => {
+  it('an audio thread whose clock runs 1,000 ppm fast reads as 1,000 ± 50 ppm after 60 s', { timeout: 120_000 }, async () => {
+    const rate = 16_000;
+    const s = await session();
+    const { capture, processor, playQuanta } = rig(s, rate, { transport: 'transfer' });
+    // The audio thread renders quanta on the wall clock scaled by 1.001: a device clock 1,000 ppm fast.
+    const t0 = performance.now();
+    const readings: Array<[number, number | null]> = [];
+    while (performance.now() - t0 < 60_000) {
+      const due = Math.floor((((performance.now() - t0) / 1000) * rate * 1.001) / 128);
+      const ahead = due - processor.frames / 128;
+      if (ahead > 0) await playQuanta(ahead, 'alive');
+      else await new Promise((r) => setTimeout(r, 5));
+      const elapsed = Math.round((performance.now() - t0) / 1000);
+      if (readings.length < elapsed) readings.push([elapsed, capture.health.driftPpm]);
+    }
+    const ppm = capture.health.driftPpm;
+    process.stdout.write(`drift of a 1,000 ppm fast capture: ${readings.filter(([t]) => t % 10 === 0).map(([t, p]) => `${t} s: ${p === null ? '-' : p.toFixed(0)}`).join(', ')}; at 60 s ${ppm?.toFixed(1)} ppm\n`);
+    expect(readings.find(([t]) => t === 5)?.[1]).toBeNull(); // too little to fit before 10 s
+    expect(ppm).not.toBeNull();
+    expect(Math.abs((ppm as number) - 1000)).toBeLessThanOrEqual(50);
+    expect(capture.health.underruns).toBe(0);
     const result = await capture.stop();
     expect(result.worklet).toMatchObject({ exact: true, dropped: 0 });
     await checkStored(s, result, [], rate);
