@@ -1,9 +1,11 @@
 import { BehaviorSubject, Subject, type Observable } from 'rxjs';
 import { sessionStreams, type SessionStreams } from '@soundclone/core/rx';
-import { CaptureTimeline, DriftEstimator, StarvationDetector, type CaptureCause, type CaptureDevice, type CaptureGap, type CaptureHealth } from '@soundclone/core';
+import type { CaptureCause, CaptureDevice, CaptureGap, CaptureHealth } from '@soundclone/core';
 import { WebAudioError } from '../errors.js';
 import type { CaptureMode } from '../worklet/protocol.js';
 import { LevelMeter, SILENT_LEVEL, type AudioLevel } from './level-meter.js';
+import { CaptureClock } from './capture-clock.js';
+import { GapBook } from './gap-book.js';
 import { watchDevice, type DeviceEvents } from './device-watch.js';
 import { closeGraphContext, connectGraph, releaseGraph, type CaptureGraph, type GraphInput } from './graph.js';
 import { defaultRecoveryDelayMs, type RecoveryOptions, type WebCaptureEvent } from './health.js';
@@ -11,66 +13,9 @@ import type { FeedSink, FeedTotals } from './sample-feed.js';
 import type { SessionWriter } from './session-writer.js';
 import type { CaptureSession } from './session.js';
 
-export type CaptureState = 'capturing' | 'muted' | 'paused' | 'stopping' | 'stopped';
+import type { CaptureDrop, CaptureResult, CaptureState, CaptureStats } from './capture-types.js';
 
-/**
- * Where every captured frame went. The books always balance:
- *   capturedFrames = encodedFrames + mutedFrames + pausedFrames (+ frames delivered after stop began while paused/muted)
- *   worklet frames = capturedFrames + droppedFrames (final after stop(): `exact` says the worklet confirmed it)
- * and the session's capturedSamples (what pause/finish report to the server) is `sentSamples`.
- */
-export interface CaptureStats {
-  readonly transport: CaptureMode;
-  /** The AudioContext's rate: what the worklet captures at. */
-  readonly sampleRate: number;
-  /** The session's resampler kernel: 'wasm', or 'js' under a CSP without 'wasm-unsafe-eval'. */
-  readonly kernel: 'js' | 'wasm';
-  /** Frames (context rate) the page received from the worklet. */
-  readonly capturedFrames: number;
-  /**
-   * Frames the worklet could not deliver (the page stalled longer than the ring or pool holds: 2 s by
-   * default). Live: each loss counts as soon as the page learns of it (when frames flow again, see
-   * drops$); after stop(), the worklet's own total.
-   */
-  readonly droppedFrames: number;
-  /** Frames handed to the session's write() (it resamples them at the context's rate), taken or refused. */
-  readonly encodedFrames: number;
-  /** Frames received while muted: measured by the level meter, never sent. */
-  readonly mutedFrames: number;
-  /** Frames received while paused: never sent. */
-  readonly pausedFrames: number;
-  /** 16 kHz samples the session made of the frames it took: its capturedSamples, if this capture is its only writer. */
-  readonly sentSamples: number;
-  /** Of encodedFrames, those the session refused because it was not taking audio (finishing, ended). */
-  readonly refusedFrames: number;
-}
-
-/**
- * Audio lost before it reached the page: the worklet had nowhere to put it because the page's thread
- * was stalled longer than the ring (shared) or the batch pool (transfer) holds. Nothing is put in its
- * place: the audio after it follows the audio before it in the session, as with mute. The session
- * itself lost nothing (its capturedSamples counts what it was given), so this is not a session `gap`.
- */
-export interface CaptureDrop {
-  /** First lost frame, in frames at the context rate since the capture started (the worklet's count). */
-  readonly from: number;
-  /** End of the lost frames (exclusive). */
-  readonly to: number;
-  /**
-   * Where the cut sits in the session's stream, in 16 kHz samples: stats.sentSamples at the cut (the
-   * session's capturedSamples when this capture is its only writer). The session's resampler segment
-   * ends at the cut (markDiscontinuity), as at mute, so the audio before it is complete and the audio
-   * after starts afresh.
-   */
-  readonly sessionSample: number;
-  /** 'pool': every transfer batch was with the page; 'ring': the shared ring was full. */
-  readonly cause: 'pool' | 'ring';
-}
-
-/** After stop(): the stats plus the worklet's own totals. */
-export interface CaptureResult extends CaptureStats {
-  readonly worklet: FeedTotals;
-}
+export type { CaptureDrop, CaptureResult, CaptureState, CaptureStats };
 
 /** The resources a capture holds, released by stop(); built by startCapture(). */
 export interface CaptureResources {
@@ -159,26 +104,18 @@ export class Capture {
   readonly #drops = new Subject<CaptureDrop>();
   readonly #events = new Subject<WebCaptureEvent>();
   readonly #healthSubject: BehaviorSubject<CaptureHealth>;
-  readonly #timeline = new CaptureTimeline();
-  #drift: DriftEstimator;
-  #starvation: StarvationDetector;
+  readonly #gaps = new GapBook();
+  #clock: CaptureClock;
   readonly #cleanups: Array<() => void> = [];
   #unwatch: () => void = () => undefined;
   #tick: ReturnType<typeof setInterval> | undefined;
   #muted = false;
   #paused = false;
   #captured = 0;
-  /** Frames the current graph delivered or dropped: its run, for the drift and starvation measures. */
-  #runFrames = 0;
   #mutedFrames = 0;
   #pausedFrames = 0;
   #droppedFrames = 0;
   #overruns = 0;
-  #underruns = 0;
-  /** performance.now() of startCapture: health times are ms since then. */
-  readonly #t0: number;
-  #firstAudioMs: number | null = null;
-  #lastFrameMs: number | null = null;
   #healthState: CaptureHealth['state'] = 'starting';
   #reason = 'opened, no audio yet';
   #trackMuted = false;
@@ -187,10 +124,6 @@ export class Capture {
   #suspendedLastFrame: number | undefined;
   /** The current graph still holds its feed (false from a cut until the next graph is installed). */
   #graphLive = true;
-  #gaps: CaptureGap[] = [];
-  /** A cut whose gap closes at the next graph's first frame. */
-  #openGap: { cause: CaptureCause; atSample: number; fromMs: number; detectedMs: number; device: CaptureDevice } | undefined;
-  #recoveries = 0;
   #recovering = false;
   #wake: (() => void) | undefined;
   /** Worklet totals of graphs already ended (a capture's totals are the sum over its graphs). */
@@ -214,9 +147,7 @@ export class Capture {
     this.drops$ = this.#drops.asObservable();
     this.events$ = this.#events.asObservable();
     this.#meter = new LevelMeter(this.sampleRate, resources.levelWindowMs, (level) => this.#level.next(level));
-    this.#t0 = resources.startedAt ?? performance.now();
-    this.#drift = new DriftEstimator({ sampleRate: this.sampleRate });
-    this.#starvation = new StarvationDetector({ sampleRate: this.sampleRate, thresholdMs: resources.starvationMs ?? 1500 });
+    this.#clock = new CaptureClock(resources.startedAt ?? performance.now(), this.sampleRate, resources.starvationMs ?? 1500);
     this.#healthSubject = new BehaviorSubject(this.#snapshot());
     this.health$ = this.#healthSubject.asObservable();
     this.#watch();
@@ -284,7 +215,7 @@ export class Capture {
 
   /** Every gap so far (device losses, suspensions, switches), in order, each once it closed. */
   get gaps(): readonly CaptureGap[] {
-    return this.#gaps.slice();
+    return this.#gaps.list.slice();
   }
 
   get stats(): CaptureStats {
@@ -398,12 +329,9 @@ export class Capture {
   /** FeedSink: one block at the context rate, valid only during the call. */
   onBlock(block: Float32Array): void {
     const now = this.#now();
-    if (this.#firstAudioMs === null) this.#firstAudioMs = now;
-    if (this.#openGap !== undefined && !this.#recovering && this.#suspendedLastFrame === undefined) this.#closeGap(now);
+    if (this.#gaps.open !== undefined && !this.#recovering && this.#suspendedLastFrame === undefined) this.#closeGap(now);
     if (this.#healthState === 'starting') this.#setHealth('running', this.#trackMuted ? 'track muted' : 'audio flows');
-    this.#lastFrameMs = now;
-    this.#runFrames += block.length;
-    this.#drift.add(this.#runFrames, now);
+    this.#clock.frames(block.length, now);
     this.#checkStarvation(now);
     this.#captured += block.length;
     this.#meter.add(block);
@@ -432,7 +360,7 @@ export class Capture {
     this.#droppedFrames += frames;
     this.#overruns++;
     // The device clock ran through the loss: for the clock measures the frames were delivered.
-    this.#runFrames += frames;
+    this.#clock.dropped(frames);
     this.#r.encoder.endSegment();
     this.#drops.next({ from, to: from + frames, sessionSample: this.#r.encoder.sentSamples, cause: this.transport === 'shared' ? 'ring' : 'pool' });
   }
@@ -480,7 +408,7 @@ export class Capture {
       // The audio thread stops. The cut is made when it runs again (below): by then the frames
       // captured before the suspension have all reached the page, so none lands after the cut.
       this.#suspendedAt = performance.now();
-      this.#suspendedLastFrame = this.#lastFrameMs ?? this.#now();
+      this.#suspendedLastFrame = this.#clock.lastFrameMs ?? this.#now();
       this.#events.next({ type: 'suspended', device: this.#device(), atMs: this.#now() });
       this.#setHealth('recovering', `suspended: the AudioContext is ${state}`);
       // Our own context: ask it back (the app decides about its own).
@@ -490,8 +418,12 @@ export class Capture {
     const lastFrameMs = this.#suspendedLastFrame;
     if (lastFrameMs !== undefined) {
       this.#suspendedLastFrame = undefined;
-      this.#openGapAt('suspended', lastFrameMs, this.#now() - (performance.now() - this.#suspendedAt));
-      this.#restartRun(this.sampleRate);
+      try {
+        this.#openGapAt('suspended', lastFrameMs, this.#now() - (performance.now() - this.#suspendedAt));
+      } catch {
+        return; // the session refused the cut: the capture has already failed and is stopping
+      }
+      this.#clock.restart(this.sampleRate);
       this.#setHealth('starting', 'resumed after a suspension, no audio yet');
     }
   }
@@ -514,10 +446,9 @@ export class Capture {
    * and drops are reported on their own.
    */
   #checkStarvation(now: number): void {
-    if (this.#healthState !== 'running' || this.#lastFrameMs === null) return;
-    const reading = this.#starvation.check(this.#runFrames, now);
+    if (this.#healthState !== 'running' || this.#clock.lastFrameMs === null) return;
+    const reading = this.#clock.check(now);
     if (reading.started) {
-      this.#underruns++;
       this.#events.next({ type: 'starved', behindMs: Math.round(reading.behindMs), atMs: now });
       this.#reason = `starved: ${Math.round(reading.behindMs)} ms behind the clock`;
     } else if (reading.ended) {
@@ -545,12 +476,12 @@ export class Capture {
       void this.stop().catch(() => undefined);
       return;
     }
-    await this.#cut('device-lost', detected);
     const attempts = recovery.attempts ?? 8;
     const delayFor = recovery.nextDelayMs ?? defaultRecoveryDelayMs;
     const preferred = device.id;
     let attempt = 0;
     try {
+      await this.#cut('device-lost', detected);
       while (attempt < attempts) {
         attempt++;
         const delay = delayFor(attempt);
@@ -580,6 +511,8 @@ export class Capture {
       this.#events.next({ type: 'failed', error: this.#failure as WebAudioError, atMs: this.#now() });
       reportLater(this.#failure);
       void this.stop().catch(() => undefined);
+    } catch {
+      // The session refused the cut (#endSegment): the capture has already failed and is stopping.
     } finally {
       this.#recovering = false;
     }
@@ -591,7 +524,7 @@ export class Capture {
    */
   async #cut(cause: CaptureCause, detectedMs: number): Promise<void> {
     const graph = this.#graph;
-    const lastFrameMs = this.#suspendedLastFrame ?? this.#lastFrameMs ?? this.#now();
+    const lastFrameMs = this.#suspendedLastFrame ?? this.#clock.lastFrameMs ?? this.#now();
     this.#suspendedLastFrame = undefined;
     this.#graphLive = false;
     this.#unwatch();
@@ -602,34 +535,23 @@ export class Capture {
     releaseGraph(graph as CaptureGraph);
     await closeGraphContext(graph as CaptureGraph);
     // The frames handed on by the stop may be later than the detection: the gap starts after them.
-    this.#openGapAt(cause, this.#lastFrameMs !== null && this.#lastFrameMs > lastFrameMs ? this.#lastFrameMs : lastFrameMs, detectedMs);
+    this.#openGapAt(cause, this.#clock.lastFrameMs !== null && this.#clock.lastFrameMs > lastFrameMs ? this.#clock.lastFrameMs : lastFrameMs, detectedMs);
   }
 
   /** The segment ends here; the gap closes at the next frame (its length is the clock's). */
   #openGapAt(cause: CaptureCause, fromMs: number, detectedMs: number): void {
     this.#endSegment();
-    this.#openGap = { cause, atSample: this.#r.encoder.sentSamples, fromMs, detectedMs, device: this.#device() };
+    this.#gaps.begin({ cause, atSample: this.#r.encoder.sentSamples, fromMs, detectedMs, device: this.#device() });
   }
 
   /** The first frame after a gap: it is placed on the capture timeline and reported. */
   #closeGap(now: number): void {
-    const open = this.#openGap;
-    if (open === undefined) return;
-    this.#openGap = undefined;
-    const gap = this.#timeline.gap(open.cause, open.atSample, open.fromMs, now);
-    this.#gaps.push(gap);
-    this.#events.next({ type: 'gap', gap });
-    const device = this.#device();
-    if (open.cause !== 'suspended') {
-      this.#recoveries++;
-      if (device.id !== open.device.id) this.#events.next({ type: 'device-changed', from: open.device, to: device, atMs: now });
-    }
-    this.#events.next({ type: 'recovered', device, cause: open.cause, afterMs: Math.round(now - open.detectedMs), atMs: now });
+    for (const event of this.#gaps.close(now, this.#device())) this.#events.next(event);
   }
 
   /** A new graph takes over: the session learns its rate, the listeners move to it, audio starts. */
   #install(next: CaptureGraph, generation: number): void {
-    const from = this.#openGap?.device ?? this.#device();
+    const from = this.#gaps.open?.device ?? this.#device();
     this.#graph = next;
     this.#graphLive = true;
     this.#generation = generation;
@@ -646,22 +568,14 @@ export class Capture {
       this.#events.next({ type: 'rate-changed', device: this.#device(), fromRate: from.sampleRate, toRate: to, atMs: this.#now() });
       this.#meter = new LevelMeter(to, this.#r.levelWindowMs, (level) => this.#level.next(level));
     }
-    this.#restartRun(to);
+    this.#clock.restart(to);
     this.#watch();
     this.#setHealth('starting', 'new device opened, no audio yet');
     connectGraph(next);
   }
 
-  /** A new run of audio (another device, or after a suspension): the clock measures start again. */
-  #restartRun(rate: number): void {
-    this.#runFrames = 0;
-    this.#lastFrameMs = null;
-    this.#drift = new DriftEstimator({ sampleRate: rate });
-    this.#starvation = new StarvationDetector({ sampleRate: rate, thresholdMs: this.#r.starvationMs ?? 1500 });
-  }
-
   #now(): number {
-    return performance.now() - this.#t0;
+    return this.#clock.now();
   }
 
   #sinkFor(generation: number): FeedSink {
@@ -718,18 +632,18 @@ export class Capture {
       reason: this.#reason,
       device: this.#device(),
       atMs: Math.round(now),
-      timeToFirstAudioMs: this.#firstAudioMs === null ? null : Math.round(this.#firstAudioMs),
-      level: this.#lastFrameMs === null && this.#firstAudioMs === null ? null : { rmsDb: level.dbfs, peakDb: level.peak > 0 ? 20 * Math.log10(level.peak) : Number.NEGATIVE_INFINITY },
+      timeToFirstAudioMs: this.#clock.firstAudioMs === null ? null : Math.round(this.#clock.firstAudioMs),
+      level: this.#clock.lastFrameMs === null && this.#clock.firstAudioMs === null ? null : { rmsDb: level.dbfs, peakDb: level.peak > 0 ? 20 * Math.log10(level.peak) : Number.NEGATIVE_INFINITY },
       capturedFrames: this.#captured,
-      underruns: this.#underruns,
+      underruns: this.#clock.underruns,
       overruns: this.#overruns,
       droppedFrames: this.#droppedFrames,
-      driftPpm: this.#drift.ppm,
-      silentForMs: this.#lastFrameMs === null ? (this.#firstAudioMs === null ? Math.round(now) : Math.round(now - (this.#openGap?.fromMs ?? now))) : Math.max(0, Math.round(now - this.#lastFrameMs)),
-      gaps: this.#gaps.length,
-      gapSamples: this.#timeline.missingSamples,
-      lastGap: this.#gaps.at(-1) ?? null,
-      recoveries: this.#recoveries,
+      driftPpm: this.#clock.driftPpm,
+      silentForMs: this.#clock.lastFrameMs === null ? (this.#clock.firstAudioMs === null ? Math.round(now) : Math.round(now - (this.#gaps.open?.fromMs ?? now))) : Math.max(0, Math.round(now - this.#clock.lastFrameMs)),
+      gaps: this.#gaps.list.length,
+      gapSamples: this.#gaps.missingSamples,
+      lastGap: this.#gaps.list.at(-1) ?? null,
+      recoveries: this.#gaps.recoveries,
     };
   }
 
