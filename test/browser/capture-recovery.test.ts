@@ -82,6 +82,25 @@ const actAt = (page: Page, action: string): Promise<number> =>
       await c.context.close(); // real: the context closes, its statechange fires
     } else if (a === 'suspend-context') {
       await c.context.suspend(); // real: the audio thread stops; the capture resumes its own context
+    } else if (a === 'device-removed') {
+      // Substituted: the fake device list never changes in Chromium; enumerateDevices() is made to
+      // leave the capturing device out (once), and devicechange fired, as when it is unplugged in a
+      // browser that does not end its track.
+      const id = c.health.device?.id;
+      const native = navigator.mediaDevices.enumerateDevices.bind(navigator.mediaDevices);
+      navigator.mediaDevices.enumerateDevices = async () => {
+        navigator.mediaDevices.enumerateDevices = native;
+        return (await native()).filter((d) => d.deviceId !== id);
+      };
+      navigator.mediaDevices.dispatchEvent(new Event('devicechange'));
+    } else if (a === 'mute-track') {
+      // Substituted: Chromium's fake device is never muted by the OS; the track's 'mute' and 'unmute'
+      // events are what the browser fires then.
+      const track = c.stream.getAudioTracks()[0] as MediaStreamTrack;
+      track.dispatchEvent(new Event('mute'));
+      const reason = c.health.reason;
+      track.dispatchEvent(new Event('unmute'));
+      return reason === 'track muted' ? at : -1;
     } else if (a === 'devicechange') {
       // Substituted: the fake device list never changes in Chromium; the event is what the browser
       // fires when a device is plugged in. The capturing device is still listed: nothing is lost.
@@ -147,7 +166,7 @@ describe('web-audio capture recovery in Chromium', () => {
     process.stdout.write(`capture recovery timings (detection: action to the capture's event; recovery: detection to the next device's first frame):\n  ${timings.join('\n  ')}\n`);
   });
 
-  it('a lost track, a closed and a suspended AudioContext, a device-list change and setDevice(): one session goes on, every gap exact', async () => {
+  it('a lost track, a closed and a suspended AudioContext, device-list changes, a muted track and setDevice(): one session goes on, every gap exact', async () => {
     const page = await browser.newPage();
     try {
       const started = await start(page);
@@ -192,7 +211,24 @@ describe('web-audio capture recovery in Chromium', () => {
       expect(events.slice(seen).find((e) => e.type === 'devices-changed')).toMatchObject({ present: true });
       expect(events.slice(seen).some((e) => e.type === 'device-lost')).toBe(false);
 
-      // 5. setDevice(): the second fake microphone, through the same path.
+      // 5. The capturing device leaves the device list: lost, and opened again (it is still there).
+      seen = events.length;
+      at = await actAt(page, 'device-removed');
+      events = await waitForEvent(page, 'recovered', seen);
+      const removed = events.slice(seen).find((e) => e.type === 'device-lost') as Extract<DemoSnapshot['events'][number], { type: 'device-lost' }>;
+      const reopened = events.slice(seen).find((e) => e.type === 'recovered') as Extract<DemoSnapshot['events'][number], { type: 'recovered' }>;
+      expect(events.slice(seen).find((e) => e.type === 'devices-changed')).toMatchObject({ present: false });
+      expect(removed).toMatchObject({ detail: 'device-removed' });
+      timings.push(`device left the list: detected ${Math.round(removed.atMs - at)} ms, recovered ${reopened.afterMs} ms after`);
+      await captureFor(page, 1.3);
+
+      // 6. The track muted and unmuted by the system: reported, nothing cut.
+      seen = events.length;
+      expect(await actAt(page, 'mute-track')).toBeGreaterThanOrEqual(0); // the health said 'track muted' meanwhile
+      events = await waitForEvent(page, 'track-unmuted', seen);
+      expect(events.slice(seen).map((e) => e.type)).toEqual(['track-muted', 'track-unmuted']);
+
+      // 7. setDevice(): the second fake microphone, through the same path.
       const other = await page.evaluate(async () => {
         const c = (window as unknown as Win).demo.current()!;
         const current = c.health.device?.id;
@@ -203,7 +239,7 @@ describe('web-audio capture recovery in Chromium', () => {
       // A device that cannot be opened: setDevice() rejects with the typed error, the capture goes on as it was.
       const refused = await page.evaluate(() => (window as unknown as Win).demo.current()!.setDevice('no-such-microphone').then(() => 'resolved', (e: { code?: string }) => e.code ?? 'error'));
       expect(refused).toBe('WEB_AUDIO_DEVICE_NOT_FOUND');
-      expect((await snapshot(page)).health).toMatchObject({ state: 'running', gaps: 3 });
+      expect((await snapshot(page)).health).toMatchObject({ state: 'running', gaps: 4 });
       seen = (await snapshot(page)).events.length;
       const t0 = await page.evaluate(async (id) => {
         const c = (window as unknown as Win).demo.current()!;
@@ -220,11 +256,11 @@ describe('web-audio capture recovery in Chromium', () => {
       await captureFor(page, 1.5);
 
       const live = await snapshot(page);
-      expect(live.health).toMatchObject({ state: 'running', gaps: 4, recoveries: 3 });
+      expect(live.health).toMatchObject({ state: 'running', gaps: 5, recoveries: 4 });
       expect(live.health?.timeToFirstAudioMs).toBeGreaterThan(0);
       expect(live.healthText).toContain('kHz');
       const gaps = events.filter((e): e is Extract<DemoSnapshot['events'][number], { type: 'gap' }> => e.type === 'gap').map((e) => e.gap);
-      expect(gaps.map((g) => g.cause)).toEqual(['device-lost', 'device-lost', 'suspended', 'device-changed']);
+      expect(gaps.map((g) => g.cause)).toEqual(['device-lost', 'device-lost', 'suspended', 'device-lost', 'device-changed']);
       expect(live.health?.gapSamples).toBe(gaps.reduce((n, g) => n + g.to - g.from, 0));
       timings.push(`gaps (ms missing): ${gaps.map((g) => `${g.cause} ${Math.round(g.toMs - g.fromMs)}`).join(', ')}`);
 
@@ -242,7 +278,7 @@ describe('web-audio capture recovery in Chromium', () => {
           checked++;
         }
       });
-      expect(checked).toBeGreaterThanOrEqual(3); // after the lost track, the closed context and the switch
+      expect(checked).toBeGreaterThanOrEqual(4); // after the lost track, the closed context, the removed device and the switch
     } finally {
       await page.close();
     }
