@@ -342,6 +342,11 @@ describe('web-audio capture recovery in Chromium', () => {
       let events: DemoSnapshot['events'] = [];
       for (const until = Date.now() + 15_000; Date.now() < until; await new Promise((r) => setTimeout(r, 20))) {
         const now = await snapshot(page);
+        if (now.healthText.endsWith('reconnecting to default') && !shown.has(now.healthText)) {
+          // What the visitor sees while the capture looks for a microphone.
+          const png = await page.screenshot({ path: join(ARTIFACTS, 'capture-reconnecting.png') });
+          expect(png.subarray(1, 4).toString('latin1')).toBe('PNG');
+        }
         shown.add(now.healthText);
         events = now.events;
         if (events.slice(seen).some((e) => e.type === 'failed')) break;

@@ -305,6 +305,8 @@ function watchCapture(c: Capture): void {
   c.events$.subscribe((event) => {
     events.push(event.type === 'failed' ? { type: 'failed', code: (event.error as { code?: string }).code ?? event.error.name, atMs: event.atMs } : event);
     // A gap closes at the new device's first frame, before that frame is kept: the cut is here.
+    // No device, no level: the meter rests until audio comes again.
+    if (event.type === 'device-lost') resetLevel();
     if (event.type === 'failed' && (event.error as { code?: string }).code === 'WEB_AUDIO_DEVICE_LOST') say('The microphone was lost and none came back. Plug one in, press Stop, then Start again; the captions so far are kept.');
     if (event.type === 'gap') {
       segments.push(keptFrames);
