@@ -12,7 +12,12 @@ import { EncodePipeline, type ResamplerKernel } from '@soundclone/core';
 export const CHROMIUM = '/usr/bin/chromium';
 export const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), '..', 'artifacts', 'browser');
 
-export async function launchChromium(wavPath: string): Promise<Browser> {
+/**
+ * `autoAccept: false` leaves out the flag that grants every getUserMedia prompt: a page then gets the
+ * microphone only from its context's permissions (browser.newContext({ permissions: ['microphone'] })),
+ * and clearing them revokes it for real (Chromium ends the live track; getUserMedia refuses).
+ */
+export async function launchChromium(wavPath: string, options: { autoAccept?: boolean } = {}): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`${CHROMIUM} is missing: these tests drive Debian's Chromium. Install it with \`apt-get install chromium\` (scripts/setup.sh does).`);
   }
@@ -22,7 +27,7 @@ export async function launchChromium(wavPath: string): Promise<Browser> {
     args: [
       '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync',
-      '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream',
+      ...(options.autoAccept === false ? [] : ['--use-fake-ui-for-media-stream']), '--use-fake-device-for-media-stream',
       // %noloop: the file plays once per getUserMedia, then silence.
       `--use-file-for-fake-audio-capture=${wavPath}%noloop`,
       '--autoplay-policy=no-user-gesture-required',

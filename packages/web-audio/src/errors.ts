@@ -12,7 +12,8 @@ export type WebAudioErrorCode =
   | 'WEB_AUDIO_CONTEXT_CLOSED'
   | 'WEB_AUDIO_WORKLET_LOAD_FAILED'
   | 'WEB_AUDIO_STOPPED'
-  | 'WEB_AUDIO_CAPTURE_FAILED';
+  | 'WEB_AUDIO_CAPTURE_FAILED'
+  | 'WEB_AUDIO_DEVICE_LOST';
 
 /** Browser capture could not start, failed while running, or a call came after stop(). Match on `code`. */
 export class WebAudioError extends SoundCloneError {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EncodePipeline, SoundClone, type RealtimeSocketSession } from '@soundclone/core';
 import { startServer, type RunningServer } from '@soundclone/server';
-import { attachSession, type CaptureDrop, type CaptureResult, type CaptureState } from '@soundclone/web-audio';
+import { attachSession, type CaptureDrop, type CaptureResult, type CaptureState, type WebCaptureEvent } from '@soundclone/web-audio';
 import { Capture } from '../src/capture/capture.ts';
 import type { FeedSink } from '../src/capture/sample-feed.ts';
 import { SessionWriter } from '../src/capture/session-writer.ts';
@@ -22,7 +22,7 @@ let server: RunningServer;
 let client: SoundClone;
 
 beforeAll(async () => {
-  server = await startServer({ port: 0, host: '127.0.0.1', accessKeys: [KEY], retainRealtimeAudioSamples: 16_000 * 60 });
+  server = await startServer({ port: 0, host: '127.0.0.1', accessKeys: [KEY], retainRealtimeAudioSamples: 16_000 * 90 });
   client = new SoundClone({ accessKey: KEY, baseUrl: server.url });
 });
 afterAll(async () => server?.close());
@@ -70,17 +70,20 @@ function rig(s: RealtimeSocketSession, rate: number, options: Partial<StartCaptu
   feed.attach(channel.port2);
   const idle = { disconnect() {} };
   capture = new Capture({
-    context: { sampleRate: rate, state: 'running', close: async () => undefined } as unknown as AudioContext,
-    ownsContext: false,
-    stream: { getAudioTracks: () => [], getTracks: () => [] } as unknown as MediaStream,
-    releaseStream: false,
-    source: idle as unknown as MediaStreamAudioSourceNode,
-    node: { ...idle, port: channel.port2 } as unknown as AudioWorkletNode,
-    feed,
+    graph: {
+      context: { sampleRate: rate, state: 'running', close: async () => undefined } as unknown as AudioContext,
+      ownsContext: false,
+      stream: { getAudioTracks: () => [], getTracks: () => [] } as unknown as MediaStream,
+      releaseStream: false,
+      source: idle as unknown as MediaStreamAudioSourceNode,
+      node: { ...idle, port: channel.port2 } as unknown as AudioWorkletNode,
+      feed,
+    },
     encoder: new SessionWriter(rate, s),
     session: s,
     levelWindowMs: 50,
     stopTimeoutMs: 2000,
+    starvationMs: options.starvationMs,
     onSamples,
     signal: undefined,
   });
@@ -277,5 +280,61 @@ describe('a delivery that throws', () => {
     } finally {
       delete (globalThis as { reportError?: unknown }).reportError;
     }
+  });
+});
+
+describe('an audio thread that stops delivering (worklet class + page side, into a real session)', () => {
+  it('is reported as starvation once it falls behind the wall clock by the threshold, and as fed when audio comes again; no gap, no audio lost', async () => {
+    const rate = 48_000;
+    const s = await session();
+    const { capture, play } = rig(s, rate, { transport: 'transfer', starvationMs: 300 });
+    const events: WebCaptureEvent[] = [];
+    capture.events$.subscribe((e) => events.push(e));
+    await play(0.5, 'alive'); // faster than real time: the capture runs ahead of the clock
+    expect(capture.health).toMatchObject({ state: 'running', underruns: 0 });
+    expect(capture.health.timeToFirstAudioMs).not.toBeNull();
+    // The audio thread gives nothing (no render quanta) while the page is alive: in a browser, a
+    // device that stopped delivering or an audio thread the system does not run.
+    const until = Date.now() + 5000;
+    while (!events.some((e) => e.type === 'starved') && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    const starved = events.find((e) => e.type === 'starved') as Extract<WebCaptureEvent, { type: 'starved' }>;
+    expect(starved.behindMs).toBeGreaterThan(300);
+    expect(capture.health).toMatchObject({ state: 'running', underruns: 1 });
+    expect(capture.health.reason).toMatch(/^starved/);
+    expect(capture.health.silentForMs).toBeGreaterThan(300);
+    await play(1, 'alive'); // audio again, more of it than the clock asks for: caught up
+    expect(capture.health.reason).toBe('audio flows');
+    expect(capture.health.gaps).toBe(0); // late audio is not missing audio: nothing was cut
+    const result = await capture.stop();
+    expect(result.worklet).toMatchObject({ exact: true, dropped: 0 });
+    await checkStored(s, result, [], rate);
+  });
+});
+
+describe('clock drift (worklet class + page side, into a real session)', () => {
+  it('an audio thread whose clock runs 1,000 ppm fast reads as 1,000 ± 50 ppm after 60 s', { timeout: 120_000 }, async () => {
+    const rate = 16_000;
+    const s = await session();
+    const { capture, processor, playQuanta } = rig(s, rate, { transport: 'transfer' });
+    // The audio thread renders quanta on the wall clock scaled by 1.001: a device clock 1,000 ppm fast.
+    const t0 = performance.now();
+    const readings: Array<[number, number | null]> = [];
+    while (performance.now() - t0 < 60_000) {
+      const due = Math.floor((((performance.now() - t0) / 1000) * rate * 1.001) / 128);
+      const ahead = due - processor.frames / 128;
+      if (ahead > 0) await playQuanta(ahead, 'alive');
+      else await new Promise((r) => setTimeout(r, 5));
+      const elapsed = Math.round((performance.now() - t0) / 1000);
+      if (readings.length < elapsed) readings.push([elapsed, capture.health.driftPpm]);
+    }
+    const ppm = capture.health.driftPpm;
+    process.stdout.write(`drift of a 1,000 ppm fast capture: ${readings.filter(([t]) => t % 10 === 0).map(([t, p]) => `${t} s: ${p === null ? '-' : p.toFixed(0)}`).join(', ')}; at 60 s ${ppm?.toFixed(1)} ppm\n`);
+    expect(readings.find(([t]) => t === 5)?.[1]).toBeNull(); // too little to fit before 10 s
+    expect(ppm).not.toBeNull();
+    expect(Math.abs((ppm as number) - 1000)).toBeLessThanOrEqual(50);
+    expect(capture.health.underruns).toBe(0);
+    const result = await capture.stop();
+    expect(result.worklet).toMatchObject({ exact: true, dropped: 0 });
+    await checkStored(s, result, [], rate);
   });
 });

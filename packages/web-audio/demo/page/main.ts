@@ -1,5 +1,5 @@
-import { attachSession, captionCues, isWebAudioError, openMicrophone, startCapture, type Capture, type CaptureDrop, type CaptureResult } from '@soundclone/web-audio';
-import { isApiError, type RealtimeFinishResult, type RealtimeSocketSession } from '@soundclone/core';
+import { attachSession, captionCues, isWebAudioError, openMicrophone, startCapture, type Capture, type CaptureDrop, type CaptureResult, type WebCaptureEvent } from '@soundclone/web-audio';
+import { isApiError, type CaptureHealth, type RealtimeFinishResult, type RealtimeSocketSession } from '@soundclone/core';
 import { apiErrorFromResponse, protocol } from '@soundclone/core/internal';
 import { sessionStreams } from '@soundclone/core/rx';
 import { CaptionsView } from './captions-view.js';
@@ -27,6 +27,8 @@ export interface DemoStartOptions {
   /** How long the page may stall before audio is lost: shared ring / transfer pool, ms (default 2000). */
   readonly ringMs?: number;
   readonly poolMs?: number;
+  /** Device recovery attempts (default: the capture's, 8). */
+  readonly recoveryAttempts?: number;
 }
 
 export interface DemoSnapshot {
@@ -48,6 +50,11 @@ export interface DemoSnapshot {
   readonly stats: Capture['stats'] | undefined;
   /** Audio the capture lost before the page (a stalled page), as drops$ reported it. */
   readonly drops: CaptureDrop[];
+  /** The capture's health as the page last showed it, and every capture event so far (errors as their code). */
+  readonly health: CaptureHealth | undefined;
+  readonly events: Array<WebCaptureEvent | { type: 'failed'; code: string; atMs: number }>;
+  /** The health line the visitor sees. */
+  readonly healthText: string;
 }
 
 export interface DemoStopResult {
@@ -56,8 +63,12 @@ export interface DemoStopResult {
   readonly sessionStats: RealtimeSocketSession['stats'];
   /** keepInput: the encoder's input, Float32 little-endian, base64. */
   readonly input?: string;
-  /** keepInput: where in `input` each encoder segment ended (mute, pause or a drop), in frames. */
+  /** keepInput: where in `input` each encoder segment ended (mute, pause, a drop or a gap), in frames. */
   readonly segments: number[];
+  /** The capture's rate in each segment (segments.length + 1 of them): a new device may run at another. */
+  readonly rates: number[];
+  /** The capture stopped by itself with this code (WEB_AUDIO_DEVICE_LOST) and the session was finished anyway. */
+  readonly failure?: string;
   /** After stop: every track of the captured stream ended; the AudioContext's state. */
   readonly tracksEnded: boolean;
   readonly contextState: string;
@@ -71,6 +82,8 @@ export interface DemoApi {
   pause(): Promise<void>;
   resume(): Promise<void>;
   snapshot(): DemoSnapshot;
+  /** The running capture, for tests that act on its device, track or context. */
+  current(): Capture | undefined;
 }
 
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
@@ -91,6 +104,9 @@ let kept: Float32Array[] = [];
 let keptFrames = 0;
 let segments: number[] = [];
 let drops: CaptureDrop[] = [];
+let rates: number[] = [];
+let events: DemoSnapshot['events'] = [];
+let health: CaptureHealth | undefined;
 let levelFrame = 0;
 let starting = false;
 let sessionCount = 0;
@@ -106,6 +122,8 @@ async function start(options: DemoStartOptions = {}): Promise<{ transport: strin
   keptFrames = 0;
   segments = [];
   drops = [];
+  events = [];
+  health = undefined;
   resetLevel();
   let context: AudioContext | undefined;
   let stream: MediaStream | undefined;
@@ -126,7 +144,9 @@ async function start(options: DemoStartOptions = {}): Promise<{ transport: strin
       ...(options.keepInput === true ? { onSamples: keep } : {}),
       ...(options.ringMs !== undefined ? { ringMs: options.ringMs } : {}),
       ...(options.poolMs !== undefined ? { poolMs: options.poolMs } : {}),
+      ...(options.recoveryAttempts !== undefined ? { recovery: { attempts: options.recoveryAttempts } } : {}),
     });
+    rates = [capture.sampleRate];
     // A new heading for this session (its first line is a server round trip away): earlier sessions'
     // lines stay above it.
     view.beginSession(`Session ${++sessionCount} · ${new Date().toLocaleTimeString()}`);
@@ -217,8 +237,14 @@ async function stop(): Promise<DemoStopResult> {
   const { context, stream } = c;
   try {
     let result: CaptureResult;
+    let failure: string | undefined;
     try {
       result = await c.stop();
+    } catch (caught) {
+      // No microphone came back: what was captured before the loss is in the session, exactly; finish it.
+      if (!isWebAudioError(caught) || caught.code !== 'WEB_AUDIO_DEVICE_LOST' || c.result === undefined) throw caught;
+      failure = caught.code;
+      result = c.result;
     } finally {
       capture = undefined;
       // Stopped means silent: the meter goes to zero, not frozen at the last level.
@@ -242,6 +268,8 @@ async function stop(): Promise<DemoStopResult> {
       sessionStats: s.stats,
       ...(input !== undefined ? { input } : {}),
       segments,
+      rates,
+      ...(failure !== undefined ? { failure } : {}),
       tracksEnded,
       contextState,
     };
@@ -279,9 +307,25 @@ function watchCapture(c: Capture): void {
     // One style write per frame, however often levels arrive.
     if (levelFrame === 0) levelFrame = requestAnimationFrame(drawLevel);
   });
+  c.events$.subscribe((event) => {
+    events.push(event.type === 'failed' ? { type: 'failed', code: (event.error as { code?: string }).code ?? event.error.name, atMs: event.atMs } : event);
+    // A gap closes at the new device's first frame, before that frame is kept: the cut is here.
+    // No device, no level: the meter rests until audio comes again.
+    if (event.type === 'device-lost') resetLevel();
+    if (event.type === 'failed' && (event.error as { code?: string }).code === 'WEB_AUDIO_DEVICE_LOST') say('The microphone was lost and none came back. Plug one in, press Stop, then Start again; the captions so far are kept.');
+    if (event.type === 'gap') {
+      segments.push(keptFrames);
+      rates.push(c.sampleRate);
+    }
+  });
+  c.health$.subscribe((h) => {
+    health = h;
+    showHealth(h);
+  });
   c.drops$.subscribe((drop) => {
     // The encoder segment ends at a drop too: the audio on each side is resampled on its own.
     segments.push(keptFrames);
+    rates.push(c.sampleRate);
     drops.push(drop);
     const total = drops.reduce((n, d) => n + d.to - d.from, 0);
     $('drops').textContent = `${((total / c.sampleRate) * 1000).toFixed(0)} ms of audio lost (the page stalled)`;
@@ -297,6 +341,18 @@ function watchCapture(c: Capture): void {
     const st = c.stats;
     details.textContent = `${st.transport === 'shared' ? 'SharedArrayBuffer ring' : 'transferred batches'} · ${st.sampleRate} Hz → 16 kHz (${st.kernel}) · ${(st.sentSamples / 16000).toFixed(1)} s sent`;
   }, 250);
+}
+
+/** The status line: the device, and what is wrong when something is ("no audio for 3 s", "device lost — reconnecting to default"). */
+function showHealth(h: CaptureHealth): void {
+  const el = $('health');
+  const device = h.device === null ? '' : `${h.device.label || 'microphone'} · ${(h.device.sampleRate / 1000).toFixed(1)} kHz`;
+  let problem = '';
+  if (h.state === 'recovering') problem = /default/.test(h.reason) ? 'device lost — reconnecting to default' : h.reason.startsWith('suspended') ? 'audio suspended — resuming' : 'device lost — reconnecting';
+  else if (h.state === 'failed') problem = 'device lost — no microphone came back';
+  else if (h.state === 'running' && h.silentForMs >= 2000) problem = `no audio for ${Math.floor(h.silentForMs / 1000)} s`;
+  el.textContent = [device, problem].filter((t) => t !== '').join(' · ');
+  el.dataset['state'] = problem === '' ? h.state : 'problem';
 }
 
 function resetLevel(): void {
@@ -353,6 +409,7 @@ buttons.stop.addEventListener('click', () => void stop().catch(() => undefined))
 function mute(): void {
   if (capture === undefined || capture.muted) return;
   segments.push(keptFrames);
+  rates.push(capture.sampleRate);
   capture.mute();
 }
 function unmute(): void {
@@ -361,6 +418,7 @@ function unmute(): void {
 async function pause(): Promise<void> {
   if (capture === undefined || capture.paused) return;
   segments.push(keptFrames);
+  rates.push(capture.sampleRate);
   await capture.pause();
 }
 async function resume(): Promise<void> {
@@ -392,6 +450,10 @@ const api: DemoApi = {
     level: Number.isFinite(levelDb) ? levelDb : -Infinity,
     stats: capture?.stats,
     drops: drops.slice(),
+    health: capture?.health ?? health,
+    events: events.slice(),
+    healthText: $('health').textContent ?? '',
   }),
+  current: () => capture,
 };
 (window as unknown as { demo: DemoApi }).demo = api;

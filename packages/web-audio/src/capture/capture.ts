@@ -1,89 +1,52 @@
 import { BehaviorSubject, Subject, type Observable } from 'rxjs';
 import { sessionStreams, type SessionStreams } from '@soundclone/core/rx';
+import type { CaptureCause, CaptureDevice, CaptureGap, CaptureHealth } from '@soundclone/core';
 import { WebAudioError } from '../errors.js';
 import type { CaptureMode } from '../worklet/protocol.js';
 import { LevelMeter, SILENT_LEVEL, type AudioLevel } from './level-meter.js';
-import type { FeedTotals, SampleFeed } from './sample-feed.js';
-import { SessionWriter } from './session-writer.js';
+import { CaptureClock } from './capture-clock.js';
+import { GapBook } from './gap-book.js';
+import { watchDevice, type DeviceEvents } from './device-watch.js';
+import { closeGraphContext, connectGraph, releaseGraph, type CaptureGraph, type GraphInput } from './graph.js';
+import { defaultRecoveryDelayMs, type RecoveryOptions, type WebCaptureEvent } from './health.js';
+import type { FeedSink, FeedTotals } from './sample-feed.js';
+import type { SessionWriter } from './session-writer.js';
 import type { CaptureSession } from './session.js';
 
-export type CaptureState = 'capturing' | 'muted' | 'paused' | 'stopping' | 'stopped';
+import type { CaptureDrop, CaptureResult, CaptureState, CaptureStats } from './capture-types.js';
 
-/**
- * Where every captured frame went. The books always balance:
- *   capturedFrames = encodedFrames + mutedFrames + pausedFrames (+ frames delivered after stop began while paused/muted)
- *   worklet frames = capturedFrames + droppedFrames (final after stop(): `exact` says the worklet confirmed it)
- * and the session's capturedSamples (what pause/finish report to the server) is `sentSamples`.
- */
-export interface CaptureStats {
-  readonly transport: CaptureMode;
-  /** The AudioContext's rate: what the worklet captures at. */
-  readonly sampleRate: number;
-  /** The session's resampler kernel: 'wasm', or 'js' under a CSP without 'wasm-unsafe-eval'. */
-  readonly kernel: 'js' | 'wasm';
-  /** Frames (context rate) the page received from the worklet. */
-  readonly capturedFrames: number;
-  /**
-   * Frames the worklet could not deliver (the page stalled longer than the ring or pool holds: 2 s by
-   * default). Live: each loss counts as soon as the page learns of it (when frames flow again, see
-   * drops$); after stop(), the worklet's own total.
-   */
-  readonly droppedFrames: number;
-  /** Frames handed to the session's write() (it resamples them at the context's rate), taken or refused. */
-  readonly encodedFrames: number;
-  /** Frames received while muted: measured by the level meter, never sent. */
-  readonly mutedFrames: number;
-  /** Frames received while paused: never sent. */
-  readonly pausedFrames: number;
-  /** 16 kHz samples the session made of the frames it took: its capturedSamples, if this capture is its only writer. */
-  readonly sentSamples: number;
-  /** Of encodedFrames, those the session refused because it was not taking audio (finishing, ended). */
-  readonly refusedFrames: number;
-}
-
-/**
- * Audio lost before it reached the page: the worklet had nowhere to put it because the page's thread
- * was stalled longer than the ring (shared) or the batch pool (transfer) holds. Nothing is put in its
- * place: the audio after it follows the audio before it in the session, as with mute. The session
- * itself lost nothing (its capturedSamples counts what it was given), so this is not a session `gap`.
- */
-export interface CaptureDrop {
-  /** First lost frame, in frames at the context rate since the capture started (the worklet's count). */
-  readonly from: number;
-  /** End of the lost frames (exclusive). */
-  readonly to: number;
-  /**
-   * Where the cut sits in the session's stream, in 16 kHz samples: stats.sentSamples at the cut (the
-   * session's capturedSamples when this capture is its only writer). The session's resampler segment
-   * ends at the cut (markDiscontinuity), as at mute, so the audio before it is complete and the audio
-   * after starts afresh.
-   */
-  readonly sessionSample: number;
-  /** 'pool': every transfer batch was with the page; 'ring': the shared ring was full. */
-  readonly cause: 'pool' | 'ring';
-}
-
-/** After stop(): the stats plus the worklet's own totals. */
-export interface CaptureResult extends CaptureStats {
-  readonly worklet: FeedTotals;
-}
+export type { CaptureDrop, CaptureResult, CaptureState, CaptureStats };
 
 /** The resources a capture holds, released by stop(); built by startCapture(). */
 export interface CaptureResources {
-  readonly context: AudioContext;
-  readonly ownsContext: boolean;
-  readonly stream: MediaStream;
-  readonly releaseStream: boolean;
-  readonly source: MediaStreamAudioSourceNode;
-  readonly node: AudioWorkletNode;
-  readonly feed: SampleFeed;
+  /** The first device's graph. */
+  readonly graph: CaptureGraphParts;
   readonly encoder: SessionWriter;
   readonly session: CaptureSession;
   readonly levelWindowMs: number;
   readonly stopTimeoutMs: number;
   readonly onSamples: ((block: Float32Array) => void) | undefined;
   readonly signal: AbortSignal | undefined;
+  /** Builds the next graph after a loss or for setDevice(); undefined: a lost device stops the capture. */
+  readonly rebuild?: ((input: GraphInput, sink: FeedSink) => Promise<CaptureGraph>) | undefined;
+  readonly recovery?: RecoveryOptions | undefined;
+  /** Audio this far behind the wall clock is starvation (default 1500 ms). */
+  readonly starvationMs?: number | undefined;
+  /** navigator.mediaDevices, for devicechange; undefined: not watched. */
+  readonly devices?: DeviceEvents | undefined;
+  /** performance.now() when startCapture was called (time to first audio). */
+  readonly startedAt?: number | undefined;
 }
+
+/** A graph as the capture uses it (a Node test harness passes one without a track). */
+export type CaptureGraphParts = Omit<CaptureGraph, 'track' | 'deviceId' | 'label'> & {
+  readonly track?: MediaStreamTrack | undefined;
+  readonly deviceId?: string;
+  readonly label?: string;
+};
+
+/** Health is published at least this often (ms), and starvation checked. */
+const HEALTH_TICK_MS = 250;
 
 /**
  * A running capture: microphone (or any MediaStream) → AudioWorklet → page → core encode path →
@@ -99,12 +62,19 @@ export interface CaptureResources {
  *     starts its next epoch. Audio while paused is dropped too (stats.pausedFrames).
  * Both end the encoder's segment first (the resampler tail goes out), so the audio before the cut is
  * complete.
+ *
+ * Device loss and recovery (one place decides: #lose()):
+ *
+ *   capturing ──(track ended | device not listed | context closed)──► recovering
+ *        ▲           cut: feed stopped (its last frames handed on), markDiscontinuity(), gap opened
+ *        │                                   │ attempt n after nextDelayMs(n): same device, else default
+ *        └──── first frame of the new graph ◄┘ (new context at its own rate; setInputFormat)
+ *               gap closed, 'recovered'       └─ no device after `attempts`: failure WEB_AUDIO_DEVICE_LOST, stopped
+ *
+ * The session is the same throughout: no audio is invented for the gap, and the gap's place in the
+ * session's stream (sessionSample) and in the lost device's frames (framesBefore) are exact.
  */
 export class Capture {
-  readonly context: AudioContext;
-  readonly stream: MediaStream;
-  readonly transport: CaptureMode;
-  readonly sampleRate: number;
   readonly session: CaptureSession;
 
   /** Level of the input, about 20 times a second, muted or not. */
@@ -119,29 +89,53 @@ export class Capture {
   readonly connection$: SessionStreams['state$'];
   /** Each stretch of audio lost before the page (a stalled page), once, in stream order. Rare: none in a healthy page. */
   readonly drops$: Observable<CaptureDrop>;
+  /** What the capture noticed about its device, context and clock, in order (see WebCaptureEvent). */
+  readonly events$: Observable<WebCaptureEvent>;
+  /** Health on every change and about 4 times a second; the current value at once on subscribe. */
+  readonly health$: Observable<CaptureHealth>;
 
   readonly #r: CaptureResources;
-  readonly #meter: LevelMeter;
+  #graph: CaptureGraphParts;
+  /** Which graph the sink's calls are for: a stale graph's late calls are dropped. */
+  #generation = 0;
+  #meter: LevelMeter;
   readonly #level = new BehaviorSubject<AudioLevel>(SILENT_LEVEL);
   readonly #state = new BehaviorSubject<CaptureState>('capturing');
   readonly #drops = new Subject<CaptureDrop>();
+  readonly #events = new Subject<WebCaptureEvent>();
+  readonly #healthSubject: BehaviorSubject<CaptureHealth>;
+  readonly #gaps = new GapBook();
+  #clock: CaptureClock;
   readonly #cleanups: Array<() => void> = [];
+  #unwatch: () => void = () => undefined;
+  #tick: ReturnType<typeof setInterval> | undefined;
   #muted = false;
   #paused = false;
   #captured = 0;
   #mutedFrames = 0;
   #pausedFrames = 0;
   #droppedFrames = 0;
+  #overruns = 0;
+  #healthState: CaptureHealth['state'] = 'starting';
+  #reason = 'opened, no audio yet';
+  #trackMuted = false;
+  #suspendedAt = 0;
+  /** While suspended: when the last frame before it arrived (ms since start). */
+  #suspendedLastFrame: number | undefined;
+  /** The current graph still holds its feed (false from a cut until the next graph is installed). */
+  #graphLive = true;
+  #recovering = false;
+  #wake: (() => void) | undefined;
+  /** Worklet totals of graphs already ended (a capture's totals are the sum over its graphs). */
+  #pastTotals: FeedTotals = { frames: 0, dropped: 0, delivered: 0, exact: true };
   #failure: WebAudioError | undefined;
+  #result: CaptureResult | undefined;
   #stopping: Promise<CaptureResult> | undefined;
 
   /** @hidden Built by startCapture(), which acquires the resources and hands them over. */
   constructor(resources: CaptureResources) {
     this.#r = resources;
-    this.context = resources.context;
-    this.stream = resources.stream;
-    this.transport = resources.feed.mode;
-    this.sampleRate = resources.context.sampleRate;
+    this.#graph = resources.graph;
     this.session = resources.session;
     this.level$ = this.#level.asObservable();
     this.state$ = this.#state.asObservable();
@@ -151,19 +145,38 @@ export class Capture {
     this.lineUpdates$ = streams.lineUpdates$;
     this.connection$ = streams.state$;
     this.drops$ = this.#drops.asObservable();
+    this.events$ = this.#events.asObservable();
     this.#meter = new LevelMeter(this.sampleRate, resources.levelWindowMs, (level) => this.#level.next(level));
-
-    // A track that ends (device unplugged, tab sharing stopped) ends the capture cleanly.
-    const onEnded = (): void => void this.stop();
-    for (const track of resources.stream.getAudioTracks()) {
-      track.addEventListener('ended', onEnded);
-      this.#cleanups.push(() => track.removeEventListener('ended', onEnded));
-    }
+    this.#clock = new CaptureClock(resources.startedAt ?? performance.now(), this.sampleRate, resources.starvationMs ?? 1500);
+    this.#healthSubject = new BehaviorSubject(this.#snapshot());
+    this.health$ = this.#healthSubject.asObservable();
+    this.#watch();
     const signal = resources.signal;
     if (signal !== undefined) {
-      signal.addEventListener('abort', onEnded, { once: true });
-      this.#cleanups.push(() => signal.removeEventListener('abort', onEnded));
+      const onAbort = (): void => void this.stop();
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.#cleanups.push(() => signal.removeEventListener('abort', onAbort));
     }
+    this.#tick = setInterval(() => this.#onTick(), HEALTH_TICK_MS);
+  }
+
+  /** The AudioContext capturing now (a recovery may replace it). */
+  get context(): AudioContext {
+    return this.#graph.context;
+  }
+
+  /** The stream capturing now (a recovery opens a new one). */
+  get stream(): MediaStream {
+    return this.#graph.stream;
+  }
+
+  get transport(): CaptureMode {
+    return this.#graph.feed.mode;
+  }
+
+  /** The current context's rate: what the worklet captures at (a recovery may change it: 'rate-changed'). */
+  get sampleRate(): number {
+    return this.#graph.context.sampleRate;
   }
 
   get state(): CaptureState {
@@ -185,6 +198,24 @@ export class Capture {
   /** Why the capture stopped by itself, if it did (see stop()). */
   get failure(): WebAudioError | undefined {
     return this.#failure;
+  }
+
+  /**
+   * The final counts once stopped, also when stop() rejected: after WEB_AUDIO_DEVICE_LOST everything
+   * captured before the loss reached the session exactly, and these are its books.
+   */
+  get result(): CaptureResult | undefined {
+    return this.#result;
+  }
+
+  /** The capture's health now (what health$ last emitted, with the clock read now). */
+  get health(): CaptureHealth {
+    return this.#snapshot();
+  }
+
+  /** Every gap so far (device losses, suspensions, switches), in order, each once it closed. */
+  get gaps(): readonly CaptureGap[] {
+    return this.#gaps.list.slice();
   }
 
   get stats(): CaptureStats {
@@ -243,10 +274,42 @@ export class Capture {
   }
 
   /**
+   * Moves the capture to another microphone (an id from enumerateDevices()), in the same session. The
+   * new device is opened first, while the old one still captures; then the old graph is cut (its last
+   * frames handed on, a discontinuity marked, a gap with cause 'device-switch' recorded: the audio
+   * between the two graphs is not captured) and the new one takes over, at whatever rate it runs.
+   * Rejects (and keeps the current device) when the new one cannot be opened: WEB_AUDIO_DEVICE_NOT_FOUND,
+   * WEB_AUDIO_PERMISSION_DENIED, ...; WEB_AUDIO_INVALID_OPTION without recovery (a stream the app passed
+   * with recovery off).
+   */
+  async setDevice(deviceId: string, options: { signal?: AbortSignal } = {}): Promise<void> {
+    this.#assertRunning('setDevice');
+    if (typeof deviceId !== 'string' || deviceId === '') throw new WebAudioError('WEB_AUDIO_INVALID_OPTION', 'setDevice() needs a device id (from enumerateDevices())');
+    const rebuild = this.#r.rebuild;
+    if (rebuild === undefined) throw new WebAudioError('WEB_AUDIO_INVALID_OPTION', 'setDevice() needs a capture that may open microphones (startCapture without recovery.enabled false)');
+    if (this.#recovering) throw new WebAudioError('WEB_AUDIO_INVALID_OPTION', 'setDevice() while recovering from a lost device: wait for the recovered event');
+    this.#recovering = true;
+    try {
+      const generation = this.#generation + 1;
+      const next = await rebuild({ deviceId, ...this.#appContext() }, this.#sinkFor(generation));
+      if (this.#stopping !== undefined || options.signal?.aborted === true) {
+        releaseGraph(next);
+        await closeGraphContext(next);
+        if (options.signal?.aborted === true) throw options.signal.reason;
+        return;
+      }
+      await this.#cut('device-changed', this.#now());
+      this.#install(next, generation);
+    } finally {
+      this.#recovering = false;
+    }
+  }
+
+  /**
    * Stops capturing: the worklet stops between two quanta and everything it captured before that is
    * encoded and handed to the session (exactly: see CaptureResult.worklet); then the nodes are
-   * disconnected, listeners removed, tracks stopped (those startCapture opened, or all with
-   * releaseStream), and an AudioContext startCapture created is closed. The session is left open:
+   * disconnected, listeners removed, tracks stopped (those startCapture or a recovery opened, or all
+   * with releaseStream), and an AudioContext the capture created is closed. The session is left open:
    * call session.finish() to end it. Repeated calls return the same promise.
    *
    * A capture whose audio cannot be handed on (the session's write() threw: a session that is also
@@ -254,15 +317,22 @@ export class Capture {
    * above: state$ goes to 'stopped', the error (WEB_AUDIO_CAPTURE_FAILED, the cause attached) is
    * reported with reportError() (the page's error event, as a listener's exception) and is `failure`,
    * and stop() rejects with it. Audio from the failure on went nowhere (not delivered, not encoded).
+   * So does a capture whose device was lost and did not come back (WEB_AUDIO_DEVICE_LOST).
    */
   stop(): Promise<CaptureResult> {
     // Set before #stop() runs: a state$ subscriber that calls stop() on 'stopping' gets this same promise.
     this.#stopping ??= Promise.resolve().then(() => this.#stop());
+    this.#wake?.();
     return this.#stopping;
   }
 
   /** FeedSink: one block at the context rate, valid only during the call. */
   onBlock(block: Float32Array): void {
+    const now = this.#now();
+    if (this.#gaps.open !== undefined && !this.#recovering && this.#suspendedLastFrame === undefined) this.#closeGap(now);
+    if (this.#healthState === 'starting') this.#setHealth('running', this.#trackMuted ? 'track muted' : 'audio flows');
+    this.#clock.frames(block.length, now);
+    this.#checkStarvation(now);
     this.#captured += block.length;
     this.#meter.add(block);
     if (this.#paused) {
@@ -288,6 +358,9 @@ export class Capture {
   /** FeedSink: worklet frames [from, from + frames) were lost here in the stream. */
   onDropped(from: number, frames: number): void {
     this.#droppedFrames += frames;
+    this.#overruns++;
+    // The device clock ran through the loss: for the clock measures the frames were delivered.
+    this.#clock.dropped(frames);
     this.#r.encoder.endSegment();
     this.#drops.next({ from, to: from + frames, sessionSample: this.#r.encoder.sentSamples, cause: this.transport === 'shared' ? 'ring' : 'pool' });
   }
@@ -296,20 +369,302 @@ export class Capture {
   onFailed(error: unknown): void {
     if (this.#failure !== undefined) return;
     this.#setFailure(error);
+    this.#events.next({ type: 'failed', error: this.failure as WebAudioError, atMs: this.#now() });
     // Reported whether or not the app ever calls stop(); the stop() promise carries it too.
     reportLater(this.#failure);
     void this.stop().catch(() => undefined);
   }
 
-  async #stop(): Promise<CaptureResult> {
-    const r = this.#r;
-    this.#state.next('stopping');
-    let worklet: FeedTotals;
+  // ------------------------------------------------------------------------------------------------
+  // Detection
+  // ------------------------------------------------------------------------------------------------
+
+  #watch(): void {
+    const graph = this.#graph;
+    this.#trackMuted = graph.track?.muted === true;
+    this.#unwatch = watchDevice({ context: graph.context, deviceId: graph.deviceId ?? '', track: graph.track }, this.#r.devices, {
+      ended: () => void this.#lose('track-ended'),
+      muted: (muted) => {
+        this.#trackMuted = muted;
+        this.#events.next({ type: muted ? 'track-muted' : 'track-unmuted', device: this.#device(), atMs: this.#now() });
+        if (this.#healthState === 'running') this.#setHealth('running', muted ? 'track muted' : 'audio flows');
+      },
+      contextState: (state) => this.#onContextState(state),
+      devicesChanged: (present) => {
+        this.#events.next({ type: 'devices-changed', present, atMs: this.#now() });
+        if (!present) void this.#lose('device-removed');
+      },
+    });
+  }
+
+  #onContextState(state: string): void {
+    if (this.#stopping !== undefined) return;
+    if (state === 'closed') {
+      void this.#lose('context-closed');
+      return;
+    }
+    if (state !== 'running') {
+      if (this.#suspendedLastFrame !== undefined) return;
+      // The audio thread stops. The cut is made when it runs again (below): by then the frames
+      // captured before the suspension have all reached the page, so none lands after the cut.
+      this.#suspendedAt = performance.now();
+      this.#suspendedLastFrame = this.#clock.lastFrameMs ?? this.#now();
+      this.#events.next({ type: 'suspended', device: this.#device(), atMs: this.#now() });
+      this.#setHealth('recovering', `suspended: the AudioContext is ${state}`);
+      // Our own context: ask it back (the app decides about its own).
+      if (this.#graph.ownsContext) void this.#graph.context.resume().catch(() => undefined);
+      return;
+    }
+    const lastFrameMs = this.#suspendedLastFrame;
+    if (lastFrameMs !== undefined) {
+      this.#suspendedLastFrame = undefined;
+      try {
+        this.#openGapAt('suspended', lastFrameMs, this.#now() - (performance.now() - this.#suspendedAt));
+      } catch {
+        return; // the session refused the cut: the capture has already failed and is stopping
+      }
+      this.#clock.restart(this.sampleRate);
+      this.#setHealth('starting', 'resumed after a suspension, no audio yet');
+    }
+  }
+
+  #onTick(): void {
+    if (this.#stopping !== undefined) return;
+    const now = this.#now();
+    this.#checkStarvation(now);
+    if (this.#suspendedLastFrame !== undefined && this.#graph.ownsContext && performance.now() - this.#suspendedAt > 1000) {
+      // Still suspended (a resume needs a user gesture, or the system holds the device): ask again.
+      this.#suspendedAt = performance.now();
+      void this.#graph.context.resume().catch(() => undefined);
+    }
+    this.#healthSubject.next(this.#snapshot());
+  }
+
+  /**
+   * Audio behind the wall clock while the graph should be delivering: starvation (a throttled page,
+   * an audio thread that does not run). Not a gap: the frames come late or are dropped (overruns),
+   * and drops are reported on their own.
+   */
+  #checkStarvation(now: number): void {
+    if (this.#healthState !== 'running' || this.#clock.lastFrameMs === null) return;
+    const reading = this.#clock.check(now);
+    if (reading.started) {
+      this.#events.next({ type: 'starved', behindMs: Math.round(reading.behindMs), atMs: now });
+      this.#reason = `starved: ${Math.round(reading.behindMs)} ms behind the clock`;
+    } else if (reading.ended) {
+      this.#reason = 'audio flows';
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // Recovery
+  // ------------------------------------------------------------------------------------------------
+
+  /** The device is gone: cut, then look for it (or the default one) within the retries. */
+  async #lose(detail: 'track-ended' | 'device-removed' | 'context-closed'): Promise<void> {
+    if (this.#stopping !== undefined || this.#recovering) return;
+    this.#recovering = true;
+    const detected = this.#now();
+    const device = this.#device();
+    this.#events.next({ type: 'device-lost', cause: 'device-lost', device, detail, atMs: detected });
+    this.#setHealth('recovering', `device lost (${detail}): reconnecting`);
+    const rebuild = this.#r.rebuild;
+    const recovery = this.#r.recovery ?? {};
+    if (rebuild === undefined || recovery.enabled === false) {
+      // No recovery: the capture ends cleanly, as stop() (the tab-audio case: nothing to re-acquire).
+      this.#recovering = false;
+      void this.stop().catch(() => undefined);
+      return;
+    }
+    const attempts = recovery.attempts ?? 8;
+    const delayFor = recovery.nextDelayMs ?? defaultRecoveryDelayMs;
+    const preferred = device.id;
+    let attempt = 0;
     try {
-      worklet = await r.feed.stop(r.stopTimeoutMs);
+      await this.#cut('device-lost', detected);
+      while (attempt < attempts) {
+        attempt++;
+        const delay = delayFor(attempt);
+        if (delay === null) break;
+        if (delay > 0) await this.#sleep(delay);
+        if (this.#stopping !== undefined) return;
+        // The same device first (it may be back), then the default one.
+        for (const deviceId of preferred !== '' ? [preferred, undefined] : [undefined]) {
+          this.#setHealth('recovering', deviceId === undefined ? `device lost (${detail}): reconnecting to the default device (attempt ${attempt})` : `device lost (${detail}): reconnecting to it (attempt ${attempt})`);
+          const generation = this.#generation + 1;
+          let next: CaptureGraph;
+          try {
+            next = await rebuild({ ...(deviceId !== undefined ? { deviceId } : {}), ...this.#appContext() }, this.#sinkFor(generation));
+          } catch {
+            continue;
+          }
+          if (this.#stopping !== undefined) {
+            releaseGraph(next);
+            await closeGraphContext(next);
+            return;
+          }
+          this.#install(next, generation);
+          return;
+        }
+      }
+      this.#setFailure(new WebAudioError('WEB_AUDIO_DEVICE_LOST', `the microphone was lost (${detail}) and neither it nor a default one came back after ${attempt} attempts; the capture stopped`), true);
+      this.#events.next({ type: 'failed', error: this.#failure as WebAudioError, atMs: this.#now() });
+      reportLater(this.#failure);
+      void this.stop().catch(() => undefined);
+    } catch {
+      // The session refused the cut (#endSegment): the capture has already failed and is stopping.
+    } finally {
+      this.#recovering = false;
+    }
+  }
+
+  /**
+   * Ends the current graph at a cut: its feed stops (the frames it holds are handed on first), its
+   * resources are released, the session's segment ends, and a gap opens at the exact position.
+   */
+  async #cut(cause: CaptureCause, detectedMs: number): Promise<void> {
+    const graph = this.#graph;
+    const lastFrameMs = this.#suspendedLastFrame ?? this.#clock.lastFrameMs ?? this.#now();
+    this.#suspendedLastFrame = undefined;
+    this.#graphLive = false;
+    this.#unwatch();
+    // A closed context runs no more worklet code: do not wait for an answer it cannot give.
+    const totals = await graph.feed.stop(graph.context.state === 'closed' ? 0 : this.#r.stopTimeoutMs);
+    this.#generation++; // nothing more from the old graph
+    this.#addTotals(totals);
+    releaseGraph(graph as CaptureGraph);
+    await closeGraphContext(graph as CaptureGraph);
+    // The frames handed on by the stop may be later than the detection: the gap starts after them.
+    this.#openGapAt(cause, this.#clock.lastFrameMs !== null && this.#clock.lastFrameMs > lastFrameMs ? this.#clock.lastFrameMs : lastFrameMs, detectedMs);
+  }
+
+  /** The segment ends here; the gap closes at the next frame (its length is the clock's). */
+  #openGapAt(cause: CaptureCause, fromMs: number, detectedMs: number): void {
+    this.#endSegment();
+    this.#gaps.begin({ cause, atSample: this.#r.encoder.sentSamples, fromMs, detectedMs, device: this.#device() });
+  }
+
+  /** The first frame after a gap: it is placed on the capture timeline and reported. */
+  #closeGap(now: number): void {
+    for (const event of this.#gaps.close(now, this.#device())) this.#events.next(event);
+  }
+
+  /** A new graph takes over: the session learns its rate, the listeners move to it, audio starts. */
+  #install(next: CaptureGraph, generation: number): void {
+    const from = this.#gaps.open?.device ?? this.#device();
+    this.#graph = next;
+    this.#graphLive = true;
+    this.#generation = generation;
+    const to = next.context.sampleRate;
+    try {
+      this.#r.encoder.setRate(to);
+    } catch (caught) {
+      this.#setFailure(caught, true);
+      reportLater(this.#failure);
+      void this.stop().catch(() => undefined);
+      return;
+    }
+    if (from.sampleRate !== to) {
+      this.#events.next({ type: 'rate-changed', device: this.#device(), fromRate: from.sampleRate, toRate: to, atMs: this.#now() });
+      this.#meter = new LevelMeter(to, this.#r.levelWindowMs, (level) => this.#level.next(level));
+    }
+    this.#clock.restart(to);
+    this.#watch();
+    this.#setHealth('starting', 'new device opened, no audio yet');
+    connectGraph(next);
+  }
+
+  #now(): number {
+    return this.#clock.now();
+  }
+
+  #sinkFor(generation: number): FeedSink {
+    return {
+      block: (block) => generation === this.#generation && this.onBlock(block),
+      dropped: (from, frames) => generation === this.#generation && this.onDropped(from, frames),
+      failed: (error) => generation === this.#generation && this.onFailed(error),
+    };
+  }
+
+  /** The app's context for the next graph, while it is open; else the next graph makes its own. */
+  #appContext(): { context?: AudioContext } {
+    const graph = this.#graph;
+    return !graph.ownsContext && graph.context.state !== 'closed' ? { context: graph.context } : {};
+  }
+
+  /** Waits, cut short by stop() or a devicechange (a device may have come). */
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const devices = this.#r.devices;
+      const done = (): void => {
+        clearTimeout(timer);
+        devices?.removeEventListener('devicechange', done);
+        this.#wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      devices?.addEventListener('devicechange', done);
+      this.#wake = done;
+    });
+  }
+
+  #addTotals(t: FeedTotals): void {
+    const p = this.#pastTotals;
+    this.#pastTotals = { frames: p.frames + t.frames, dropped: p.dropped + t.dropped, delivered: p.delivered + t.delivered, exact: p.exact && t.exact };
+  }
+
+  #device(): CaptureDevice {
+    const graph = this.#graph;
+    return { id: graph.deviceId ?? '', label: graph.label ?? '', sampleRate: graph.context.sampleRate, channels: 1 };
+  }
+
+  #setHealth(state: CaptureHealth['state'], reason: string): void {
+    this.#healthState = state;
+    this.#reason = reason;
+    if (this.#healthSubject !== undefined && !this.#healthSubject.closed) this.#healthSubject.next(this.#snapshot());
+  }
+
+  #snapshot(): CaptureHealth {
+    const now = this.#now();
+    const level = this.#level.value;
+    return {
+      state: this.#healthState,
+      reason: this.#reason,
+      device: this.#device(),
+      atMs: Math.round(now),
+      timeToFirstAudioMs: this.#clock.firstAudioMs === null ? null : Math.round(this.#clock.firstAudioMs),
+      level: this.#clock.lastFrameMs === null && this.#clock.firstAudioMs === null ? null : { rmsDb: level.dbfs, peakDb: level.peak > 0 ? 20 * Math.log10(level.peak) : Number.NEGATIVE_INFINITY },
+      capturedFrames: this.#captured,
+      underruns: this.#clock.underruns,
+      overruns: this.#overruns,
+      droppedFrames: this.#droppedFrames,
+      driftPpm: this.#clock.driftPpm,
+      silentForMs: this.#clock.lastFrameMs === null ? (this.#clock.firstAudioMs === null ? Math.round(now) : Math.round(now - (this.#gaps.open?.fromMs ?? now))) : Math.max(0, Math.round(now - this.#clock.lastFrameMs)),
+      gaps: this.#gaps.list.length,
+      gapSamples: this.#gaps.missingSamples,
+      lastGap: this.#gaps.list.at(-1) ?? null,
+      recoveries: this.#gaps.recoveries,
+    };
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // Stop
+  // ------------------------------------------------------------------------------------------------
+
+  async #stop(): Promise<CaptureResult> {
+    const graph = this.#graph;
+    this.#state.next('stopping');
+    this.#unwatch();
+    if (this.#tick !== undefined) clearInterval(this.#tick);
+    let totals: FeedTotals;
+    try {
+      // A graph already cut (recovery gave up, or stop() came mid-recovery) holds nothing more.
+      totals = !this.#graphLive
+        ? { frames: 0, dropped: 0, delivered: 0, exact: true }
+        : await graph.feed.stop(graph.context.state === 'closed' ? 0 : this.#r.stopTimeoutMs);
       if (this.#failure === undefined) {
         try {
-          r.encoder.endSegment();
+          this.#r.encoder.endSegment();
         } catch (caught) {
           this.#setFailure(caught);
         }
@@ -317,12 +672,18 @@ export class Capture {
     } finally {
       this.#release();
     }
-    if (r.ownsContext && r.context.state !== 'closed') await r.context.close().catch(() => undefined);
+    if (this.#graphLive) await closeGraphContext(graph as CaptureGraph);
+    this.#addTotals(totals);
+    const worklet = this.#pastTotals;
     const result: CaptureResult = { ...this.stats, droppedFrames: worklet.dropped, worklet };
+    this.#result = result;
+    this.#setHealth(this.#failure !== undefined ? 'failed' : 'stopped', this.#failure?.message ?? 'stopped');
     this.#state.next('stopped');
     this.#state.complete();
     this.#level.complete();
     this.#drops.complete();
+    this.#events.complete();
+    this.#healthSubject.complete();
     if (this.#failure !== undefined) throw this.#failure;
     return result;
   }
@@ -337,29 +698,20 @@ export class Capture {
     }
   }
 
-  #setFailure(error: unknown): void {
+  #setFailure(error: unknown, asIs = false): void {
     if (this.#failure !== undefined) return;
+    if (asIs && error instanceof WebAudioError) {
+      this.#failure = error;
+      return;
+    }
     const detail = error instanceof Error ? error.message : String(error);
     this.#failure = new WebAudioError('WEB_AUDIO_CAPTURE_FAILED', `captured audio could not be handed to the session (${detail}); the capture stopped`, { cause: error });
   }
 
   /** Everything but the context close, synchronous so that a failure half-way still releases the rest. */
   #release(): void {
-    const r = this.#r;
-    r.feed.dispose();
     for (const cleanup of this.#cleanups.splice(0)) cleanup();
-    try {
-      r.source.disconnect();
-    } catch {
-      // Already disconnected.
-    }
-    try {
-      r.node.disconnect();
-    } catch {
-      // Already disconnected.
-    }
-    r.node.port.close();
-    if (r.releaseStream) for (const track of r.stream.getTracks()) track.stop();
+    if (this.#graphLive) releaseGraph(this.#graph as CaptureGraph);
   }
 
   #publishState(): void {

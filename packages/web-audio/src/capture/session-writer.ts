@@ -22,6 +22,7 @@ import type { CaptureSession } from './session.js';
  */
 export class SessionWriter {
   readonly #session: CaptureSession;
+  readonly #kernel: ResamplerKernel;
   readonly #startSample: number;
   #framesIn = 0;
   #refused = 0;
@@ -29,6 +30,7 @@ export class SessionWriter {
 
   constructor(inputRate: number, session: CaptureSession, kernel: ResamplerKernel = 'auto') {
     this.#session = session;
+    this.#kernel = kernel;
     try {
       session.setInputFormat({ sampleRate: inputRate, channels: 1, kernel });
     } catch (caught) {
@@ -63,6 +65,20 @@ export class SessionWriter {
     this.#framesIn += block.length;
     const taken = this.#session.write(block);
     this.#refused += block.length - taken;
+  }
+
+  /**
+   * The capture moved to a device running at another rate (or the same): the segment ends and the
+   * session resamples from `inputRate` on. The session takes a new format only at a discontinuity.
+   */
+  setRate(inputRate: number): void {
+    this.endSegment();
+    try {
+      this.#session.setInputFormat({ sampleRate: inputRate, channels: 1, kernel: this.#kernel });
+    } catch (caught) {
+      const detail = caught instanceof Error ? caught.message : String(caught);
+      throw new WebAudioError('WEB_AUDIO_CAPTURE_FAILED', `the session cannot take the new device's audio (${inputRate} Hz mono): ${detail}; the capture stopped`, { cause: caught });
+    }
   }
 
   /** Ends the current segment: the resampler's tail goes to the session; the next push starts fresh. */

@@ -1,9 +1,10 @@
-import { isSupportedRate, SUPPORTED_RATES, type ResamplerKernel } from '@soundclone/core';
+import type { ResamplerKernel } from '@soundclone/core';
 import { WebAudioError } from '../errors.js';
-import { PROCESSOR_NAME } from '../worklet/protocol.js';
 import { Capture } from './capture.js';
-import { openMicrophone } from './open-microphone.js';
-import { DEFAULT_BUFFER_MS, poolSizeFor, SharedRingFeed, TransferFeed, type FeedSink, type SampleFeed } from './sample-feed.js';
+import type { DeviceEvents } from './device-watch.js';
+import { buildGraph, closeGraphContext, connectGraph, releaseGraph, type GraphSpec } from './graph.js';
+import type { RecoveryOptions } from './health.js';
+import type { FeedSink } from './sample-feed.js';
 import { SessionWriter } from './session-writer.js';
 import type { CaptureSession } from './session.js';
 
@@ -65,15 +66,22 @@ export interface StartCaptureOptions {
   readonly onSamples?: (block: Float32Array) => void;
   /** Aborting stops the capture (as stop()). */
   readonly signal?: AbortSignal;
-  /** Platform object; default navigator.mediaDevices. */
-  readonly mediaDevices?: Pick<MediaDevices, 'getUserMedia'>;
+  /**
+   * Platform object; default navigator.mediaDevices. Its devicechange event and enumerateDevices()
+   * are watched when it has them.
+   */
+  readonly mediaDevices?: Pick<MediaDevices, 'getUserMedia'> & Partial<Pick<MediaDevices, 'enumerateDevices' | 'addEventListener' | 'removeEventListener'>>;
+  /**
+   * What happens when the device goes away (its track ends, it leaves the device list, the context is
+   * closed): by default the capture looks for it again, else opens the default microphone, and goes
+   * on in the same session, the gap recorded (events$, health, gaps); WEB_AUDIO_DEVICE_LOST when
+   * nothing comes back. `{ enabled: false }`: the capture stops cleanly instead, the right choice for
+   * a stream that is not a microphone (tab or screen audio, a mix), which getUserMedia cannot reopen.
+   */
+  readonly recovery?: RecoveryOptions;
+  /** Audio this far behind the wall clock (ms) is reported as starvation (default 1500; 100 to 60000). */
+  readonly starvationMs?: number;
 }
-
-/** Where startCapture makes its own context when the device's native rate is not one the encoder takes. */
-const FALLBACK_RATE = 48_000;
-
-/** Module URLs already added to each context: a second addModule() of another URL would re-register. */
-const loaded = new WeakMap<BaseAudioContext, Promise<void>>();
 
 /**
  * Starts capturing into a realtime session: builds the capture worklet on the AudioContext (the app's
@@ -85,141 +93,60 @@ const loaded = new WeakMap<BaseAudioContext, Promise<void>>();
  *   MediaStream ─► MediaStreamAudioSourceNode ─► AudioWorkletNode (mono, 0 outputs)
  *        ─► SharedArrayBuffer ring (read as views) | transferred batches ─► page ─► session.write
  *
+ * A lost device (its track ended, it left the device list, the context was closed) is looked for
+ * again, or the default one opened, and the same session goes on (see Capture, `recovery`).
+ *
  * Call it from a user gesture (a click) when it creates the AudioContext, or the browser may start
  * the context suspended; startCapture asks it to resume either way.
  */
 export async function startCapture(options: StartCaptureOptions): Promise<Capture> {
+  const startedAt = typeof performance === 'object' ? performance.now() : 0;
   checkOptions(options);
   if (typeof AudioWorkletNode !== 'function') {
     throw new WebAudioError('WEB_AUDIO_UNSUPPORTED', 'AudioWorklet is not available (an evergreen browser in a secure context is needed)');
   }
-  const cleanups: Array<() => unknown> = [];
-  const fail = async (error: unknown): Promise<never> => {
-    for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => undefined);
-    throw error;
+  const spec: GraphSpec = {
+    workletUrl: String(options.workletUrl ?? new URL('../capture-worklet.js', import.meta.url)),
+    transport: options.transport ?? 'auto',
+    ringMs: options.ringMs, drainMs: options.drainMs, batchFrames: options.batchFrames, poolMs: options.poolMs, poolSize: options.poolSize,
+    audio: options.audio, mediaDevices: options.mediaDevices,
   };
-
-  const ownsContext = options.context === undefined;
-  let context: AudioContext;
-  try {
-    context = options.context ?? new AudioContext({ latencyHint: 'interactive' });
-  } catch (caught) {
-    throw new WebAudioError('WEB_AUDIO_UNSUPPORTED', `cannot create an AudioContext: ${message(caught)}`, { cause: caught });
-  }
-  let nativeRate: number | undefined;
-  if (ownsContext && !isSupportedRate(context.sampleRate)) {
-    // Our own context at a native rate the encoder does not take (a 192 kHz interface): make it at
-    // 48 kHz instead; the browser converts the stream. An app's context is the app's choice: refused below.
-    // The new one is made before any await, while the user gesture that called us still counts.
-    const native = context;
-    nativeRate = native.sampleRate;
-    try {
-      context = new AudioContext({ latencyHint: 'interactive', sampleRate: FALLBACK_RATE });
-    } catch (caught) {
-      await native.close().catch(() => undefined);
-      throw new WebAudioError('WEB_AUDIO_UNSUPPORTED_RATE', `the device runs at ${nativeRate} Hz, which the encoder does not take, and an AudioContext at ${FALLBACK_RATE} Hz cannot be made: ${message(caught)}`, { cause: caught });
-    }
-    await native.close().catch(() => undefined);
-  }
-  if (ownsContext) cleanups.push(() => context.close());
-  if (context.state === 'closed') return fail(new WebAudioError('WEB_AUDIO_CONTEXT_CLOSED', 'the AudioContext is closed'));
-  if (!isSupportedRate(context.sampleRate)) {
-    return fail(new WebAudioError('WEB_AUDIO_UNSUPPORTED_RATE', `the AudioContext runs at ${context.sampleRate} Hz; the encoder takes ${SUPPORTED_RATES.join(', ')} Hz (create the context with one of them)`));
-  }
-
-  let stream: MediaStream;
-  const opened = options.stream === undefined;
-  if (options.stream !== undefined) {
-    stream = options.stream;
-  } else {
-    try {
-      stream = await openMicrophone({
-        ...(options.deviceId !== undefined ? { deviceId: options.deviceId } : {}),
-        ...(options.audio !== undefined ? { audio: options.audio } : {}),
-        ...(options.mediaDevices !== undefined ? { mediaDevices: options.mediaDevices } : {}),
-      });
-    } catch (caught) {
-      return fail(caught);
-    }
-    cleanups.push(() => stream.getTracks().forEach((t) => t.stop()));
-  }
-  if (stream.getAudioTracks().length === 0) return fail(new WebAudioError('WEB_AUDIO_NO_AUDIO_TRACK', 'the MediaStream has no audio track'));
-
-  const workletUrl = String(options.workletUrl ?? new URL('../capture-worklet.js', import.meta.url));
-  try {
-    await loadModule(context, workletUrl);
-  } catch (caught) {
-    return fail(new WebAudioError('WEB_AUDIO_WORKLET_LOAD_FAILED', `cannot load the capture worklet from ${workletUrl}: ${message(caught)}`, { cause: caught }));
-  }
-
   let capture: Capture | undefined;
   const sink: FeedSink = {
     block: (block) => capture?.onBlock(block),
     dropped: (from, frames) => capture?.onDropped(from, frames),
     failed: (error) => capture?.onFailed(error),
   };
-  let feed: SampleFeed;
-  try {
-    feed = pickFeed(options, context.sampleRate, sink);
-  } catch (caught) {
-    return fail(caught);
-  }
+  const graph = await buildGraph(spec, {
+    ...(options.stream !== undefined ? { stream: options.stream } : {}),
+    ...(options.releaseStream !== undefined ? { releaseStream: options.releaseStream } : {}),
+    ...(options.deviceId !== undefined ? { deviceId: options.deviceId } : {}),
+    ...(options.context !== undefined ? { context: options.context } : {}),
+  }, sink);
   let encoder: SessionWriter;
-  let node: AudioWorkletNode;
-  let source: MediaStreamAudioSourceNode;
   try {
-    encoder = new SessionWriter(context.sampleRate, options.session, options.kernel);
-    node = new AudioWorkletNode(context, PROCESSOR_NAME, {
-      numberOfInputs: 1, numberOfOutputs: 0, channelCount: 1, channelCountMode: 'explicit', channelInterpretation: 'speakers',
-      processorOptions: feed.processorOptions,
-    });
-    cleanups.push(() => node.disconnect());
-    feed.attach(node.port);
-    cleanups.push(() => feed.dispose());
-    source = context.createMediaStreamSource(stream);
-    cleanups.push(() => source.disconnect());
+    encoder = new SessionWriter(graph.context.sampleRate, options.session, options.kernel);
   } catch (caught) {
-    if (caught instanceof WebAudioError) return fail(caught);
-    // A browser that connects a stream only to a context at the device's rate (older Firefox) refuses our 48 kHz one.
-    if (nativeRate !== undefined) return fail(new WebAudioError('WEB_AUDIO_UNSUPPORTED_RATE', `the device runs at ${nativeRate} Hz, which the encoder does not take, and this browser cannot connect it to a ${FALLBACK_RATE} Hz AudioContext: ${message(caught)}`, { cause: caught }));
-    return fail(new WebAudioError('WEB_AUDIO_UNSUPPORTED', `cannot build the capture graph: ${message(caught)}`, { cause: caught }));
+    releaseGraph(graph);
+    await closeGraphContext(graph);
+    throw caught;
   }
+  const recovery = options.recovery ?? {};
+  const platformDevices = (options.mediaDevices ?? globalThis.navigator?.mediaDevices) as Partial<DeviceEvents> | undefined;
+  const devices = typeof platformDevices?.addEventListener === 'function' && typeof platformDevices.enumerateDevices === 'function' ? (platformDevices as DeviceEvents) : undefined;
   capture = new Capture({
-    context, ownsContext, stream, releaseStream: options.releaseStream ?? opened, source, node, feed, encoder,
-    session: options.session, levelWindowMs: options.levelWindowMs ?? 50, stopTimeoutMs: 1000,
-    onSamples: options.onSamples, signal: options.signal,
+    graph, encoder, session: options.session, levelWindowMs: options.levelWindowMs ?? 50, stopTimeoutMs: 1000,
+    onSamples: options.onSamples, signal: options.signal, startedAt,
+    rebuild: recovery.enabled === false ? undefined : (input, next) => buildGraph(spec, input, next),
+    recovery, starvationMs: options.starvationMs, devices,
   });
-  source.connect(node);
-  // Without a user gesture this stays pending until one happens; the capture is usable meanwhile.
-  if (context.state === 'suspended') void context.resume().catch(() => undefined);
+  connectGraph(graph);
   if (options.signal?.aborted) void capture.stop();
   return capture;
 }
 
 /** The transport startCapture uses, sized by time (exported for the Node tests, not from the package). */
-export function pickFeed(options: StartCaptureOptions, sampleRate: number, sink: FeedSink): SampleFeed {
-  const wanted = options.transport ?? 'auto';
-  const sharedOk = typeof SharedArrayBuffer === 'function' && (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true;
-  if (wanted === 'shared' && !sharedOk) {
-    throw new WebAudioError('WEB_AUDIO_SHARED_MEMORY_UNAVAILABLE', "transport 'shared' needs a cross-origin isolated page (Cross-Origin-Opener-Policy: same-origin, Cross-Origin-Embedder-Policy: require-corp)");
-  }
-  if (wanted === 'shared' || (wanted === 'auto' && sharedOk)) {
-    const capacity = Math.ceil((sampleRate * (options.ringMs ?? DEFAULT_BUFFER_MS)) / 1000);
-    return new SharedRingFeed(capacity, options.drainMs ?? 20, sink);
-  }
-  const batchFrames = options.batchFrames ?? 1024;
-  return new TransferFeed(batchFrames, options.poolSize ?? poolSizeFor(sampleRate, batchFrames, options.poolMs ?? DEFAULT_BUFFER_MS), sink);
-}
-
-function loadModule(context: BaseAudioContext, url: string): Promise<void> {
-  let pending = loaded.get(context);
-  if (pending === undefined) {
-    pending = context.audioWorklet.addModule(url);
-    loaded.set(context, pending);
-    pending.catch(() => loaded.delete(context));
-  }
-  return pending;
-}
+export { pickFeed } from './graph.js';
 
 function checkOptions(options: StartCaptureOptions): void {
   const problems: string[] = [];
@@ -231,14 +158,11 @@ function checkOptions(options: StartCaptureOptions): void {
   if (options.transport !== undefined && !['auto', 'shared', 'transfer'].includes(options.transport)) problems.push("transport must be 'auto', 'shared' or 'transfer'");
   const ranges: Array<[string, number | undefined, number, number]> = [
     ['ringMs', options.ringMs, 100, 60_000], ['poolMs', options.poolMs, 100, 60_000], ['drainMs', options.drainMs, 1, 1000], ['batchFrames', options.batchFrames, 128, 65_536],
-    ['poolSize', options.poolSize, 2, 1024], ['levelWindowMs', options.levelWindowMs, 5, 10_000],
+    ['poolSize', options.poolSize, 2, 1024], ['levelWindowMs', options.levelWindowMs, 5, 10_000], ['starvationMs', options.starvationMs, 100, 60_000],
+    ['recovery.attempts', options.recovery?.attempts, 1, 1000],
   ];
   for (const [name, value, min, max] of ranges) {
     if (value !== undefined && !(Number.isInteger(value) && value >= min && value <= max)) problems.push(`${name} must be an integer from ${min} to ${max}`);
   }
   if (problems.length > 0) throw new WebAudioError('WEB_AUDIO_INVALID_OPTION', problems.join('; '));
-}
-
-function message(caught: unknown): string {
-  return caught instanceof Error ? caught.message : String(caught);
 }
