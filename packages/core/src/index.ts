@@ -19,6 +19,12 @@ export {
 export type { SampleArrayOf } from './dsp/ring-types.js';
 export { EncodePipeline, type EncodePipelineOptions, type EncodedFrame } from './dsp/encode-pipeline.js';
 
+// --- capture health: the measurements both capture adapters make (types in types/capture-health.ts) ---
+export {
+  DriftEstimator, StarvationDetector, CaptureTimeline, blockLevel,
+  type DriftEstimatorOptions, type StarvationOptions, type StarvationReading,
+} from './util/capture-measures.js';
+
 // --- REST client ---
 export { SoundClone } from './client/soundclone.js';
 export type { SoundCloneOptions } from './client/options.js';
@@ -68,6 +74,7 @@ export type * from './types/account.js';
 export type * from './types/transcription.js';
 export type * from './types/realtime.js';
 export type * from './types/media.js';
+export type * from './types/capture-health.js';
 
 // --- realtime session ---
 export { RealtimeSocketSession } from './realtime/realtime-session.js';
