@@ -202,6 +202,44 @@ describe('capture that survives its device (PulseAudio, parec)', () => {
     expect((gaps[0]!.to - gaps[0]!.from) / 16).toBeLessThan(3500);
     await expectExact(server, run, result);
   });
+
+  it('setDevice() moves the capture by the same path: a device-changed gap, exact audio on both sides', async () => {
+    const run = await capture(server, { backend: 'parec', device: 'fakemic', recovery: { pollMs: 100 } });
+    const playing = mic.play(clipPath);
+    await sleep(700);
+    const asked = performance.now();
+    await run.mic.setDevice('fakespk.monitor');
+    log(`setDevice switched in ${(performance.now() - asked).toFixed(0)} ms`);
+    expect(run.mic.label).toBe('fakespk.monitor');
+    // A device that is not there is refused before anything moves; the capture goes on.
+    await expect(run.mic.setDevice('no such source')).rejects.toMatchObject({ code: 'MIC_DEVICE_NOT_FOUND' });
+    expect(run.mic.health.state).toBe('running');
+    await sleep(500);
+    const result = await run.live.stop();
+    await playing;
+    const gaps = run.events.flatMap((e) => (e.type === 'gap' ? [e.gap] : []));
+    expect(gaps.map((g) => g.cause)).toEqual(['device-changed']);
+    expect(run.events.some((e) => e.type === 'device-lost')).toBe(false);
+    expect(run.stretches.map((s) => s.blocks.length > 0)).toEqual([true, true]);
+    await expectExact(server, run, result);
+  });
+
+  it('arecord through ALSA\'s pulse plugin: the audio server moves the stream to its fallback when the source goes, so audio goes on with no break (not seen as a loss)', async () => {
+    requireTools('arecord');
+    pactl(mic, 'set-default-source', 'fakemic');
+    const run = await capture(server, { backend: 'arecord', sampleRate: 16_000, recovery: { pollMs: 100, starvationMs: 400 } });
+    await sleep(600);
+    pactl(mic, 'unload-module', remapModule(mic));
+    await sleep(1000);
+    const result = await run.live.stop();
+    pactl(mic, 'load-module', 'module-remap-source', 'source_name=fakemic', 'master=fakespk.monitor', 'source_properties=device.description=FakeMic');
+    pactl(mic, 'set-default-source', 'fakemic');
+    expect(run.events.filter((e) => e.type !== 'gap')).toEqual([]);
+    expect(run.stretches).toHaveLength(1);
+    // Nothing lost: the moved stream kept delivering on time.
+    expect(run.mic.deliveredFrames).toBeGreaterThan(16_000 * 1.4);
+    await expectExact(server, run, result);
+  });
 });
 
 describe('capture fed slower than real time (PulseAudio pipe source)', () => {
@@ -210,7 +248,7 @@ describe('capture fed slower than real time (PulseAudio pipe source)', () => {
     const undo = usePulse(mic.env);
     const server = await startRetainingServer();
     const fifo = join(mic.dir, 'feed');
-    execFileSync('mkfifo', [fifo]);
+    // The module makes the FIFO itself.
     pactl(mic, 'load-module', 'module-pipe-source', 'source_name=pipemic', `file=${fifo}`, 'format=s16le', 'rate=16000', 'channels=1');
     // The feeder: 20 ms blocks of a known ramp, on time for 1 s, then nothing for 1.5 s, then on time again.
     const feeder = spawn(process.execPath, ['-e', `

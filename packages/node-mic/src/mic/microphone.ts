@@ -100,6 +100,7 @@ export async function openMicrophone(options: MicrophoneOptions = {}): Promise<M
     open,
     // Only parec names PulseAudio sources; the others open ALSA's or the library's view of them.
     ...(backend === 'parec' ? { probe: probePulseSource } : {}),
+    list: () => (backend === 'pvrecorder' ? Promise.resolve(listPvRecorderDevices()) : listProcessDevices(backend)),
     ...(recovery !== undefined ? { recovery } : {}),
     ...(options.now !== undefined ? { now: options.now } : {}),
   });

@@ -2,7 +2,7 @@ import type { Observable } from 'rxjs';
 import type { CaptureCause, CaptureDevice, CaptureEvent, CaptureGap, CaptureHealth } from '@soundclone/core';
 import { MicrophoneError } from '../errors.js';
 import type { AudioBlock, AudioFormat } from '../sources/audio-source.js';
-import type { MicrophoneBackendName } from './devices.js';
+import { selectDevice, type MicrophoneBackendName, type MicrophoneDevice } from './devices.js';
 import { HealthTracker } from './health-tracker.js';
 
 /** One capture on one device, as a backend opens it: a live source that ends when the device goes. */
@@ -17,6 +17,9 @@ export interface OpenedCapture extends AsyncIterable<AudioBlock> {
 
 /** Opens `device` (undefined: the system default). Throws MicrophoneError when it cannot. */
 export type CaptureOpener = (device: string | number | undefined, onOverflow: (frames: number) => void) => Promise<OpenedCapture>;
+
+/** The backend's devices now: setDevice() checks its argument against them before moving. */
+export type DeviceLister = () => Promise<MicrophoneDevice[]>;
 
 /** What the audio server says about a device: whether it is there, and suspended. */
 export type DeviceProbe = (device: string) => Promise<{ present: boolean; suspended: boolean; sampleRate?: number } | null>;
@@ -68,6 +71,7 @@ export class ResilientMicrophone implements AsyncIterable<AudioBlock> {
   readonly live = true;
   readonly #open: CaptureOpener;
   readonly #probe: DeviceProbe | undefined;
+  readonly #list: DeviceLister | undefined;
   readonly #health: HealthTracker;
   readonly #recovery: Required<RecoveryOptions>;
   readonly #now: () => number;
@@ -92,8 +96,9 @@ export class ResilientMicrophone implements AsyncIterable<AudioBlock> {
   readonly #lastFormat = new Map<string, AudioFormat>();
 
   private constructor(backend: MicrophoneBackendName, capture: OpenedCapture, wanted: string | number | undefined, options: {
-    open: CaptureOpener; probe?: DeviceProbe; recovery?: RecoveryOptions; now?: () => number; health: HealthTracker;
+    open: CaptureOpener; probe?: DeviceProbe; list?: DeviceLister; recovery?: RecoveryOptions; now?: () => number; health: HealthTracker;
   }) {
+    this.#list = options.list;
     this.backend = backend;
     this.#open = options.open;
     this.#probe = options.probe;
@@ -117,7 +122,7 @@ export class ResilientMicrophone implements AsyncIterable<AudioBlock> {
 
   /** Opens the first device (errors as the backend throws them) and returns the capture around it. */
   static async open(backend: MicrophoneBackendName, device: string | number | undefined, options: {
-    open: CaptureOpener; probe?: DeviceProbe; recovery?: RecoveryOptions; now?: () => number;
+    open: CaptureOpener; probe?: DeviceProbe; list?: DeviceLister; recovery?: RecoveryOptions; now?: () => number;
   }): Promise<ResilientMicrophone> {
     const health = new HealthTracker({ now: options.now ?? (() => performance.now()), starvationMs: options.recovery?.starvationMs ?? 1000 });
     let mic: ResilientMicrophone | undefined;
@@ -161,10 +166,15 @@ export class ResilientMicrophone implements AsyncIterable<AudioBlock> {
   /**
    * Moves the capture to another device by the same path as a recovery: a gap (cause
    * device-changed) for the moment between the two, and a break in the audio. Resolves once audio
-   * comes from the new device; rejects with the recovery's terminal error.
+   * comes from the new device; rejects with MIC_DEVICE_NOT_FOUND (nothing moved) when the backend
+   * does not list it, or with the recovery's terminal error.
    */
-  setDevice(device: string | number): Promise<void> {
-    if (this.#stopAsked || this.#health.state === 'failed') return Promise.reject(new MicrophoneError('MIC_CAPTURE_FAILED', 'setDevice() on a stopped capture', { backend: this.backend }));
+  async setDevice(device: string | number): Promise<void> {
+    if (this.#stopAsked || this.#health.state === 'failed') throw new MicrophoneError('MIC_CAPTURE_FAILED', 'setDevice() on a stopped capture', { backend: this.backend });
+    if (this.#list !== undefined) {
+      const found = selectDevice(await this.#list(), device, this.backend);
+      if (found !== undefined) device = found.name;
+    }
     this.#preferred = device;
     const done = new Promise<void>((resolve, reject) => this.#switched.push({ resolve, reject }));
     this.#requestSwitch('device-changed', device);
