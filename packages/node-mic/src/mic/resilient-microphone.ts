@@ -87,6 +87,8 @@ export class ResilientMicrophone implements AsyncIterable<AudioBlock> {
   #episode: { cause: CaptureCause; fromMs: number } | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
   #probing = false;
+  /** Between a loss and the next device: the watcher must not ask for another switch then. */
+  #reacquiring = false;
   #suspended = false;
   #iterating = false;
   #done: Promise<void>;
@@ -239,7 +241,14 @@ export class ResilientMicrophone implements AsyncIterable<AudioBlock> {
         this.#fail(new MicrophoneError('MIC_DEVICE_LOST', `${this.backend}: the microphone ${before.label} was lost (${detail}) and recovery is off`, { backend: this.backend, cause: failure }));
       }
       this.#health.setState('recovering', cause === 'device-changed' ? `switching to ${String(wanted ?? this.#preferred)}` : `${before.label} lost — reconnecting`);
-      const next = await this.#reacquire(wanted, failure);
+      this.#reacquiring = true;
+      let next: OpenedCapture | null;
+      try {
+        next = await this.#reacquire(wanted, failure);
+      } finally {
+        this.#reacquiring = false;
+      }
+      if (next === null) return; // stopped while looking
       if (this.#stopAsked) {
         await next.stop();
         return;
@@ -264,8 +273,8 @@ export class ResilientMicrophone implements AsyncIterable<AudioBlock> {
     }
   }
 
-  /** The same device when it is back (or the one asked for), else the default; bounded tries. */
-  async #reacquire(wanted: string | number | undefined, failure: unknown): Promise<OpenedCapture> {
+  /** The same device when it is back (or the one asked for), else the default; bounded tries. null: stop() was called meanwhile. */
+  async #reacquire(wanted: string | number | undefined, failure: unknown): Promise<OpenedCapture | null> {
     let last: unknown = failure;
     for (let attempt = 0; attempt < this.#recovery.attempts && !this.#stopAsked; attempt++) {
       if (attempt > 0) await sleep(this.#recovery.retryDelayMs);
@@ -284,6 +293,7 @@ export class ResilientMicrophone implements AsyncIterable<AudioBlock> {
         }
       }
     }
+    if (this.#stopAsked) return null;
     const error = new MicrophoneError('MIC_DEVICE_LOST', `${this.backend}: no microphone came back after ${this.#recovery.attempts} attempts (${last instanceof Error ? last.message : String(last)})`, { backend: this.backend, cause: last });
     for (const waiter of this.#switched.splice(0)) waiter.reject(error);
     this.#fail(error);
@@ -306,7 +316,7 @@ export class ResilientMicrophone implements AsyncIterable<AudioBlock> {
     if (episode?.cause === 'starved' && this.#health.nowMs - episode.fromMs > this.#recovery.lostAfterMs) {
       this.#requestSwitch('device-lost', undefined);
     }
-    if (this.#probe === undefined || this.#probing || this.#health.state === 'failed') return;
+    if (this.#probe === undefined || this.#probing || this.#reacquiring || this.#health.state === 'failed') return;
     this.#probing = true;
     try {
       const device = this.#capture.label;
@@ -331,7 +341,9 @@ export class ResilientMicrophone implements AsyncIterable<AudioBlock> {
   }
 
   #requestSwitch(cause: CaptureCause, to: string | number | undefined): void {
-    if (this.#switchCause !== undefined) return;
+    // One switch at a time; during a recovery the next device is being chosen already (setDevice()'s
+    // choice is in #preferred, which that recovery reads).
+    if (this.#switchCause !== undefined || this.#reacquiring) return;
     this.#switchCause = cause;
     this.#switchTo = to;
     void this.#capture.stop();
