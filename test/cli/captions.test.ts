@@ -154,7 +154,7 @@ describe('soundclone captions in a terminal', () => {
       await term.waitFor(/listening on FakeMic \(pvrecorder, 16000 Hz, 1 ch\)/);
       const [, sessionId] = (await term.waitFor(/\[session (rs_\S+): streaming\]/)) as unknown as [string, string];
       // The capture's health on the status line: the device and its level once audio flows.
-      await term.waitFor(/\[microphone: FakeMic, 16000 Hz, (level -?\d+ dBFS|silent)\]/);
+      await term.waitFor(/\[microphone: FakeMic, 16000 Hz, level (-?\d+ dBFS|silent)\]/);
       await new Promise((r) => setTimeout(r, 300));
       await mic.play(clipPath);
       await new Promise((r) => setTimeout(r, 1500));
