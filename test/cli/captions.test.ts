@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -152,6 +153,8 @@ describe('soundclone captions in a terminal', () => {
       term.run(`${soundclone} captions --mic`);
       await term.waitFor(/listening on FakeMic \(pvrecorder, 16000 Hz, 1 ch\)/);
       const [, sessionId] = (await term.waitFor(/\[session (rs_\S+): streaming\]/)) as unknown as [string, string];
+      // The capture's health on the status line: the device and its level once audio flows.
+      await term.waitFor(/\[microphone: FakeMic, 16000 Hz, level (-?\d+ dBFS|silent)\]/);
       await new Promise((r) => setTimeout(r, 300));
       await mic.play(clipPath);
       await new Promise((r) => setTimeout(r, 1500));
@@ -169,6 +172,26 @@ describe('soundclone captions in a terminal', () => {
       const audio = await stored(server, sessionId);
       expect(audio.length).toBe(frames);
       expect(indexOfSamples(audio, clip)).toBeGreaterThan(0);
+    }, 60_000);
+
+    it('--mic with parec: the source goes away and comes back; the status line says so, the session goes on and finishes', async () => {
+      const env = { ...process.env, ...mic.env };
+      const pactl = (...args: string[]): string => execFileSync('pactl', args, { env, encoding: 'utf8' });
+      term = Terminal.open({ ...SHELL_ENV, ...mic.env, SOUNDCLONE_BASE_URL: server.url, SOUNDCLONE_ACCESS_KEY: KEY });
+      term.run(`${soundclone} captions --mic fakemic --backend parec`);
+      await term.waitFor(/\[session (rs_\S+): streaming\]/);
+      await term.waitFor(/\[microphone: fakemic, 16000 Hz/);
+      const remap = pactl('list', 'short', 'modules').split('\n').find((l) => l.includes('module-remap-source'))!.split('\t')[0]!;
+      pactl('unload-module', remap);
+      await term.waitFor(/\[device lost \(fakemic: device-lost\) — reconnecting to default\]/);
+      await term.waitFor(/\[microphone back: fakespk\.monitor at 16000 Hz after \d+\.\d s \(device-changed\)\]/);
+      pactl('load-module', 'module-remap-source', 'source_name=fakemic', 'master=fakespk.monitor', 'source_properties=device.description=FakeMic');
+      pactl('set-default-source', 'fakemic');
+      await term.waitFor(/\[microphone back: fakemic at 16000 Hz/);
+      term.ctrlC();
+      const done = await term.waitFor(/EXIT:(\d+)/, 30_000);
+      expect(done[1]).toBe('0');
+      expect(term.screen()).toMatch(/finished: COMPLETED/);
     }, 60_000);
   });
 });

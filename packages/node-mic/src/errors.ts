@@ -6,7 +6,8 @@ export type MicrophoneErrorCode =
   | 'MIC_DEVICE_NOT_FOUND'
   | 'MIC_PERMISSION_DENIED'
   | 'MIC_BACKEND_UNAVAILABLE'
-  | 'MIC_CAPTURE_FAILED';
+  | 'MIC_CAPTURE_FAILED'
+  | 'MIC_DEVICE_LOST';
 
 /** The system microphone could not be opened or stopped delivering audio. */
 export class MicrophoneError extends SoundCloneError {

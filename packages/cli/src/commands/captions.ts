@@ -1,7 +1,8 @@
 import { attachCaptions, isRealtimeError, type RealtimeError, type RealtimeFinishResult, type StateChange } from '@soundclone/core';
-import { BUNDLED_SAMPLE, openMicrophone, rawPcmSource, stdinSource, transcribeLive, wavFileSource, type AudioSource, type LiveTranscription, type Pace } from '@soundclone/node-mic';
+import { BUNDLED_SAMPLE, openMicrophone, rawPcmSource, stdinSource, transcribeLive, wavFileSource, type AudioSource, type LiveTranscription, type Microphone, type Pace } from '@soundclone/node-mic';
 import { oneOf, parse, positiveInt, str } from '../args.js';
 import { CaptionScreen } from '../caption-screen.js';
+import { deviceLine, eventLine, silenceLine } from '../capture-status.js';
 import { CaptionFiles } from '../caption-files.js';
 import { GapLines } from '../gap-lines.js';
 import { CliUsageError } from '../cli-error.js';
@@ -109,6 +110,7 @@ async function show(ctx: CommandContext, live: LiveTranscription, drops: DropRel
     if (gap.cause !== 'refused') gaps.add({ cause: gap.cause, seconds: (gap.to - gap.from) / WIRE_RATE });
   });
   drops.listen((frames) => gaps.add({ cause: 'dropped', seconds: frames / live.source.format.sampleRate }));
+  const capture = showCaptureHealth(live, screen);
   const subscription = live.captions$.subscribe((event) => {
     if (event.kind === 'partial') screen.partial(event.text);
     else if (out.json) out.data({ type: 'line', id: event.line.id, text: event.line.text });
@@ -139,6 +141,7 @@ async function show(ctx: CommandContext, live: LiveTranscription, drops: DropRel
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     subscription.unsubscribe();
+    capture.unsubscribe();
     cues?.detach();
     files.end();
     gaps.flush();
@@ -221,4 +224,35 @@ class DropRelay {
 
 function droppedFrames(source: AudioSource): number {
   return (source as { droppedFrames?: number }).droppedFrames ?? 0;
+}
+
+/**
+ * A microphone's health on the status line: its device when capture starts and comes back, device
+ * loss and recovery as they happen, and "no audio for N s" while it is silent. Files and pipes have none.
+ */
+function showCaptureHealth(live: LiveTranscription, screen: CaptionScreen): { unsubscribe(): void } {
+  const health$ = live.health$;
+  const source = live.source as Partial<Microphone>;
+  if (health$ === null || source.events$ === undefined) return { unsubscribe: () => undefined };
+  let shown = false;
+  let lastSecond = -1;
+  const healthSub = health$.subscribe((health) => {
+    if (!shown && health.level !== null) {
+      shown = true;
+      screen.status(deviceLine(health));
+    }
+    const silent = silenceLine(health, lastSecond);
+    if (silent !== null) screen.status(silent.text);
+    lastSecond = silent?.second ?? (health.silentForMs < 1000 ? -1 : lastSecond);
+  });
+  const eventSub = source.events$.subscribe((event) => {
+    const text = eventLine(event);
+    if (text !== null) screen.status(text);
+  });
+  return {
+    unsubscribe: () => {
+      healthSub.unsubscribe();
+      eventSub.unsubscribe();
+    },
+  };
 }

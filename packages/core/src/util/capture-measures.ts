@@ -27,7 +27,7 @@ export interface DriftEstimatorOptions {
  * (scheduling, pipes, the audio server's period), never early. One late point moves a two-point
  * estimate by the whole delay. So each interval of minIntervalMs keeps only its least late block
  * (the lower envelope of the delays, close to the true clock), and the fit spreads what remains over
- * every point of the window: 1,000 ppm reads as 1,000 ± a few ppm after a minute with 30 ms of jitter.
+ * every point of the window: 1,000 ppm read within ±20 ppm after a minute with 30 ms of jitter (tests).
  *
  * Memory: one fixed array of points (windowMs / minIntervalMs + 2); add() allocates nothing.
  */

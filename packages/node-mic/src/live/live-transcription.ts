@@ -1,7 +1,8 @@
 import { map, merge, type Observable } from 'rxjs';
-import type { LineUpdate, RealtimeConnectParams, RealtimeFinishResult, RealtimeSocketSession, SessionLine, SoundClone } from '@soundclone/core';
+import type { CaptureHealth, LineUpdate, RealtimeConnectParams, RealtimeFinishResult, RealtimeSocketSession, SessionLine, SoundClone } from '@soundclone/core';
 import { sessionStreams } from '@soundclone/core/rx';
 import type { AudioSource } from '../sources/audio-source.js';
+import type { Microphone } from '../mic/microphone.js';
 import { pumpToSession, type Pace, type PumpResult } from './pump.js';
 
 export interface LiveTranscriptionOptions {
@@ -57,6 +58,19 @@ export class LiveTranscription {
       },
     );
     this.done.catch(() => undefined);
+  }
+
+  /**
+   * The capture's health stream when the source is a microphone (state, device, level, "no audio for
+   * N s", gaps); null for a file or a pipe.
+   */
+  get health$(): Observable<CaptureHealth> | null {
+    return (this.source as Partial<Microphone>).health$ ?? null;
+  }
+
+  /** The capture's health now, or null when the source is not a microphone. */
+  get health(): CaptureHealth | null {
+    return (this.source as Partial<Microphone>).health ?? null;
   }
 
   /** Frames the source delivered and the session took so far (final once `done` settled). */

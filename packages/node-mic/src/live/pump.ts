@@ -1,5 +1,6 @@
 import type { RealtimeSocketSession, SessionState } from '@soundclone/core';
 import { isWireFormat, type AudioBlock, type AudioSource } from '../sources/audio-source.js';
+import type { CaptureItem } from '../mic/resilient-microphone.js';
 
 /**
  * How a source that is not live (a file, a pipe) is paced: `realtime` writes each block when its time
@@ -29,15 +30,26 @@ const TERMINAL: readonly SessionState[] = ['finishing', 'finished', 'failed'];
  * core's one resampler and downmix run.
  */
 export async function pumpToSession(source: AudioSource, session: RealtimeSocketSession, options: PumpOptions = {}): Promise<PumpResult> {
-  const wire = isWireFormat(source.format);
+  let wire = isWireFormat(source.format);
   const pace: Pace | 'none' = source.live ? 'none' : (options.pace ?? 'realtime');
-  const { sampleRate, channels } = source.format;
+  const { sampleRate } = source.format;
+  let channels = source.format.channels;
   const started = performance.now();
   let frames = 0;
   const onAbort = (): void => void source.stop();
   options.signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    for await (const block of source) {
+    for await (const item of itemsOf(source)) {
+      if (item.kind === 'break') {
+        // A lost or changed device: nothing before the break mixes with what follows, and the session
+        // takes the new device's rate and channels (core: setInputFormat at a discontinuity).
+        session.markDiscontinuity();
+        if (!isWireFormat(item.format)) session.setInputFormat({ sampleRate: item.format.sampleRate, channels: item.format.channels });
+        wire = isWireFormat(item.format);
+        channels = item.format.channels;
+        continue;
+      }
+      const block = item.block;
       if (!(await writeBlock(session, wire, block))) {
         await source.stop();
         return { frames, ended: 'session' };
@@ -50,6 +62,16 @@ export async function pumpToSession(source: AudioSource, session: RealtimeSocket
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
   }
+}
+
+/** A source that can break (a microphone) gives its items; any other gives its blocks as audio items. */
+async function* itemsOf(source: AudioSource): AsyncGenerator<CaptureItem> {
+  const withBreaks = source as AudioSource & { items?: () => AsyncIterable<CaptureItem> };
+  if (typeof withBreaks.items === 'function') {
+    yield* withBreaks.items();
+    return;
+  }
+  for await (const block of source) yield { kind: 'audio', block };
 }
 
 /** Writes one block, waiting through a pause; false when the session no longer takes audio. */
