@@ -114,22 +114,44 @@ export class AudioOutbox {
 
   /**
    * Declares what write() takes, in place of the constructor's rate and channels: for a writer that
-   * learns its rate only when it starts (a browser capture runs at its AudioContext's rate). The same
-   * format again changes nothing. A different one is taken only before any audio was written: the
-   * resampler's ring is rebuilt around the new rate, and after audio it would hold samples the new
-   * one never saw.
+   * learns its rate only when it starts (a browser capture runs at its AudioContext's rate), or whose
+   * device came back at another rate. The same format again changes nothing. A different one is taken
+   * whenever no resampler segment is open: before any audio, or right after endSegment() (a
+   * discontinuity). With a segment open the resampler holds input the new format never saw, so that
+   * is refused (REALTIME_INVALID_STATE): end the segment first.
+   *
+   * The resampler is rebuilt; the encoded audio is not touched: every sample the server has not
+   * acknowledged moves into the new pipeline's ring at the same positions, and the read cursor stays
+   * where it was, so frames continue and a rewindTo() after a reconnect resends the same bytes.
+   * Allocates (a new pipeline and one copy of the retained audio): a device change, not a hot path.
    */
   setInput(format: InputFormat): void {
     const next: Required<InputFormat> = { sampleRate: format.sampleRate, channels: format.channels ?? 1, kernel: format.kernel ?? 'auto' };
     const now = this.#format;
     if (next.sampleRate === now.sampleRate && next.channels === now.channels && next.kernel === now.kernel) return;
-    if (this.#mode !== undefined) {
-      throw new RealtimeError('REALTIME_INVALID_STATE', `the input format (${now.sampleRate} Hz, ${now.channels} channel(s)) cannot change once audio was written; open another session for ${next.sampleRate} Hz, ${next.channels} channel(s)`);
+    if (this.#segmentOpen) {
+      throw new RealtimeError('REALTIME_INVALID_STATE', `the input format (${now.sampleRate} Hz, ${now.channels} channel(s)) cannot change inside a segment; mark a discontinuity before switching to ${next.sampleRate} Hz, ${next.channels} channel(s)`);
     }
+    const old = this.ring;
+    const release = old.releaseCursor;
+    const read = old.readCursor;
+    const retained = new Int16Array(old.writeCursor - release);
+    old.peek(retained, release, retained.length);
     // Built before it replaces the old one: a format the resampler refuses leaves the outbox as it was.
-    this.#pipeline = this.#makePipeline(next, this.produced, (this.frameSamples * 1000) / REALTIME.sampleRate);
-    this.#segments = this.#pipeline.ring.createSegments();
-    this.#storage32 = int32View(this.#pipeline.ring.storage);
+    const pipeline = this.#makePipeline(next, release, (this.frameSamples * 1000) / REALTIME.sampleRate);
+    const ring = pipeline.ring;
+    // A ring smaller than what is retained (a rate whose filter needs less scratch) keeps the newest
+    // audio; the oldest is dropped as an overflow would, and nextFrame() declares it if it was unsent.
+    const drop = Math.max(0, retained.length - ring.capacity);
+    if (drop > 0) {
+      ring.reset(release + drop);
+      this.#overflow += drop;
+    }
+    ring.write(retained, drop, retained.length - drop);
+    ring.rewind(Math.max(read, ring.releaseCursor));
+    this.#pipeline = pipeline;
+    this.#segments = ring.createSegments();
+    this.#storage32 = int32View(ring.storage);
     this.#format = next;
   }
 

@@ -151,8 +151,10 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   /**
    * Declares the rate, channels and resampler kernel of write() blocks, in place of the sampleRate and
    * channels options: for a writer that learns its rate only when it starts (a browser capture at its
-   * AudioContext's rate). The same format again is a no-op; a different one only before the first
-   * write() or writePcm16() (else REALTIME_INVALID_STATE). An unsupported rate throws DSP_UNSUPPORTED_RATE.
+   * AudioContext's rate), or whose device came back at another rate. The same format again is a no-op;
+   * a different one before any audio or right after markDiscontinuity() (else REALTIME_INVALID_STATE);
+   * the session, its positions and its unacknowledged audio carry on. An unsupported rate throws
+   * DSP_UNSUPPORTED_RATE.
    */
   setInputFormat(format: InputFormat): void {
     this.#outbox.setInput(format);

@@ -142,7 +142,59 @@ describe('AudioOutbox', () => {
     for (let f = box.nextFrame(1, true); f !== null; f = box.nextFrame(1, true)) sent.push(...payload(f.bytes));
     expect(Int16Array.from(sent)).toEqual(expected);
     box.setInput({ sampleRate: rate, kernel: 'js' }); // the same format: nothing changes
+    box.writeFloat(a.subarray(0, 128));
+    // A segment is open: its input is in the resampler, which the new format never saw.
     expect(() => box.setInput({ sampleRate: 48_000 })).toThrow(expect.objectContaining({ code: 'REALTIME_INVALID_STATE' }));
+  });
+
+  it('setInput() after a discontinuity swaps the resampler; positions, retained audio and resends carry on', () => {
+    const tone = (rate: number, n: number, hz: number, channels = 1): Float32Array =>
+      Float32Array.from({ length: n * channels }, (_, i) => 0.4 * Math.sin((2 * Math.PI * hz * Math.floor(i / channels)) / rate));
+    const offline = (rate: number, x: Float32Array, channels = 1): Int16Array => {
+      const p = new EncodePipeline({ inputRate: rate, channels, outputRate: 16_000, bufferMs: 10_000, kernel: 'js' });
+      p.push(x);
+      p.flush();
+      const out = new Int16Array(p.ring.availableToRead());
+      p.ring.read(out);
+      return out;
+    };
+    const gaps: Gap[] = [];
+    const box = new AudioOutbox({ sampleRate: 48_000, channels: 1, bufferMs: 10_000, onGap: (g) => gaps.push(g) });
+    box.setInput({ sampleRate: 48_000, kernel: 'js' });
+    const a = tone(48_000, 48_013, 440);
+    const b = tone(44_100, 22_051, 300, 2); // the device came back at 44.1 kHz, stereo
+    for (let at = 0; at < a.length; at += 480) box.writeFloat(a.subarray(at, at + 480));
+    box.endSegment();
+    const before = offline(48_000, a);
+    expect(box.produced).toBe(before.length); // floor(48013 / 3) = 16004
+    // Some of it went out and was acknowledged, some is in flight, some still queued.
+    const sentFirst: number[] = [];
+    for (let i = 0; i < 30; i++) sentFirst.push(...payload(box.nextFrame(1, false)!.bytes));
+    box.acknowledge(4_800);
+    expect(box.stats()).toMatchObject({ ackedSamples: 4_800, sentSamples: 9_600, producedSamples: 16_004 });
+
+    box.setInput({ sampleRate: 44_100, channels: 2, kernel: 'js' });
+    expect(box.stats()).toMatchObject({ ackedSamples: 4_800, sentSamples: 9_600, producedSamples: 16_004, bufferedSamples: 11_204 });
+    for (let at = 0; at < b.length; at += 882) box.writeFloat(b.subarray(at, at + 882));
+    box.endSegment();
+    const after = offline(44_100, b, 2);
+    expect(after.length).toBe(Math.floor((22_051 * 160) / 441)); // 8000
+    expect(box.produced).toBe(before.length + after.length);
+
+    // A reconnect: the server had 4,800; everything after it is sent again, from the kept audio.
+    box.rewindTo(4_800);
+    const resent: number[] = [];
+    let start = -1;
+    for (let f = box.nextFrame(2, true); f !== null; f = box.nextFrame(2, true)) {
+      if (start < 0) start = f.startSample;
+      resent.push(...payload(f.bytes));
+    }
+    expect(start).toBe(4_800);
+    const all = new Int16Array([...before, ...after]);
+    expect(Int16Array.from(resent)).toEqual(all.subarray(4_800));
+    expect(Int16Array.from(sentFirst)).toEqual(all.subarray(0, 9_600));
+    expect(gaps).toEqual([]);
+    expect(box.stats().overflowSamples).toBe(0);
   });
 
   it('setInput() refuses an unsupported rate and leaves the outbox as it was', () => {
