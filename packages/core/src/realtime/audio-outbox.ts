@@ -375,9 +375,16 @@ export class AudioOutbox {
     });
   }
 
+  /**
+   * write() and writePcm16() alternate only at a segment boundary: with a segment open, the resampler
+   * still holds input whose output would land after the PCM16 written meanwhile (reordered audio).
+   * After a discontinuity it holds nothing, so a device that comes back in another format may switch.
+   */
   #setMode(mode: 'float' | 'pcm16'): void {
-    if (this.#mode === undefined) this.#mode = mode;
-    else if (this.#mode !== mode) throw new RealtimeError('REALTIME_INVALID_STATE', 'write() and writePcm16() cannot be mixed in one session: the resampler would reorder audio');
+    if (this.#mode !== undefined && this.#mode !== mode && this.#segmentOpen) {
+      throw new RealtimeError('REALTIME_INVALID_STATE', 'write() and writePcm16() cannot be mixed inside a segment: the resampler would reorder audio; mark a discontinuity first');
+    }
+    this.#mode = mode;
   }
 }
 

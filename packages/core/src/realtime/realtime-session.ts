@@ -176,7 +176,10 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     return produced;
   }
 
-  /** PCM16 at 16 kHz mono, sent bit for bit. Same return rule as write(). */
+  /**
+   * PCM16 at 16 kHz mono, sent bit for bit. Same return rule as write(). write() and writePcm16()
+   * alternate only at a discontinuity (REALTIME_INVALID_STATE inside a segment).
+   */
   writePcm16(samples: Int16Array): number {
     if (!this.#takesAudio()) return 0;
     this.#outbox.writePcm16(samples);

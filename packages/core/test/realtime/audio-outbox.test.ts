@@ -106,12 +106,22 @@ describe('AudioOutbox', () => {
     expect(box.stats().gapSamples).toBe(1680);
   });
 
-  it('encodes Float32 at 48 kHz stereo through the pipeline and refuses mixing with PCM16', () => {
+  it('encodes Float32 at 48 kHz stereo through the pipeline and refuses mixing with PCM16 inside a segment', () => {
     const box = new AudioOutbox({ sampleRate: 48_000, channels: 2, bufferMs: 1000, onGap: () => {} });
     box.writeFloat(new Float32Array(48_000 * 2 * 0.1));
-    box.flushResampler();
-    expect(box.produced).toBeGreaterThan(1500);
     expect(() => box.writePcm16(new Int16Array(10))).toThrow(/cannot be mixed/);
+    expect(box.produced).toBeLessThan(1600); // the resampler still holds its latency's worth
+    box.endSegment();
+    expect(box.produced).toBe(1600);
+    // After the break the resampler holds nothing: PCM16 follows, then Float32 again, positions continue.
+    box.writePcm16(ramp(0, 320));
+    expect(box.produced).toBe(1920);
+    box.writeFloat(new Float32Array(4800 * 2));
+    box.endSegment();
+    expect(box.produced).toBe(1920 + 1600);
+    const sent: number[] = [];
+    for (let f = box.nextFrame(1, true); f !== null; f = box.nextFrame(1, true)) sent.push(...payload(f.bytes));
+    expect(Int16Array.from(sent.slice(1600, 1920))).toEqual(ramp(0, 320));
   });
 
   it("setInput() takes the writer's rate before audio: each segment is resampled exactly as a stream of its own", () => {
