@@ -21,7 +21,7 @@ export interface AudioStats {
   readonly unackedSamples: number;
   /** Encoded but not sent yet. */
   readonly queuedSamples: number;
-  /** Held in the ring: everything not acknowledged (queued + unacked). */
+  /** Held in the frame slots: everything not acknowledged (queued + unacked). */
   readonly bufferedSamples: number;
   readonly capacitySamples: number;
   /** Samples lost to overflow since the session began. */
@@ -358,8 +358,13 @@ export class AudioOutbox {
     // A block that is not whole frames: the resampler reports it (nothing is dropped for it first).
     const count = Number.isInteger(frames) ? resampler.outputCountFor(frames) : 0;
     this.#makeRoom(count);
-    const runCount = this.#slots.writeRuns(count, this.#runs);
-    const written = resampler.processPcm16Runs(block, this.#slots.samples, this.#runs, runCount);
+    const runs = this.#runs;
+    const runCount = this.#slots.writeRuns(count, runs);
+    // Most blocks land inside one slot (a 128-frame block gives about 43 samples of a 320-sample
+    // frame): one contiguous call then; the runs only where a block crosses into the next slot.
+    const written = runCount <= 1
+      ? resampler.processPcm16(block, this.#slots.samples, runCount === 1 ? runs[0]! : 0)
+      : resampler.processPcm16Runs(block, this.#slots.samples, runs, runCount);
     this.#slots.commit(written);
     return written;
   }
