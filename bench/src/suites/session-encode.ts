@@ -8,10 +8,10 @@ const ACK_LAG_SAMPLES = 1600;
 
 /**
  * The encode path the realtime session ships, on one 128-sample block: AudioOutbox.writeFloat() (what
- * session.write() calls: resample, PCM16 into the retained int16 ring), then every 20 ms frame
- * nextFrame() has ready as socket-ready bytes (16-byte header + PCM16, what FramePump hands to
- * socket.send), then the server's acknowledgement trailing by ACK_LAG_SAMPLES, which frees the ring
- * and lets the frame buffers be reused. Everything but the socket itself.
+ * session.write() calls: resample, PCM16 straight into the retained frame slots), then every 20 ms
+ * frame nextFrame() has ready as socket-ready bytes (a full slot with its 16-byte header written, what
+ * FramePump hands to socket.send), then the server's acknowledgement trailing by ACK_LAG_SAMPLES, which
+ * frees the slots for reuse. Everything but the socket itself.
  * Target: within 20 % of the resampler alone, timed as a pair in collect/paths.ts; 0 GCs streaming.
  * `pcm16` feeds the same audio as Int16 (a Node microphone or WAV at 48 kHz: write() takes it as is).
  */

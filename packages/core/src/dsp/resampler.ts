@@ -122,6 +122,9 @@ export class Resampler {
   /** The last processPcm16() output, and its byte address in wasm memory (-1: not in it). */
   #pcmTarget: Int16Array | null = null;
   #pcmTargetBase = -1;
+  /** processPcm16Runs(): where the outputs go, as (start, length) pairs in the output; null otherwise. */
+  #runs: Int32Array | null = null;
+  #runCount = 0;
   /** Valid samples in #history; #history[0] is input frame #historyStart. */
   #filled = 0;
   #inputFrames = 0;
@@ -247,6 +250,24 @@ export class Resampler {
   }
 
   /**
+   * processPcm16() into runs of `output` instead of one contiguous stretch: the outputs fill the run
+   * at (runs[0], length runs[1]), then (runs[2], runs[3]), and so on for `runCount` runs, which must
+   * hold them all. For a caller whose buffer is not contiguous, such as frame-shaped storage with
+   * header room every frame: the kernel still quantizes straight into it (inside `reservedRegion`),
+   * so a run boundary costs one more kernel call, not a copy. Same values as processPcm16().
+   */
+  processPcm16Runs(input: SampleBlock, output: Int16Array, runs: Int32Array, runCount: number): number {
+    checkRuns(output, runs, runCount);
+    this.#runs = runs;
+    this.#runCount = runCount;
+    try {
+      return this.#process(input, output, true, 0);
+    } finally {
+      this.#runs = null;
+    }
+  }
+
+  /**
    * Ends the stream: treats the input as followed by silence and writes the outputs still owed, so
    * the total is exactly floor(inputFrames·up/down). Further process() calls throw until reset().
    */
@@ -268,7 +289,8 @@ export class Resampler {
       throw new DspError('DSP_INVALID_BUFFER', `input length ${input.length} is not a whole number of ${channels}-channel frames`);
     }
     const count = this.outputCountFor(frames);
-    if (pcm) checkInt16Output(output as Int16Array, outputOffset, count);
+    if (this.#runs !== null) checkRunRoom(this.#runs, this.#runCount, count);
+    else if (pcm) checkInt16Output(output as Int16Array, outputOffset, count);
     else checkFloatOutput(output as Float32Array, outputOffset, count);
     if (this.nonFinite === 'throw' && input instanceof Float32Array) this.#assertFinite(input);
 
@@ -285,7 +307,7 @@ export class Resampler {
       this.#append(input, consumed, room);
       consumed += room;
       written += pcm
-        ? this.#runPcm16(output as Int16Array, outputOffset + written, count - written)
+        ? (this.#runs !== null ? this.#runPcm16Runs(output as Int16Array, written, count - written) : this.#runPcm16(output as Int16Array, outputOffset + written, count - written))
         : this.#run(output as Float32Array, outputOffset + written, count - written);
     }
     this.#inputFrames += frames;
@@ -430,6 +452,28 @@ export class Resampler {
     return written;
   }
 
+  /** #runPcm16() for the outputs from logical index `at` on, laid into #runs in order. */
+  #runPcm16Runs(output: Int16Array, at: number, maxCount: number): number {
+    const runs = this.#runs!;
+    const runCount = this.#runCount;
+    let r = 0;
+    let skip = at;
+    while (r < runCount && skip >= runs[2 * r + 1]!) {
+      skip -= runs[2 * r + 1]!;
+      r++;
+    }
+    let written = 0;
+    while (written < maxCount && r < runCount) {
+      const want = Math.min(runs[2 * r + 1]! - skip, maxCount - written);
+      const n = this.#runPcm16(output, runs[2 * r]! + skip, want);
+      written += n;
+      if (n < want) break;
+      r++;
+      skip = 0;
+    }
+    return written;
+  }
+
   /** Moves the samples the next output still needs to the front of the history. */
   #compact(): void {
     const cursor = this.#cursor;
@@ -449,6 +493,26 @@ function checkFloatOutput(output: Float32Array, offset: number, count: number): 
 function checkInt16Output(output: Int16Array, offset: number, count: number): void {
   if (!(output instanceof Int16Array)) throw new DspError('DSP_INVALID_BUFFER', 'output must be an Int16Array');
   checkRoom(output.length, offset, count);
+}
+
+function checkRuns(output: Int16Array, runs: Int32Array, runCount: number): void {
+  if (!(output instanceof Int16Array)) throw new DspError('DSP_INVALID_BUFFER', 'output must be an Int16Array');
+  if (!(runs instanceof Int32Array) || !Number.isInteger(runCount) || runCount < 0 || runCount * 2 > runs.length) {
+    throw new DspError('DSP_INVALID_BUFFER', `runs must be an Int32Array holding ${String(runCount)} (start, length) pairs`);
+  }
+  for (let r = 0; r < runCount; r++) {
+    const start = runs[2 * r]!;
+    const length = runs[2 * r + 1]!;
+    if (start < 0 || length < 0 || start + length > output.length) {
+      throw new DspError('DSP_INVALID_BUFFER', `run ${r} [${start}, ${start + length}) is outside an output of ${output.length}`);
+    }
+  }
+}
+
+function checkRunRoom(runs: Int32Array, runCount: number, count: number): void {
+  let room = 0;
+  for (let r = 0; r < runCount; r++) room += runs[2 * r + 1]!;
+  if (room < count) throw new DspError('DSP_OUTPUT_TOO_SMALL', `the runs have room for ${room} samples; this call produces ${count}`);
 }
 
 function checkRoom(length: number, offset: number, count: number): void {

@@ -1,9 +1,8 @@
-import { EncodePipeline } from '../dsp/encode-pipeline.js';
-import type { ResamplerKernel, SampleBlock } from '../dsp/resampler.js';
-import type { RingSegments } from '../dsp/ring-types.js';
-import { LITTLE_ENDIAN_HOST } from '../dsp/pcm16.js';
-import { FRAME, REALTIME, encodeFrameHeader } from '../protocol.js';
-import { FrameSlots, type FrameSlot, type OutgoingFrame } from './frame-slots.js';
+import { DspError } from '../errors/dsp-error.js';
+import { quantizePcm16 } from '../dsp/pcm16.js';
+import { Resampler, type ResamplerKernel, type SampleBlock } from '../dsp/resampler.js';
+import { REALTIME } from '../protocol.js';
+import { FrameSlots, type OutgoingFrame } from './frame-slots.js';
 import { GapLedger, type Gap } from './gap-ledger.js';
 import { RealtimeError } from '../errors/realtime-error.js';
 
@@ -22,7 +21,7 @@ export interface AudioStats {
   readonly unackedSamples: number;
   /** Encoded but not sent yet. */
   readonly queuedSamples: number;
-  /** Held in the ring: everything not acknowledged (queued + unacked). */
+  /** Held in the frame slots: everything not acknowledged (queued + unacked). */
   readonly bufferedSamples: number;
   readonly capacitySamples: number;
   /** Samples lost to overflow since the session began. */
@@ -44,34 +43,62 @@ export interface InputFormat {
   readonly kernel?: ResamplerKernel;
 }
 
+/** Largest block the resampler takes in one call; longer write() blocks are split into views (which allocate). */
+const MAX_BLOCK_FRAMES = 8192;
 /**
- * The audio on its way out: EncodePipeline (retain: true) holds every sample the server has not
- * acknowledged; frames are cut from its ring here, so a pause or finish can send a short last frame
- * without flushing the resampler, and a reconnect can start again at the server's cursor.
+ * Most outputs one call can add, at any input rate (8 kHz, the lowest supported, doubles): the slots
+ * beyond bufferMs that let a write always find room by dropping old slots, never the one it fills.
+ */
+const MAX_OUTPUTS_PER_CALL = MAX_BLOCK_FRAMES * 2 + 2;
+
+/**
+ * The audio on its way out. Every sample the server has not acknowledged is held here, and it is held
+ * frame-shaped: the resampler writes the 16 kHz PCM16 straight into the payloads of socket-ready frame
+ * slots (FrameSlots: 16 bytes of header room, then one frame), and a slot that is full gets its header
+ * and goes to send() as it is. The slot is the retained copy and the frame at once.
  *
- *   write(Float32 | Int16) ─► EncodePipeline ─► int16 ring ──nextFrame()──► socket
- *   writePcm16(Int16) ───────────────────────┘   ▲ acknowledge(received) frees, rewindTo(received) resends
+ *   write(Float32 | Int16) ─► Resampler.processPcm16Runs ─► frame slots ──nextFrame()──► socket
+ *   writePcm16(Int16) ─────────────── copied in ──────────┘   ▲ acknowledge(received) frees whole slots,
+ *                                                               rewindTo(received) sends them again
+ *
+ * Copies per sample after the caller's block: the resampler's history (it needs its input in its own
+ * memory, and downmixes, converts int16 and zeroes non-finite samples on the way), then the slot. With
+ * the wasm kernel the slots live in its memory and it quantizes into them; with the js kernel its floats
+ * pass through a small chunk and are quantized into them. writePcm16 copies into the slot once.
  *
  * This is the one encode path of the shipping writers: a browser capture declares its AudioContext's
  * rate here (setInput) and writes its blocks as they come; endSegment() is its break in the audio.
  *
- * Positions here are captured positions (the ring's); `acknowledge()` and `rewindTo()` take the server's
+ * Positions here are captured positions (the slots'); `acknowledge()` and `rewindTo()` take the server's
  * and frames carry the server's (see GapLedger). `expected` is where the server's next sample must
- * start. When the ring dropped audio the server never got (overflow during a long outage), that range
- * is declared a gap and not sent: no invented samples; the next frame continues at the server's cursor,
- * so the finish's capturedSamples exceeds receivedSamples by exactly the gaps (TRANSPORT_GAP).
+ * start. When the slots ran out and the oldest audio the server never got was dropped (overflow during
+ * a long outage: whole slots go), that range is declared a gap and not sent: no invented samples; the
+ * next frame continues at the server's cursor, so the finish's capturedSamples exceeds receivedSamples by
+ * exactly the gaps (TRANSPORT_GAP). A pause or finish sends the open slot short and seals it; audio after
+ * it starts the next slot.
  *
- * This is the one framer between capture and socket: a frame is read from the ring straight into its
- * socket-ready buffer (header + PCM16), the message send() takes. Buffers come from FrameSlots and are
- * reused once acknowledged (see there for why not sooner).
+ * Why slots are reused only once acknowledged, not after send(): a WebSocket may keep the very bytes
+ * it was given after send() returns. `ws` copies a binary message while masking it only when it can send
+ * at once; when its sender is busy (a permessage-deflate compression or a Blob read in progress) it
+ * queues the caller's buffer, and when the random mask is all zeros it writes the caller's buffer to the
+ * TCP socket unmasked, by reference, until flushed (ws lib/sender.js `frame()` and `send()`). A browser
+ * copies the bytes in send(). Bytes the server has acknowledged were sent and received, by any
+ * implementation, so overwriting them can never corrupt a message. An overflow is the one exception: it
+ * drops the oldest slot after bufferMs of audio went unacknowledged, sent or not.
  *
- * Garbage: none per frame in the steady state; FrameSlots says when it allocates.
+ * Garbage: none per frame or write in the steady state. The constructor and setInput() allocate; so do
+ * a block longer than 8192 frames (split into views), a short frame (pause, finish: a subarray view)
+ * and a resend from a server cursor inside a slot (one fresh frame).
  */
 export class AudioOutbox {
   readonly frameSamples: number;
-  #pipeline: EncodePipeline;
+  #resampler: Resampler;
+  #slots: FrameSlots;
+  /** resampler.flush()'s floats, quantized into the slots (a segment's tail: rare). */
+  #scratch: Float32Array;
+  /** (start, length) pairs in the slots' int16 memory where the next outputs go. */
+  readonly #runs: Int32Array;
   #format: Required<InputFormat>;
-  readonly #bufferMs: number;
   #mode: 'float' | 'pcm16' | undefined;
   /** Float input went into the resampler since the last segment end: endSegment() has a tail to encode. */
   #segmentOpen = false;
@@ -81,35 +108,47 @@ export class AudioOutbox {
   #expected: number;
   #overflow = 0;
   readonly #gaps: GapLedger;
-  readonly #scratch: Int16Array;
-  readonly #slots: FrameSlots;
-  #segments: RingSegments<'int16'>;
-  /** The ring's storage as int32 pairs, or null where it is not 4-aligned. */
-  #storage32: Int32Array | null;
+  readonly #slotCount: number;
 
   constructor(options: { sampleRate: number; channels: number; bufferMs: number; startSample?: number; frameMs?: number; onGap: (gap: Gap) => void }) {
     this.#gaps = new GapLedger(options.onGap);
     const startSample = options.startSample ?? 0;
-    this.#bufferMs = options.bufferMs;
+    const frameMs = options.frameMs ?? 20;
+    const frameSamples = (frameMs * REALTIME.sampleRate) / 1000;
+    if (!Number.isInteger(frameSamples) || frameSamples < 1 || frameSamples > REALTIME.sampleRate * 10) {
+      throw new DspError('DSP_INVALID_OPTION', `frameMs ${String(frameMs)} must give a whole number of samples at ${REALTIME.sampleRate} Hz, at most 10 s`);
+    }
+    if (!(options.bufferMs > 0) || options.bufferMs > 3_600_000) {
+      throw new DspError('DSP_INVALID_OPTION', `bufferMs must be in (0, 3600000], got ${String(options.bufferMs)}`);
+    }
+    this.frameSamples = frameSamples;
+    // bufferMs of audio, plus room for the largest single write whatever the input rate (so one format
+    // change keeps the same layout), plus the open slot.
+    const kept = Math.ceil((options.bufferMs * REALTIME.sampleRate) / 1000 / frameSamples);
+    this.#slotCount = kept + Math.ceil(MAX_OUTPUTS_PER_CALL / frameSamples) + 2;
+    this.#runs = new Int32Array(2 * (Math.ceil(MAX_OUTPUTS_PER_CALL / frameSamples) + 2));
     this.#format = { sampleRate: options.sampleRate, channels: options.channels, kernel: 'auto' };
-    this.#pipeline = this.#makePipeline(this.#format, startSample, options.frameMs ?? 20);
-    this.frameSamples = this.#pipeline.frameSamples;
-    this.#segments = this.#pipeline.ring.createSegments();
-    this.#storage32 = int32View(this.#pipeline.ring.storage);
+    this.#resampler = this.#makeResampler(this.#format);
+    this.#slots = this.#makeSlots(this.#resampler, startSample);
+    this.#scratch = this.#makeScratch(this.#resampler);
     this.#acked = startSample;
     this.#ackedServer = startSample;
     this.#expected = startSample;
-    this.#scratch = new Int16Array(this.frameSamples);
-    this.#slots = new FrameSlots(this.frameSamples);
   }
 
-  /** Frame buffers made so far; flat once the in-flight window is covered. */
+  /** Frame slots: fixed for the session's life (bufferMs and the largest write decide how many). */
   get frameBuffers(): number {
-    return this.#slots.size;
+    return this.#slots.count;
   }
 
-  get ring(): EncodePipeline['ring'] {
-    return this.#pipeline.ring;
+  /** Samples the slots hold at most (bufferMs, rounded up to whole slots, plus room for one write). */
+  get capacity(): number {
+    return this.#slots.capacity;
+  }
+
+  /** Copies the encoded samples [from, from + out.length) still held into `out`; returns how many (for checks). */
+  peek(from: number, out: Int16Array): number {
+    return this.#slots.peek(from, out);
   }
 
   /**
@@ -120,10 +159,11 @@ export class AudioOutbox {
    * discontinuity). With a segment open the resampler holds input the new format never saw, so that
    * is refused (REALTIME_INVALID_STATE): end the segment first.
    *
-   * The resampler is rebuilt; the encoded audio is not touched: every sample the server has not
-   * acknowledged moves into the new pipeline's ring at the same positions, and the read cursor stays
-   * where it was, so frames continue and a rewindTo() after a reconnect resends the same bytes.
-   * Allocates (a new pipeline and one copy of the retained audio): a device change, not a hot path.
+   * The resampler is rebuilt; the encoded audio is not touched: every slot the server has not
+   * acknowledged moves into the new resampler's memory as it is (same positions, same bytes), and
+   * the send cursor stays where it was, so frames continue and a rewindTo() after a reconnect resends
+   * the same bytes. Allocates (a new resampler and one copy of the retained audio): a device change,
+   * not a hot path.
    */
   setInput(format: InputFormat): void {
     const next: Required<InputFormat> = { sampleRate: format.sampleRate, channels: format.channels ?? 1, kernel: format.kernel ?? 'auto' };
@@ -132,31 +172,19 @@ export class AudioOutbox {
     if (this.#segmentOpen) {
       throw new RealtimeError('REALTIME_INVALID_STATE', `the input format (${now.sampleRate} Hz, ${now.channels} channel(s)) cannot change inside a segment; mark a discontinuity before switching to ${next.sampleRate} Hz, ${next.channels} channel(s)`);
     }
-    const old = this.ring;
-    const release = old.releaseCursor;
-    const read = old.readCursor;
-    const retained = new Int16Array(old.writeCursor - release);
-    old.peek(retained, release, retained.length);
     // Built before it replaces the old one: a format the resampler refuses leaves the outbox as it was.
-    const pipeline = this.#makePipeline(next, release, (this.frameSamples * 1000) / REALTIME.sampleRate);
-    const ring = pipeline.ring;
-    // A ring smaller than what is retained (a rate whose filter needs less scratch) keeps the newest
-    // audio; the oldest is dropped as an overflow would, and nextFrame() declares it if it was unsent.
-    const drop = Math.max(0, retained.length - ring.capacity);
-    if (drop > 0) {
-      ring.reset(release + drop);
-      this.#overflow += drop;
-    }
-    ring.write(retained, drop, retained.length - drop);
-    ring.rewind(Math.max(read, ring.releaseCursor));
-    this.#pipeline = pipeline;
-    this.#segments = ring.createSegments();
-    this.#storage32 = int32View(ring.storage);
+    const resampler = this.#makeResampler(next);
+    const slots = this.#makeSlots(resampler, this.#slots.releaseCursor);
+    // Same slot count whatever the rate: nothing is dropped (adopt() would drop the oldest if it were).
+    this.#overflow += slots.adopt(this.#slots);
+    this.#resampler = resampler;
+    this.#slots = slots;
+    this.#scratch = this.#makeScratch(resampler);
     this.#format = next;
   }
 
   get produced(): number {
-    return this.ring.writeCursor;
+    return this.#slots.writeCursor;
   }
 
   get acked(): number {
@@ -195,50 +223,50 @@ export class AudioOutbox {
 
   /**
    * Float32, or PCM16 (read as value / 32768 inside the resampler, no float copy), at the session's
-   * declared rate and channels.
+   * declared rate and channels. Returns the 16 kHz samples it added.
    */
   writeFloat(block: SampleBlock): number {
     if (this.#mode !== 'float') this.#setMode('float');
+    if (this.#resampler.flushed) throw new DspError('DSP_INVALID_STATE', 'write() after the stream was flushed');
     this.#segmentOpen = true;
-    return this.#pipeline.push(block);
+    const most = MAX_BLOCK_FRAMES * this.#format.channels;
+    if (block.length <= most) return this.#encode(block);
+    let produced = 0;
+    for (let at = 0; at < block.length; at += most) produced += this.#encode(block.subarray(at, at + most));
+    return produced;
   }
 
-  /** PCM16 at 16 kHz mono: straight into the ring, bit-exact (no resampling, no requantisation). */
+  /** PCM16 at 16 kHz mono: copied into the slots as it is, bit-exact (no resampling, no requantisation). */
   writePcm16(samples: Int16Array): number {
     if (this.#mode !== 'pcm16') this.#setMode('pcm16');
-    const ring = this.ring;
-    let at = 0;
-    while (at < samples.length) {
-      const count = Math.min(samples.length - at, ring.capacity);
-      const room = ring.availableToWrite();
-      if (room < count) {
-        // Same policy as the pipeline: drop the oldest, keep the live end; positions stay true.
-        const need = count - room;
-        this.#overflow += need;
-        ring.release(ring.releaseCursor + need);
-      }
-      ring.write(samples, at, count);
-      at += count;
+    const slots = this.#slots;
+    for (let at = 0; at < samples.length; at += this.frameSamples) {
+      const count = Math.min(samples.length - at, this.frameSamples);
+      this.#makeRoom(count);
+      slots.writeSamples(samples, at, count, this.#runs);
     }
     return samples.length;
   }
 
   /** Encodes what the resampler still holds and ends the stream (finish). A PCM16-only session has nothing there. */
   flushResampler(): void {
-    if (this.#mode === 'float' && !this.#pipeline.flushed) this.#pipeline.flush();
+    if (this.#mode === 'float' && !this.#resampler.flushed) this.#encodeTail();
     this.#segmentOpen = false;
   }
 
   /**
    * Encodes what the resampler still holds without ending the stream (a pause, or a discontinuity in
    * the writer's audio): the tail belongs to the audio before the cut, and audio after it starts a new
-   * resampler segment (EncodePipeline.endSegment). Returns the samples the tail added; 0 when nothing
-   * was written since the last cut (twice is once).
+   * resampler segment, which gets exactly floor(frames·up/down) samples as a stream of its own would.
+   * Returns the samples the tail added; 0 when nothing was written since the last cut (twice is once).
    */
   endSegment(): number {
     if (!this.#segmentOpen) return 0;
     this.#segmentOpen = false;
-    return this.#pipeline.endSegment();
+    if (this.#resampler.flushed) return 0;
+    const produced = this.#encodeTail();
+    this.#resampler.reset();
+    return produced;
   }
 
   /**
@@ -250,22 +278,20 @@ export class AudioOutbox {
     const at = Math.min(this.#gaps.toCaptured(serverPosition), this.produced);
     if (at <= this.#acked) return;
     this.#acked = at;
-    this.#pipeline.acknowledge(at);
+    this.#slots.release(at);
     if (this.#expected < at) this.#expected = at;
   }
 
   /**
-   * Sends again from the server's cursor. When the ring no longer holds audio from there (it
-   * overflowed), nextFrame() declares the missing range a gap and continues with what is kept.
+   * Sends again from the server's cursor: the slots from there go out again, re-headed (one fresh
+   * frame first when the cursor falls inside a slot). When the slots no longer hold audio from there
+   * (they overflowed), nextFrame() declares the missing range a gap and continues with what is kept.
    */
   rewindTo(serverPosition: number): void {
     // Behind a cut declared earlier: the frames sent before it were lost too; the gap widens.
     this.#gaps.forgetAfter(serverPosition);
     this.#ackedServer = Math.min(this.#ackedServer, serverPosition);
-    const ring = this.ring;
-    const at = Math.min(Math.max(this.#gaps.toCaptured(serverPosition), this.#acked), this.produced);
-    ring.rewind(Math.min(Math.max(at, ring.releaseCursor), ring.writeCursor));
-    this.#expected = at;
+    this.#expected = Math.min(Math.max(this.#gaps.toCaptured(serverPosition), this.#acked), this.produced);
   }
 
   /**
@@ -289,21 +315,22 @@ export class AudioOutbox {
   }
 
   /**
-   * The next frame with its 16-byte header (start in the server's positions), or null. Whole frames
-   * only unless `allowShort` (pause and finish send the remainder). The frame and its bytes stay
-   * untouched until the server acknowledges them; send them, do not keep them past that.
+   * The next frame with its 16-byte header (start in the server's positions), or null: a slot, which is
+   * a whole frame (or a short one sealed by an earlier pause), and with `allowShort` also the slot still
+   * filling (pause and finish send the remainder). The frame and its bytes stay untouched until the
+   * server acknowledges them; send them, do not keep them past that.
    */
   nextFrame(epoch: number, allowShort: boolean): OutgoingFrame | null {
-    const ring = this.ring;
-    // An overflow moved the read cursor past what the server has: that audio is gone; say so.
-    if (ring.readCursor > this.#expected) {
-      this.#gaps.declare(this.#expected, ring.readCursor, 'overflow');
-      this.#expected = ring.readCursor;
+    const slots = this.#slots;
+    // An overflow dropped slots the server had not got: that audio is gone; say so.
+    const kept = slots.releaseCursor;
+    if (kept > this.#expected) {
+      this.#gaps.declare(this.#expected, kept, 'overflow');
+      this.#expected = kept;
     }
-    if (ring.readCursor < this.#expected) ring.rewind(Math.min(this.#expected, ring.writeCursor));
-    const available = ring.availableToRead();
-    if (available === 0 || (available < this.frameSamples && !allowShort)) return null;
-    return this.#frame(epoch, ring.readCursor, Math.min(available, this.frameSamples));
+    const frame = slots.frame(this.#expected, epoch, this.#gaps.toServer(this.#expected), allowShort);
+    if (frame !== null) this.#expected += frame.sampleCount;
+    return frame;
   }
 
   stats(): AudioStats {
@@ -316,63 +343,76 @@ export class AudioOutbox {
       unackedSamples: sent - this.#acked,
       queuedSamples: produced - sent,
       bufferedSamples: produced - this.#acked,
-      capacitySamples: this.ring.capacity,
+      capacitySamples: this.#slots.capacity,
       overflowSamples: this.#overflow,
       gapSamples: this.#gaps.ranges.reduce((n, [a, b]) => n + b - a, 0),
       lagMs: ((produced - this.#acked) * 1000) / REALTIME.sampleRate,
-      resamplerKernel: this.#pipeline.resampler.kernel,
+      resamplerKernel: this.#resampler.kernel,
     };
   }
 
-  #frame(epoch: number, startSample: number, count: number): OutgoingFrame {
-    const slot = this.#slots.take(this.#acked);
-    const serverStart = this.#gaps.toServer(startSample);
-    encodeFrameHeader(slot.header, 0, epoch, serverStart);
-    if (LITTLE_ENDIAN_HOST) {
-      // The frame copy is the outbox's largest per-sample cost: it runs as int32 pairs where both
-      // sides are 4-aligned (always, but after an odd short frame), in monomorphic loops, with no
-      // subarray view (no garbage per frame). ring.read() would copy sample by sample.
-      const ring = this.ring;
-      const segments = this.#segments;
-      ring.readSegments(count, segments);
-      const { storage, firstStart, firstLength, secondStart, secondLength } = segments;
-      copySamples(storage, this.#storage32, firstStart, slot, 0, firstLength);
-      if (secondLength > 0) copySamples(storage, this.#storage32, secondStart, slot, firstLength, secondLength);
-      ring.consume(count);
-    } else {
-      const scratch = this.#scratch;
-      const bytes = slot.full;
-      this.ring.read(scratch, 0, count);
-      for (let i = 0, b = FRAME.headerBytes; i < count; i++, b += 2) {
-        bytes[b] = scratch[i]! & 0xff;
-        bytes[b + 1] = (scratch[i]! >> 8) & 0xff;
-      }
-    }
-    this.#expected = startSample + count;
-    slot.end = this.#expected;
-    const frame = slot.frame;
-    frame.bytes = count === this.frameSamples ? slot.full : slot.full.subarray(0, FRAME.headerBytes + count * FRAME.bytesPerSample);
-    frame.startSample = serverStart;
-    frame.sampleCount = count;
-    return frame;
+  /** One block through the resampler, its outputs straight into the slots. */
+  #encode(block: SampleBlock): number {
+    const resampler = this.#resampler;
+    const frames = block.length / this.#format.channels;
+    // A block that is not whole frames: the resampler reports it (nothing is dropped for it first).
+    const count = Number.isInteger(frames) ? resampler.outputCountFor(frames) : 0;
+    this.#makeRoom(count);
+    const runs = this.#runs;
+    const runCount = this.#slots.writeRuns(count, runs);
+    // Most blocks land inside one slot (a 128-frame block gives about 43 samples of a 320-sample
+    // frame): one contiguous call then; the runs only where a block crosses into the next slot.
+    const written = runCount <= 1
+      ? resampler.processPcm16(block, this.#slots.samples, runCount === 1 ? runs[0]! : 0)
+      : resampler.processPcm16Runs(block, this.#slots.samples, runs, runCount);
+    this.#slots.commit(written);
+    return written;
   }
 
-  #makePipeline(format: Required<InputFormat>, startSample: number, frameMs: number): EncodePipeline {
-    return new EncodePipeline({
+  /** The resampler's tail (flush): through the float scratch, quantized into the slots as the kernel would. */
+  #encodeTail(): number {
+    const count = this.#resampler.pendingFlush;
+    this.#makeRoom(count);
+    const written = this.#resampler.flush(this.#scratch);
+    const runs = this.#runs;
+    const runCount = this.#slots.writeRuns(written, runs);
+    for (let r = 0, from = 0; r < runCount; r++) {
+      quantizePcm16(this.#scratch, from, runs[2 * r + 1]!, this.#slots.samples, runs[2 * r]!);
+      from += runs[2 * r + 1]!;
+    }
+    this.#slots.commit(written);
+    return written;
+  }
+
+  /** Frees whole slots from the old end until `count` samples fit; the live end is never dropped. */
+  #makeRoom(count: number): void {
+    const slots = this.#slots;
+    while (slots.room() < count) {
+      const dropped = slots.dropOldest();
+      if (dropped === 0 && slots.releaseCursor === slots.writeCursor) return; // cannot happen: writes fit the slots
+      this.#overflow += dropped;
+    }
+  }
+
+  #makeResampler(format: Required<InputFormat>): Resampler {
+    return new Resampler({
       inputRate: format.sampleRate,
+      outputRate: REALTIME.sampleRate,
       channels: format.channels,
       kernel: format.kernel,
-      outputRate: REALTIME.sampleRate,
-      // Frames are cut here (#frame), not by the pipeline's nextFrame(): no header room needed there.
-      headerBytes: 0,
-      retain: true,
-      bufferMs: this.#bufferMs,
-      startSample,
-      frameMs,
-      onOverflow: (from, to) => {
-        this.#overflow += to - from;
-      },
+      blockFrames: 4096,
+      // The slots live in the wasm kernel's memory, so it quantizes its outputs straight into them.
+      reserveBytes: FrameSlots.byteLengthFor(this.frameSamples, this.#slotCount),
     });
+  }
+
+  #makeSlots(resampler: Resampler, startSample: number): FrameSlots {
+    const region = resampler.reservedRegion;
+    return new FrameSlots(this.frameSamples, this.#slotCount, startSample, region === null ? undefined : region);
+  }
+
+  #makeScratch(resampler: Resampler): Float32Array {
+    return new Float32Array(resampler.maxOutputFor(resampler.latencyFrames + 1) + 1);
   }
 
   /**
@@ -386,23 +426,4 @@ export class AudioOutbox {
     }
     this.#mode = mode;
   }
-}
-
-function int32View(storage: Int16Array): Int32Array | null {
-  return storage.byteOffset % 4 === 0 ? new Int32Array(storage.buffer, storage.byteOffset, storage.length >> 1) : null;
-}
-
-/** storage[from, from + n) into the slot's payload at `to`: int32 pairs when both are even, then the odd last sample. */
-function copySamples(storage: Int16Array, storage32: Int32Array | null, from: number, slot: FrameSlot, to: number, n: number): void {
-  const payload = slot.payload;
-  if (storage32 !== null && (from & 1) === 0 && (to & 1) === 0) {
-    const pairs = n >> 1;
-    const payload32 = slot.payload32;
-    const src = from >> 1;
-    const dst = to >> 1;
-    for (let i = 0; i < pairs; i++) payload32[dst + i] = storage32[src + i]!;
-    if ((n & 1) === 1) payload[to + n - 1] = storage[from + n - 1]!;
-    return;
-  }
-  for (let i = 0; i < n; i++) payload[to + i] = storage[from + i]!;
 }

@@ -19,7 +19,7 @@ describe('AudioOutbox', () => {
     expect(box.nextFrame(3, false)).toBeNull(); // 60 samples left: not a whole frame
     const c = box.nextFrame(3, true)!; // pause/finish sends the remainder
     for (const [frame, start, count] of [[a, 0, 320], [b, 320, 320], [c, 640, 60]] as const) {
-      expect(decodeFrameHeader(new DataView(frame.bytes.buffer), 0, frame.bytes.length)).toEqual({ ok: true, epoch: 3, startSample: start, sampleCount: count });
+      expect(decodeFrameHeader(new DataView(frame.bytes.buffer, frame.bytes.byteOffset, frame.bytes.byteLength), 0, frame.bytes.length)).toEqual({ ok: true, epoch: 3, startSample: start, sampleCount: count });
       expect(payload(frame.bytes)).toEqual(ramp(start, count));
     }
     expect(box.stats()).toMatchObject({ producedSamples: 700, sentSamples: 700, ackedSamples: 0, unackedSamples: 700, queuedSamples: 0 });
@@ -35,15 +35,19 @@ describe('AudioOutbox', () => {
     box.acknowledge(100); // stale: ignored
     expect(box.acked).toBe(500);
     box.rewindTo(500);
+    // The cursor is inside the frame sent for [320, 640): its rest goes first, then the frames as they were.
     const again = box.nextFrame(2, true)!;
     expect(again.startSample).toBe(500);
-    expect(payload(again.bytes)).toEqual(ramp(500, 320));
+    expect(payload(again.bytes)).toEqual(ramp(500, 140));
+    const next = box.nextFrame(2, true)!;
+    expect(next.startSample).toBe(640);
+    expect(payload(next.bytes)).toEqual(ramp(640, 320));
   });
 
   it('after an overflow the server never got, declares the lost range a gap and continues at the server cursor (no invented samples)', () => {
     const gaps: Gap[] = [];
     const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 100, onGap: (g) => gaps.push(g) });
-    const capacity = box.ring.capacity;
+    const capacity = box.capacity;
     box.writePcm16(ramp(0, 320));
     box.nextFrame(1, false);
     // Socket down: far more than the ring holds arrives meanwhile.
@@ -77,7 +81,7 @@ describe('AudioOutbox', () => {
   it('widens a gap when the server turns out to be behind it, reporting only the new part', () => {
     const gaps: Gap[] = [];
     const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 100, onGap: (g) => gaps.push(g) });
-    const capacity = box.ring.capacity;
+    const capacity = box.capacity;
     // Sent up to 960 while acks were withheld; then the ring overflowed past what was sent.
     box.writePcm16(ramp(0, 960));
     while (box.nextFrame(1, false) !== null);
