@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EncodePipeline, SoundClone, type RealtimeSocketSession } from '@soundclone/core';
+import { EncodePipeline, RealtimeError, SoundClone, type RealtimeSocketSession } from '@soundclone/core';
 import { startServer, type RunningServer } from '@soundclone/server';
 import { attachSession, type CaptureDrop, type CaptureResult, type CaptureState, type WebCaptureEvent } from '@soundclone/web-audio';
 import { Capture } from '../src/capture/capture.ts';
@@ -215,9 +215,17 @@ describe('a delivery that throws', () => {
       const s = await session();
       (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated = transport === 'shared';
       try {
-        const { capture, play } = rig(s, rate, { transport, drainMs: 2 });
-        // A session also written with writePcm16() throws REALTIME_INVALID_STATE on write().
-        s.writePcm16(new Int16Array(0));
+        // The session refuses every block, as a custom CaptureSession an app passes may (the real
+        // session refuses write() only inside a segment of another format, which a capture that
+        // declares its own format at each cut never produces). Everything else is the real session.
+        const refusing = new Proxy(s, {
+          get(target, prop) {
+            if (prop === 'write') return () => { throw new RealtimeError('REALTIME_INVALID_STATE', 'this session takes no more audio'); };
+            const value: unknown = Reflect.get(target, prop, target);
+            return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+          },
+        });
+        const { capture, play } = rig(refusing, rate, { transport, drainMs: 2 });
       const reported: unknown[] = [];
       (globalThis as { reportError?: (e: unknown) => void }).reportError = (e) => reported.push(e); // a browser has one
         let stopping: Promise<CaptureResult> | undefined;
