@@ -91,8 +91,14 @@ async function show(ctx: CommandContext, live: LiveTranscription, drops: DropRel
   const { out } = ctx;
   const screen = new CaptionScreen(out);
   const session = live.session;
-  const cues = files.any ? attachCaptions(session) : undefined;
-  cues?.on('cue', (change) => files.write(change));
+  // The line drawn in place is the live cue, not the raw partial: a word appears once it is stable,
+  // so the terminal does not flicker while the recognizer changes its mind. The same cues go to files.
+  const cues = attachCaptions(session);
+  cues.on('cue', (change) => {
+    if (files.any) files.write(change);
+    if (change.kind === 'live') screen.partial(change.cue.text.replace(/\n/gu, ' '));
+    else if (change.kind === 'removed') screen.partial('');
+  });
   screen.status(`session ${session.sessionId}: ${session.state}`);
   session.on('state', (change) => {
     // Rotations and reconnect attempts get their own, more telling lines below; so does a used-up balance.
@@ -112,8 +118,8 @@ async function show(ctx: CommandContext, live: LiveTranscription, drops: DropRel
   drops.listen((frames) => gaps.add({ cause: 'dropped', seconds: frames / live.source.format.sampleRate }));
   const capture = showCaptureHealth(live, screen);
   const subscription = live.captions$.subscribe((event) => {
-    if (event.kind === 'partial') screen.partial(event.text);
-    else if (out.json) out.data({ type: 'line', id: event.line.id, text: event.line.text });
+    if (event.kind === 'partial') return; // drawn from the live cue above
+    if (out.json) out.data({ type: 'line', id: event.line.id, text: event.line.text });
     else screen.line(event.line.text);
   });
 
@@ -142,7 +148,7 @@ async function show(ctx: CommandContext, live: LiveTranscription, drops: DropRel
     process.off('SIGTERM', onSignal);
     subscription.unsubscribe();
     capture.unsubscribe();
-    cues?.detach();
+    cues.detach();
     files.end();
     gaps.flush();
     screen.end();
