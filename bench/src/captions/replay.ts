@@ -1,4 +1,5 @@
-import { CaptionEngine, type CaptionOptions, type Cue, type ResolvedCaptionOptions } from '@soundclone/core';
+import { CaptionEngine, type CaptionOptions, type Cue } from '@soundclone/core';
+import type { ResolvedCaptionOptions } from '@soundclone/core/internal';
 import { percentile } from '../realtime/speech.js';
 import type { Trace } from './trace.js';
 

@@ -95,10 +95,10 @@ export type { WebSocketLike, WebSocketConstructor } from './realtime/socket-tran
 
 // --- live captions: engine, writers, session binding ---
 export { CaptionEngine, type CaptionPartial, type CaptionLine } from './captions/caption-engine.js';
-export { CAPTION_DEFAULTS, resolveCaptionOptions, type CaptionOptions, type ResolvedCaptionOptions, type UnstableTail } from './captions/caption-options.js';
+export { CAPTION_DEFAULTS, type CaptionOptions, type UnstableTail } from './captions/caption-options.js';
 export { CaptionError, isCaptionError, type CaptionErrorCode } from './errors/caption-error.js';
-export { cueId, type Cue, type CueChange } from './captions/cue.js';
+export type { Cue, CueChange } from './captions/cue.js';
 export { CueSequencer } from './captions/cue-sequencer.js';
-export { WebVttWriter, SrtWriter, vttTime, srtTime, vttCueBlock, type TextSink } from './captions/cue-writers.js';
+export { WebVttWriter, SrtWriter, vttCueBlock, type TextSink } from './captions/cue-writers.js';
 export { SegmentedWebVtt, type SegmentedWebVttOptions } from './captions/segmented-webvtt.js';
 export { attachCaptions, type AttachCaptionsOptions, type AttachedCaptions, type CaptionEvents, type CaptionSource } from './captions/attach-captions.js';

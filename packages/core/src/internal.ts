@@ -37,3 +37,8 @@ export { StateMachine, TRANSITIONS, TERMINAL_STATES } from './realtime/session-s
 export { LineStore } from './realtime/line-store.js';
 export { AudioOutbox } from './realtime/audio-outbox.js';
 export { parseServerMessage, type ParsedServerMessage } from './realtime/server-messages.js';
+
+// --- caption machinery (option checking, cue ids, time stamps) ---
+export { resolveCaptionOptions, type ResolvedCaptionOptions } from './captions/caption-options.js';
+export { cueId } from './captions/cue.js';
+export { vttTime, srtTime } from './captions/cue-writers.js';

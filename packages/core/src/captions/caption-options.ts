@@ -24,7 +24,7 @@ export interface CaptionOptions {
 
 export type ResolvedCaptionOptions = Required<CaptionOptions>;
 
-export const CAPTION_DEFAULTS: ResolvedCaptionOptions = Object.freeze({
+export const CAPTION_DEFAULTS: Readonly<Required<CaptionOptions>> = Object.freeze({
   maxLines: 2,
   maxLineChars: 42,
   maxCharsPerSecond: 17,

@@ -1,5 +1,6 @@
 import { Observable } from 'rxjs';
-import { attachCaptions, resolveCaptionOptions, type AttachCaptionsOptions, type CaptionSource, type CueChange, type SessionState, type StateChange } from '@soundclone/core';
+import { resolveCaptionOptions } from '@soundclone/core/internal';
+import { attachCaptions, type AttachCaptionsOptions, type CaptionSource, type CueChange, type SessionState, type StateChange } from '@soundclone/core';
 
 /** What the cues need of a session: its result events and its current state (a RealtimeSocketSession, or a Capture's `session`). */
 export type CueSource = CaptionSource & { readonly state: SessionState };
