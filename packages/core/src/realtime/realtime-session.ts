@@ -1,5 +1,6 @@
 import { CLOSE_CODES, REALTIME, SOCKET_DEFAULTS } from '../protocol.js';
 import type { RealtimeNotice, RealtimeSession } from '../types/realtime.js';
+import { AckWatchdog, healthReport } from './ack-watchdog.js';
 import { AudioOutbox, type AudioStats, type InputFormat } from './audio-outbox.js';
 import { FramePump } from './frame-pump.js';
 import { GuardedEmitter } from './guarded-emitter.js';
@@ -49,7 +50,9 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   readonly #recovery: SessionRecovery;
   readonly #waiters = new Waiters();
   readonly #timers = new TimerSet();
-  readonly #heartbeat: HeartbeatWatchdog;
+  readonly #heartbeat = new HeartbeatWatchdog();
+  readonly #acks = new AckWatchdog();
+  #stopWatch: (() => void) | undefined;
 
   #ws: { WebSocket: WebSocketConstructor; headers: boolean } | undefined;
   #transport: SocketTransport | undefined;
@@ -86,11 +89,6 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     this.#recovery = new SessionRecovery(init.reconnect, REALTIME.recoveryWindowMs, init.restFinishReserveMs ?? 10_000);
     this.#machine = new StateMachine((change) => this.#onStateChange(change));
     this.#messages = new SessionMessages(this.#outbox, this.#transcript);
-    this.#heartbeat = new HeartbeatWatchdog(this.#now, () => {
-      // The server pings every heartbeatIntervalMs; silence this long means a dead or half-open path.
-      this.#transport?.terminate();
-      this.#onLost(CLOSE_CODES.HEARTBEAT_TIMEOUT, 'heartbeat timeout');
-    });
   }
 
   get state(): SessionState {
@@ -349,7 +347,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     this.#transport?.dispose();
     this.#transport = undefined;
     this.#ready = false;
-    this.#heartbeat.stop();
+    this.#stopWatch?.();
     this.#clearConnectTimer();
     if (this.#machine.terminal) return;
     this.#recover(this.#recovery.lost(code, reason, refusedStatus, this.#facts()));
@@ -439,7 +437,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
 
   #onText(t: SocketTransport, text: string): void {
     if (t.id !== this.#transport?.id || this.#machine.terminal) return;
-    this.#heartbeat.touch();
+    this.#heartbeat.touch(this.#now());
     const parsed = parseServerMessage(text);
     if (parsed.kind !== 'message') {
       // Ignored and told: a type a newer server sends, or garbage.
@@ -465,7 +463,10 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     const attempt = this.#recovery.recovered(m.recoveryWindowMs);
     const reconnect = this.#everReady;
     this.#everReady = true;
-    this.#heartbeat.start(this.#init.heartbeatTimeoutMs ?? m.heartbeatTimeoutMs ?? SOCKET_DEFAULTS.heartbeatTimeoutMs);
+    this.#heartbeat.start(this.#now(), this.#init.heartbeatTimeoutMs ?? m.heartbeatTimeoutMs ?? SOCKET_DEFAULTS.heartbeatTimeoutMs);
+    this.#acks.reset();
+    this.#stopWatch?.();
+    this.#stopWatch = this.#timers.every(this.#heartbeat.tickMs, () => this.#watch());
     this.#drain(this.#sender.newSocket(this.#intent.finish || this.#intent.pause));
     return reconnect ? attempt : undefined;
   }
@@ -490,6 +491,9 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
         return;
       case 'pong':
         t.sendJson({ type: 'pong', id: action.id });
+        return;
+      case 'probeAnswered':
+        this.#acks.answered(action.id, this.#now());
         return;
       case 'finished':
         this.#onFinished(action.view, action.reason);
@@ -564,7 +568,25 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     else this.#end(ending.to, ending.error, ending.reason);
   }
 
-  // ── Heartbeat, timers, state, teardown ────────────────────────────────────────────────────────────
+  // ── Liveness, timers, state, teardown ─────────────────────────────────────────────────────────────
+
+  /** The watch tick while a socket is ready: the heartbeat in every state, the acks while sending (ack-watchdog.ts). */
+  #watch(): void {
+    const now = this.#now();
+    if (this.#heartbeat.expired(now)) return this.#dropSocket('heartbeat timeout');
+    const t = this.#readySocket();
+    for (const d of this.#acks.check({ now, ready: t !== undefined, state: this.state, inFlightSamples: this.#outbox.inFlight, acked: this.#outbox.acked })) {
+      if (d.do === 'probe') t?.sendJson({ type: 'ping', id: d.id });
+      else if (d.do === 'health') this.emit('health', healthReport(d, this.#outbox.stats()));
+      else return this.#dropSocket(d.reason);
+    }
+  }
+
+  /** Dead or half-open: drop the socket without waiting for a close that will not come, then recover. */
+  #dropSocket(reason: string): void {
+    this.#transport?.terminate();
+    this.#onLost(CLOSE_CODES.HEARTBEAT_TIMEOUT, reason);
+  }
 
   #clearConnectTimer(): void {
     this.#cancelConnectTimer?.();
@@ -619,7 +641,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     this.#transport = undefined;
     this.#ready = false;
     t?.close(CLOSE_CODES.normal, this.state);
-    this.#heartbeat.stop();
+    this.#stopWatch?.();
     this.#clearConnectTimer();
     this.#timers.clear();
     this.#init.signal?.removeEventListener('abort', this.#onAbort);
