@@ -5,7 +5,7 @@
  * TCP alone would not notice for minutes. This covers every state, idle and paused included; while
  * audio flows the ack watchdog (ack-watchdog.ts) notices far sooner.
  *
- * Clock readings only: the session's watch tick asks expired() (see tickMs), and the session drops the socket.
+ * Clock readings only: the session's watch tick asks expired() (socket-watch.ts), and the session drops the socket.
  */
 export class HeartbeatWatchdog {
   #lastSeen = 0;
@@ -15,11 +15,6 @@ export class HeartbeatWatchdog {
   start(now: number, timeoutMs: number): void {
     this.#lastSeen = now;
     this.#timeoutMs = timeoutMs;
-  }
-
-  /** How often the session's watch tick should run: fine enough for both watchdogs, at most every 5 ms. */
-  get tickMs(): number {
-    return Math.max(5, Math.min(100, Math.floor(this.#timeoutMs / 5)));
   }
 
   /** Something arrived from the server. */
