@@ -32,13 +32,14 @@ const QUIET: PumpResult = Object.freeze({});
  * The sending side of the session: frames from the outbox within the in-flight window, then the
  * pause or finish message once everything is acknowledged, or once the drain wait ran out.
  *
- * Streaming and pausing, frames stay within the in-flight window (the acknowledgements pace the sending).
- * Finishing, nothing more is captured and the rest is bounded by the ring: every frame still owed goes
- * out at once, past the window, and the finish message follows them on the same ordered socket, so the
- * server has every sample when it settles even when no acknowledgement came (a stalled path, a server
- * withholding acks). Only a socket that is really gone (the ack watchdog's probe unanswered, or a close)
- * loses what was written to it: the next socket resends from the server's cursor and sends the finish
- * again; a finish over REST declares what never arrived as a gap (cause `undelivered`, TRANSPORT_GAP).
+ * Frames stay within the in-flight window (the acknowledgements pace the sending) except in one case:
+ * finishing, once the drain wait ran out with audio still unsent (no acknowledgement came: a stalled
+ * path, a server withholding acks), nothing more is captured and the rest is bounded by the ring, so
+ * every frame still owed goes out at once, past the window, and the finish message follows them on the
+ * same ordered socket: the server has every sample when it settles. Only a socket that is really gone
+ * (the ack watchdog's probe unanswered, or a close) loses what was written to it: the next socket
+ * resends from the server's cursor and sends the finish again; a finish over REST declares what never
+ * arrived as a gap (cause `undelivered`, TRANSPORT_GAP).
  *
  * The drain wait bounds the acknowledgement: the control message goes out once everything is sent and
  * acknowledged, or at the deadline anyway. A pause that goes ahead undrained keeps the rest (unsent
@@ -117,9 +118,10 @@ export class FramePump {
     if ((state === 'finishing' && sent.finishSentOn(t.id)) || (state === 'pausing' && sent.pauseSentOn(t.id))) return QUIET;
     const outbox = this.#outbox;
     let firstFrame: PumpResult['firstFrame'];
-    // Finishing, every remaining sample goes out at once, past the window: the socket is ordered, so the
-    // finish that follows them reaches the server after all of them, however slowly the path moves.
-    const windowed = state !== 'finishing';
+    // Finishing past the drain wait (acks stalled, the socket alive), every remaining sample goes out at
+    // once, past the window: the socket is ordered, so the finish that follows reaches the server after
+    // all of them. Before the deadline the window paces as ever: a burst is only for a stalled path.
+    const windowed = state !== 'finishing' || this.#now() < sent.drainDeadline;
     while (!windowed || outbox.inFlight < this.#limits.maxInFlightSamples) {
       const frame = outbox.nextFrame(epoch, draining);
       if (frame === null) break;

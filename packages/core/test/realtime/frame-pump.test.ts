@@ -82,7 +82,7 @@ describe('FramePump: told the socket, state and epoch; returns what went out', (
     expect(ws.json()).toEqual([{ type: 'session.resume', epoch: 1 }]);
   });
 
-  it('finishing, every frame still owed goes out past the in-flight window, the finish after them; pausing keeps the window', () => {
+  it('finishing past the drain wait, every frame still owed goes out past the in-flight window, the finish after them; pausing keeps the window', () => {
     for (const state of ['finishing', 'pausing'] as const) {
       const { outbox, pump, socket, advance } = setup(100);
       const { ws, t } = socket();
@@ -91,11 +91,12 @@ describe('FramePump: told the socket, state and epoch; returns what went out', (
       expect(outbox.inFlight).toBe(32_000);
       pump.startDrain();
       pump.pump({ socket: t, state, epoch: 1 });
-      const sent = ws.frames().reduce((n, f) => n + f.count, 0);
-      expect(sent).toBe(state === 'finishing' ? 80_000 : 32_000);
-      expect(ws.json()).toEqual([]); // not acknowledged, deadline ahead: no control message yet
+      const sentSamples = (): number => ws.frames().reduce((n, f) => n + f.count, 0);
+      expect(sentSamples()).toBe(32_000); // before the deadline the window paces, finishing too
+      expect(ws.json()).toEqual([]);
       advance(101);
       pump.pump({ socket: t, state, epoch: 1 });
+      expect(sentSamples()).toBe(state === 'finishing' ? 80_000 : 32_000);
       expect(ws.json()).toEqual([{ type: state === 'finishing' ? 'session.finish' : 'session.pause', capturedSamples: '80000' }]);
       // On the wire, the control message follows the last frame.
       expect(typeof ws.sent.at(-1)).toBe('string');
