@@ -218,13 +218,13 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   }
 
   /**
-   * Finishes the session: encodes the resampler's tail, sends every remaining sample (past the in-flight
-   * window), waits for the acknowledgement (at most drainTimeoutMs per socket), sends session.finish with the exact
-   * capturedSamples and resolves with the final view, every notice and the final lines. Always settles
-   * (default timeout 60 s: the server waits up to ~8 s for supplements) and leaves no timer or listener
-   * behind. Repeated calls return the same promise. With the socket down it keeps reconnecting, and
-   * finishes over REST only when the recovery window expired, the reconnect policy gave up, or the
-   * deadline is restFinishReserveMs away (audio that never arrived becomes a declared gap).
+   * Finishes the session: encodes the resampler's tail, sends every remaining sample, waits for the
+   * acknowledgement (at most drainTimeoutMs per socket, then the rest goes past the in-flight window),
+   * sends session.finish with the exact capturedSamples and resolves with the final view, every notice
+   * and the final lines. Always settles (default timeout 60 s: the server waits up to ~8 s for
+   * supplements) and leaves no timer or listener behind. Repeated calls return the same promise. With the
+   * socket down it keeps reconnecting, and finishes over REST only when the recovery window expired, the
+   * reconnect policy gave up, or the deadline is restFinishReserveMs away (audio never arrived: a gap).
    */
   finish(options: OperationOptions = {}): Promise<RealtimeFinishResult> {
     if (this.#result !== undefined) return Promise.resolve(this.#result);
