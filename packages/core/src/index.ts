@@ -90,7 +90,7 @@ export type {
   SessionReadyMessage, AudioAckMessage, PartialMessage, LineMessage, AlignmentMessage, EntitiesMessage, RevisionMessage, LanguageMessage,
   UsageUpdatedMessage, NoticeMessage, PausedMessage, ResumedMessage, FinishedMessage, SocketErrorMessage, PingMessage, PongMessage,
 } from './realtime/server-messages.js';
-export type { RealtimeSessionEvents, RealtimeFinishResult } from './realtime/session-events.js';
+export type { RealtimeSessionEvents, RealtimeFinishResult, SessionHealth } from './realtime/session-events.js';
 export type { WebSocketLike, WebSocketConstructor } from './realtime/socket-transport.js';
 
 // --- live captions: engine, writers, session binding ---

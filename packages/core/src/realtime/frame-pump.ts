@@ -32,11 +32,18 @@ const QUIET: PumpResult = Object.freeze({});
  * The sending side of the session: frames from the outbox within the in-flight window, then the
  * pause or finish message once everything is acknowledged, or once the drain wait ran out.
  *
- * The drain wait bounds both the acknowledgement of what was sent and the sending of what was not:
- * with the window full and no acknowledgement coming (a stalled path, a server withholding acks), the
- * control message goes out anyway at the deadline. The server then settles on what it received; what it
- * did not is never lost silently: a finish declares it as a gap (cause `undelivered`, TRANSPORT_GAP on
- * the server), a pause keeps it in the ring and sends it in the next epoch.
+ * Frames stay within the in-flight window (the acknowledgements pace the sending) except in one case:
+ * finishing, once the drain wait ran out with audio still unsent (no acknowledgement came: a stalled
+ * path, a server withholding acks), nothing more is captured and the rest is bounded by the ring, so
+ * every frame still owed goes out at once, past the window, and the finish message follows them on the
+ * same ordered socket: the server has every sample when it settles. Only a socket that is really gone
+ * (the ack watchdog's probe unanswered, or a close) loses what was written to it: the next socket
+ * resends from the server's cursor and sends the finish again; a finish over REST declares what never
+ * arrived as a gap (cause `undelivered`, TRANSPORT_GAP).
+ *
+ * The drain wait bounds the acknowledgement: the control message goes out once everything is sent and
+ * acknowledged, or at the deadline anyway. A pause that goes ahead undrained keeps the rest (unsent
+ * past the window, or unacknowledged) in the ring and sends it in the next epoch.
  *
  * Control messages are remembered per socket (transport id): each goes out once per socket, and a new
  * socket (whose session.ready resets them and restarts the drain wait) sends what is still owed again.
@@ -111,7 +118,11 @@ export class FramePump {
     if ((state === 'finishing' && sent.finishSentOn(t.id)) || (state === 'pausing' && sent.pauseSentOn(t.id))) return QUIET;
     const outbox = this.#outbox;
     let firstFrame: PumpResult['firstFrame'];
-    while (outbox.inFlight < this.#limits.maxInFlightSamples) {
+    // Finishing past the drain wait (acks stalled, the socket alive), every remaining sample goes out at
+    // once, past the window: the socket is ordered, so the finish that follows reaches the server after
+    // all of them. Before the deadline the window paces as ever: a burst is only for a stalled path.
+    const windowed = state !== 'finishing' || this.#now() < sent.drainDeadline;
+    while (!windowed || outbox.inFlight < this.#limits.maxInFlightSamples) {
       const frame = outbox.nextFrame(epoch, draining);
       if (frame === null) break;
       t.send(frame.bytes);
@@ -126,8 +137,9 @@ export class FramePump {
   }
 
   /**
-   * Go ahead once everything is sent and acknowledged, or when the drain wait ran out, whatever is still
-   * unsent (the in-flight window may be full with no acknowledgement coming). Returns what went out.
+   * Go ahead once everything is sent and acknowledged, or when the drain wait ran out (finishing,
+   * everything is sent by then; pausing, the window may be full with no acknowledgement coming).
+   * Returns what went out.
    */
   #endDrain(t: SocketTransport, state: SessionState): PumpResult['control'] {
     const outbox = this.#outbox;

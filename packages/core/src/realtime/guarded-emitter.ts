@@ -10,13 +10,26 @@ type Listener = (...args: never[]) => void;
  * Only the public API of eventemitter3 is used: `on`/`once`/`off` (and their aliases) map a listener to
  * its wrapper, `listeners()` maps back, so callers see the functions they registered.
  */
-export abstract class GuardedEmitter<Events extends EventEmitter.ValidEventTypes> extends EventEmitter<Events> {
+export class GuardedEmitter<Events extends EventEmitter.ValidEventTypes> extends EventEmitter<Events> {
   /** Listener -> event -> wrapper: one wrapper per pair, so off() finds what on() registered. */
   readonly #wrappers = new WeakMap<Listener, Map<unknown, Listener>>();
   readonly #originals = new WeakMap<Listener, Listener>();
 
-  /** A listener of `event` threw `error`; the emission went on without it. */
-  protected abstract listenerFailed(event: string, error: unknown): void;
+  /**
+   * A listener of `event` threw `error`; the emission went on without it. Reported as `debug`
+   * { kind: 'listener-error', detail: { event, error } } where a `debug` listener is there; without
+   * one (or when one of those threw) rethrown in a microtask, as rxjs does, so an application bug is
+   * never swallowed silently.
+   */
+  protected listenerFailed(event: string, error: unknown): void {
+    if (event !== 'debug' && this.listenerCount('debug' as EventEmitter.EventNames<Events>) > 0) {
+      (this.emit as unknown as (event: string, payload: unknown) => boolean)('debug', { kind: 'listener-error', detail: { event, error } });
+      return;
+    }
+    queueMicrotask(() => {
+      throw error;
+    });
+  }
 
   override on<T extends EventEmitter.EventNames<Events>>(event: T, fn: EventEmitter.EventListener<Events, T>, context?: unknown): this {
     return super.on(event, this.#wrap(event, fn), context);

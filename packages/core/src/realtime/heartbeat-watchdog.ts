@@ -2,32 +2,28 @@
  * The client half of the app-level heartbeat (docs/protocol.md): the server pings every
  * heartbeatIntervalMs and the client answers, so something arrives at least that often. Nothing for
  * timeoutMs means the socket is dead or half-open (a NAT or proxy dropped it without a FIN), which
- * TCP alone would not notice for minutes. One interval timer instead of a timeout re-armed per message.
+ * TCP alone would not notice for minutes. This covers every state, idle and paused included; while
+ * audio flows the ack watchdog (ack-watchdog.ts) notices far sooner.
+ *
+ * Clock readings only: the session's watch tick asks expired() (socket-watch.ts), and the session drops the socket.
  */
 export class HeartbeatWatchdog {
-  #timer: ReturnType<typeof setInterval> | undefined;
   #lastSeen = 0;
+  #timeoutMs = Number.POSITIVE_INFINITY;
 
-  constructor(private readonly now: () => number, private readonly onTimeout: () => void) {}
-
-  start(timeoutMs: number): void {
-    this.stop();
-    this.#lastSeen = this.now();
-    const tick = Math.max(5, Math.floor(timeoutMs / 5));
-    this.#timer = setInterval(() => {
-      if (this.now() - this.#lastSeen < timeoutMs) return;
-      this.stop();
-      this.onTimeout();
-    }, tick);
+  /** A socket is ready: the silence is counted from now. */
+  start(now: number, timeoutMs: number): void {
+    this.#lastSeen = now;
+    this.#timeoutMs = timeoutMs;
   }
 
   /** Something arrived from the server. */
-  touch(): void {
-    this.#lastSeen = this.now();
+  touch(now: number): void {
+    this.#lastSeen = now;
   }
 
-  stop(): void {
-    if (this.#timer !== undefined) clearInterval(this.#timer);
-    this.#timer = undefined;
+  /** Nothing heard for the timeout. */
+  expired(now: number): boolean {
+    return now - this.#lastSeen >= this.#timeoutMs;
   }
 }

@@ -1,5 +1,6 @@
 import { CLOSE_CODES, REALTIME, SOCKET_DEFAULTS } from '../protocol.js';
 import type { RealtimeNotice, RealtimeSession } from '../types/realtime.js';
+import { healthReport } from './ack-watchdog.js';
 import { AudioOutbox, type AudioStats, type InputFormat } from './audio-outbox.js';
 import { FramePump } from './frame-pump.js';
 import { GuardedEmitter } from './guarded-emitter.js';
@@ -10,14 +11,14 @@ import { PAUSE, RESUME, finishesNow, operationGate, operationWait, refusedAtOnce
 import { balanceError, exhaustedAt, failedBeforeReady, finalViewEnding, finishGaveUp, restFinishEnding, settle, unsavedEnding, type Ending, type Exhaustion } from './session-ending.js';
 import { SessionRecovery, type RecoveryAction, type RecoveryFacts } from './session-recovery.js';
 import { socketAddress } from './socket-address.js';
-import { parseServerMessage, type ServerMessage, type SessionReadyMessage } from './server-messages.js';
+import { parseServerMessage, type SessionReadyMessage } from './server-messages.js';
 import type { RealtimeFinishResult, RealtimeSessionEvents } from './session-events.js';
 import { SessionIntent } from './session-intent.js';
 import { SessionMessages, type MessageAction } from './session-messages.js';
 import { StateMachine, type SessionState, type StateChange } from './session-state.js';
-import { resolveWebSocket, SocketTransport, type WebSocketConstructor } from './socket-transport.js';
+import { openTransport, resolveWebSocket, type SocketTransport, type WebSocketConstructor } from './socket-transport.js';
 import type { OperationOptions, RealtimeSessionInit } from './session-options.js';
-import { HeartbeatWatchdog } from './heartbeat-watchdog.js';
+import { SocketWatch } from './socket-watch.js';
 import { TimerSet } from './timer-set.js';
 import { Waiters, invalidTimeout } from './waiters.js';
 
@@ -49,13 +50,14 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   readonly #recovery: SessionRecovery;
   readonly #waiters = new Waiters();
   readonly #timers = new TimerSet();
-  readonly #heartbeat: HeartbeatWatchdog;
+  /** Connect timeout, heartbeat and acks of the current socket, checked on one tick (#check) that #stopWatch cancels. */
+  readonly #watch = new SocketWatch();
+  #stopWatch: (() => void) | undefined;
 
   #ws: { WebSocket: WebSocketConstructor; headers: boolean } | undefined;
   #transport: SocketTransport | undefined;
   #transportSeq = 0;
   #ready = false;
-  #cancelConnectTimer: (() => void) | undefined;
   #everReady = false;
   /** A REST finish is under way: reconnect attempts stand aside. */
   #restFinishing = false;
@@ -86,11 +88,6 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     this.#recovery = new SessionRecovery(init.reconnect, REALTIME.recoveryWindowMs, init.restFinishReserveMs ?? 10_000);
     this.#machine = new StateMachine((change) => this.#onStateChange(change));
     this.#messages = new SessionMessages(this.#outbox, this.#transcript);
-    this.#heartbeat = new HeartbeatWatchdog(this.#now, () => {
-      // The server pings every heartbeatIntervalMs; silence this long means a dead or half-open path.
-      this.#transport?.terminate();
-      this.#onLost(CLOSE_CODES.HEARTBEAT_TIMEOUT, 'heartbeat timeout');
-    });
   }
 
   get state(): SessionState {
@@ -227,12 +224,12 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
 
   /**
    * Finishes the session: encodes the resampler's tail, sends every remaining sample, waits for the
-   * acknowledgement (at most drainTimeoutMs per socket), sends session.finish with the exact
-   * capturedSamples and resolves with the final view, every notice and the final lines. Always settles
-   * (default timeout 60 s: the server waits up to ~8 s for supplements) and leaves no timer or listener
-   * behind. Repeated calls return the same promise. With the socket down it keeps reconnecting, and
-   * finishes over REST only when the recovery window expired, the reconnect policy gave up, or the
-   * deadline is restFinishReserveMs away (audio that never arrived becomes a declared gap).
+   * acknowledgement (at most drainTimeoutMs per socket, then the rest goes past the in-flight window),
+   * sends session.finish with the exact capturedSamples and resolves with the final view, every notice
+   * and the final lines. Always settles (default timeout 60 s: the server waits up to ~8 s for
+   * supplements) and leaves no timer or listener behind. Repeated calls return the same promise. With the
+   * socket down it keeps reconnecting, and finishes over REST only when the recovery window expired, the
+   * reconnect policy gave up, or the deadline is restFinishReserveMs away (audio never arrived: a gap).
    */
   finish(options: OperationOptions = {}): Promise<RealtimeFinishResult> {
     if (this.#result !== undefined) return Promise.resolve(this.#result);
@@ -318,44 +315,26 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   #openSocket(): void {
     const ws = this.#ws;
     if (ws === undefined || this.#machine.terminal) return;
-    const { url, headers } = socketAddress(this.#init, ws.headers);
-    const id = ++this.#transportSeq;
     this.#ready = false;
-    let socket;
-    try {
-      socket = headers !== undefined ? new ws.WebSocket(url, undefined, { headers }) : new ws.WebSocket(url);
-    } catch (caught) {
-      this.#end('failed', RealtimeError.socketRefused(caught instanceof Error ? caught.message : String(caught), caught), 'socket refused');
-      return;
-    }
-    this.#transport = new SocketTransport(id, socket, {
-      onOpen: () => {},
+    const opened = openTransport(ws, socketAddress(this.#init, ws.headers), ++this.#transportSeq, {
       onText: (t, text) => this.#onText(t, text),
-      onClose: (t, code, reason) => this.#onClose(t, code, reason),
-      onError: () => {}, // what matters arrives with the close that follows
+      onClose: (t, code, reason) => t.id === this.#transport?.id && this.#onLost(code, `socket closed ${code}${reason === '' ? '' : ` ${reason}`}`, t.refusedStatus),
     });
-    this.#clearConnectTimer();
-    this.#cancelConnectTimer = this.#timers.later(this.#init.connectTimeoutMs ?? 10_000, () => {
-      this.#cancelConnectTimer = undefined;
-      const t = this.#transport;
-      if (t === undefined || t.id !== id || this.#ready) return;
-      t.terminate();
-      this.#onLost(undefined, 'connect timeout');
-    });
+    if (opened instanceof Error) return this.#end('failed', opened, 'socket refused');
+    this.#transport = opened;
+    this.#watch.opened(this.#now(), this.#init.connectTimeoutMs ?? 10_000);
+    this.#watchTicks();
   }
 
-  #onClose(t: SocketTransport, code: number, reason: string): void {
-    if (t.id !== this.#transport?.id) return;
-    this.#onLost(code, reason === '' ? `socket closed ${code}` : `socket closed ${code} ${reason}`, t.refusedStatus);
-  }
-
-  /** The current socket is gone (refusedStatus: the HTTP status of its refused upgrade): decide between the end and a reconnect. */
-  #onLost(code: number | undefined, reason: string, refusedStatus?: number): void {
-    this.#transport?.dispose();
+  /**
+   * The current socket is gone (refusedStatus: the HTTP status of its refused upgrade), or believed dead
+   * (`terminate`: dropped without waiting for a close that will not come): the end or a reconnect.
+   */
+  #onLost(code: number | undefined, reason: string, refusedStatus?: number, terminate = false): void {
+    this.#transport?.[terminate ? 'terminate' : 'dispose']();
     this.#transport = undefined;
     this.#ready = false;
-    this.#heartbeat.stop();
-    this.#clearConnectTimer();
+    this.#stopWatch?.();
     if (this.#machine.terminal) return;
     this.#recover(this.#recovery.lost(code, reason, refusedStatus, this.#facts()));
   }
@@ -444,7 +423,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
 
   #onText(t: SocketTransport, text: string): void {
     if (t.id !== this.#transport?.id || this.#machine.terminal) return;
-    this.#heartbeat.touch();
+    this.#watch.heard(this.#now());
     const parsed = parseServerMessage(text);
     if (parsed.kind !== 'message') {
       // Ignored and told: a type a newer server sends, or garbage.
@@ -455,7 +434,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     const reconnectAttempt = message.type === 'session.ready' ? this.#socketReady(message) : undefined;
     const actions = this.#messages.handle(message, { state: this.state, transportId: t.id, intent: this.#intent, sent: this.#sender.sent, reconnectAttempt });
     for (const action of actions) this.#run(t, action);
-    if (t.id === this.#transport?.id || message.type === 'session.finished') this.#emitRaw(message);
+    if (t.id === this.#transport?.id || message.type === 'session.finished') this.emit('message', message);
     this.#waiters.check();
   }
 
@@ -466,11 +445,11 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
    */
   #socketReady(m: SessionReadyMessage): number | undefined {
     this.#ready = true;
-    this.#clearConnectTimer();
     const attempt = this.#recovery.recovered(m.recoveryWindowMs);
     const reconnect = this.#everReady;
     this.#everReady = true;
-    this.#heartbeat.start(this.#init.heartbeatTimeoutMs ?? m.heartbeatTimeoutMs ?? SOCKET_DEFAULTS.heartbeatTimeoutMs);
+    this.#watch.ready(this.#now(), this.#init.heartbeatTimeoutMs ?? m.heartbeatTimeoutMs ?? SOCKET_DEFAULTS.heartbeatTimeoutMs);
+    this.#watchTicks();
     this.#drain(this.#sender.newSocket(this.#intent.finish || this.#intent.pause));
     return reconnect ? attempt : undefined;
   }
@@ -495,6 +474,9 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
         return;
       case 'pong':
         t.sendJson({ type: 'pong', id: action.id });
+        return;
+      case 'probeAnswered':
+        this.#watch.answered(action.id, this.#now());
         return;
       case 'finished':
         this.#onFinished(action.view, action.reason);
@@ -532,18 +514,13 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     return this.#ready ? this.#transport : undefined;
   }
 
-  #emitRaw(message: ServerMessage): void {
-    this.emit('message', message);
-  }
-
   /** The balance is used up: nothing more is sent or taken, and the final view ends it (see Exhaustion). */
   #onBalanceExhausted(notice: RealtimeNotice): void {
     if (this.#machine.terminal || this.#exhausted !== undefined) return;
     const receivedSamples = exhaustedAt(notice, this.#outbox.ackedServer);
     this.#intent.finishAsked();
     this.#sender.halt();
-    const exhausted = { receivedSamples, notAccepted: this.#outbox.declareRefused(receivedSamples) };
-    this.#exhausted = exhausted;
+    const exhausted = (this.#exhausted = { receivedSamples, notAccepted: this.#outbox.declareRefused(receivedSamples) });
     if (finishesNow(this.state)) this.#machine.set('finishing', 'balance exhausted');
     this.emit('balance.exhausted', { ...exhausted, notice, error: balanceError(exhausted) });
   }
@@ -569,11 +546,22 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     else this.#end(ending.to, ending.error, ending.reason);
   }
 
-  // ── Heartbeat, timers, state, teardown ────────────────────────────────────────────────────────────
+  // ── Liveness, timers, state, teardown ─────────────────────────────────────────────────────────────
 
-  #clearConnectTimer(): void {
-    this.#cancelConnectTimer?.();
-    this.#cancelConnectTimer = undefined;
+  /** (Re)starts the one watch tick of the current socket, at the rate the watch asks for. */
+  #watchTicks(): void {
+    this.#stopWatch?.();
+    this.#stopWatch = this.#timers.every(this.#watch.tickMs, () => this.#check());
+  }
+
+  /** The watch tick (socket-watch.ts): probe, tell the health, or drop a dead socket without waiting for a close that will not come. */
+  #check(): void {
+    const t = this.#readySocket();
+    for (const d of this.#watch.check({ now: this.#now(), ready: t !== undefined, state: this.state, inFlightSamples: this.#outbox.inFlight, acked: this.#outbox.acked })) {
+      if (d.do === 'probe') t?.sendJson({ type: 'ping', id: d.id });
+      else if (d.do === 'health') this.emit('health', healthReport(d, this.#outbox.stats()));
+      else return this.#onLost(d.code, d.reason, undefined, true);
+    }
   }
 
   /** A timer that teardown clears and that never runs after the end. */
@@ -585,8 +573,8 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
 
   /**
    * The machine's own work first (teardown, waiters), the user's listeners last: whatever they do, the
-   * session is torn down and every wait settled. A throwing listener is caught by GuardedEmitter (see
-   * listenerFailed).
+   * session is torn down and every wait settled. A throwing listener is caught by GuardedEmitter
+   * (reported as `debug` { kind: 'listener-error' }, else rethrown in a microtask).
    */
   #onStateChange(change: StateChange): void {
     if (this.#machine.terminal) this.#teardown();
@@ -594,21 +582,6 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     // Terminal without the awaited condition (e.g. pause() when the session finished): nothing waits forever.
     if (this.#machine.terminal) this.#waiters.rejectAll(this.#failure ?? RealtimeError.closed('operation'));
     this.emit('state', change);
-  }
-
-  /**
-   * A listener threw: reported as `debug` { kind: 'listener-error', detail: { event, error } }; the
-   * session carries on. Without a `debug` listener (or when one of those threw) the error is rethrown
-   * in a microtask, as rxjs does, so an application bug is never swallowed silently.
-   */
-  protected listenerFailed(event: string, error: unknown): void {
-    if (event !== 'debug' && this.listenerCount('debug') > 0) {
-      this.emit('debug', { kind: 'listener-error', detail: { event, error } });
-      return;
-    }
-    queueMicrotask(() => {
-      throw error;
-    });
   }
 
   /** The end other than `finished`: `closed` by the user, `failed` otherwise. Pending waits reject with `error`. */
@@ -624,9 +597,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     this.#transport = undefined;
     this.#ready = false;
     t?.close(CLOSE_CODES.normal, this.state);
-    this.#heartbeat.stop();
-    this.#clearConnectTimer();
-    this.#timers.clear();
+    this.#timers.clear(); // the watch tick too
     this.#init.signal?.removeEventListener('abort', this.#onAbort);
     this.#lifetime.abort(this.#failure ?? RealtimeError.closed('operation'));
   }

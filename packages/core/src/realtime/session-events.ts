@@ -32,6 +32,12 @@ export interface RealtimeSessionEvents {
   gap: (gap: Gap & { readonly epoch: number }) => void;
   /** The first frame went on the socket. */
   'first.frame': (info: { readonly startSample: number; readonly epoch: number }) => void;
+  /**
+   * The connection while sending: `degraded` within a second of the acknowledgements stopping with
+   * audio in flight (the socket is being probed; replaced if it does not answer), `healthy` once they
+   * move again or everything sent is acknowledged.
+   */
+  health: (health: SessionHealth) => void;
   /** Buffer fill and sent vs acknowledged lag, after each acknowledgement. */
   backpressure: (stats: AudioStats) => void;
   /**
@@ -58,6 +64,16 @@ export interface RealtimeSessionEvents {
    * protocol logging only. Not deduplicated (a line can come again in a view); render from the events above.
    */
   message: (message: ServerMessage) => void;
+}
+
+/** One `health` report: the state, why, and how much audio waits on the server. */
+export interface SessionHealth {
+  readonly state: 'healthy' | 'degraded';
+  readonly reason: string;
+  /** Audio sent and not acknowledged, in ms. */
+  readonly unackedMs: number;
+  /** Audio held for resending (unacknowledged and not yet sent), in ms. */
+  readonly bufferedMs: number;
 }
 
 /** What `finish()` resolves with: the final view, every notice, and the final lines. */

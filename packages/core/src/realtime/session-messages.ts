@@ -33,6 +33,7 @@ type EmitAction = {
  *   pump       send what the state and the in-flight window allow
  *   resumed    session.resumed: the resume owed was taken (intent and per-socket record)
  *   pong       answer a ping on the socket it came on
+ *   probeAnswered  a pong: the ack watchdog's probe (if it is the one) was answered
  *   finished   the final view arrived
  *   exhausted  the balance is used up (session.notice BALANCE_EXHAUSTED)
  *   resync     drop the socket and reconnect: our idea of the epoch is wrong
@@ -43,6 +44,7 @@ export type MessageAction =
   | { readonly do: 'pump' }
   | { readonly do: 'resumed' }
   | { readonly do: 'pong'; readonly id: unknown }
+  | { readonly do: 'probeAnswered'; readonly id: unknown }
   | { readonly do: 'finished'; readonly view: RealtimeSession; readonly reason: string }
   | { readonly do: 'exhausted'; readonly notice: RealtimeNotice }
   | { readonly do: 'resync'; readonly reason: string }
@@ -76,7 +78,7 @@ export class SessionMessages {
       case 'ping':
         return [{ do: 'pong', id: m.id ?? null }];
       case 'pong':
-        return NOTHING;
+        return [{ do: 'probeAnswered', id: m.id }];
       case 'session.ready':
         return this.#onReady(m, ctx);
       case 'audio.ack':

@@ -26,7 +26,7 @@ export interface RealtimeSocketOptions {
   readonly WebSocket?: WebSocketConstructor;
   /** Unacknowledged audio kept for resending, in ms. Default 60000 (the recovery window). */
   readonly bufferMs?: number;
-  /** Sent but unacknowledged samples before sending waits for an ack. Default 32000 (2 s). */
+  /** Sent but unacknowledged samples before sending waits for an ack. Default 32000 (2 s). A finish whose drain wait ran out sends all that is owed past it. */
   readonly maxInFlightSamples?: number;
   /** Nothing heard for this long means the socket is dead or half-open. Default: the server's value. */
   readonly heartbeatTimeoutMs?: number;
@@ -34,8 +34,9 @@ export interface RealtimeSocketOptions {
   readonly connectTimeoutMs?: number;
   /**
    * pause() and finish() wait this long (on each socket) for everything to be sent and acknowledged
-   * before sending session.pause / session.finish anyway. Default 5000. What the server did not get by
-   * then is never lost silently: a finish declares it as a gap, a pause sends it after the resume.
+   * before sending session.pause / session.finish anyway. Default 5000. A finish then sends every
+   * remaining frame first (past the in-flight window), so a live socket delivers everything; a pause sends what the
+   * server did not take after the resume. Audio a lost socket never delivered is declared as a gap.
    */
   readonly drainTimeoutMs?: number;
   /**

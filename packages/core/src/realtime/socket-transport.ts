@@ -62,6 +62,23 @@ export async function resolveWebSocket(given: WebSocketConstructor | undefined, 
   throw RealtimeError.noWebSocket(missing);
 }
 
+/**
+ * A new socket to `address` as the transport numbered `id`, or the error to fail with when the
+ * constructor threw (a malformed URL, a blocked port: asking again gets the same answer). Only text and
+ * close matter to a session: an error always comes with the close that follows, and the server speaks
+ * first once the socket is open (session.ready).
+ */
+export function openTransport(ws: ResolvedWebSocket, address: { readonly url: string; readonly headers?: Record<string, string> | undefined }, id: number, handlers: Pick<TransportHandlers, 'onText' | 'onClose'>): SocketTransport | RealtimeError {
+  const { url, headers } = address;
+  let socket: WebSocketLike;
+  try {
+    socket = headers !== undefined ? new ws.WebSocket(url, undefined, { headers }) : new ws.WebSocket(url);
+  } catch (caught) {
+    return RealtimeError.socketRefused(caught instanceof Error ? caught.message : String(caught), caught);
+  }
+  return new SocketTransport(id, socket, { onOpen: () => {}, onError: () => {}, ...handlers });
+}
+
 export interface TransportHandlers {
   onOpen(transport: SocketTransport): void;
   onText(transport: SocketTransport, text: string): void;

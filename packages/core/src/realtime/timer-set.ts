@@ -25,8 +25,17 @@ export class TimerSet {
     };
   }
 
+  /** Runs `run` every `ms` until cancelled or cleared. Returns the cancel function. */
+  every(ms: number, run: () => void): () => void {
+    const timer = setInterval(run, ms);
+    this.#timers.add(timer);
+    return () => {
+      if (this.#timers.delete(timer)) clearInterval(timer);
+    };
+  }
+
   clear(): void {
-    for (const timer of this.#timers) clearTimeout(timer);
+    for (const timer of this.#timers) clearTimeout(timer); // clears intervals too (one id space)
     this.#timers.clear();
   }
 }

@@ -81,4 +81,25 @@ describe('FramePump: told the socket, state and epoch; returns what went out', (
     expect(result.firstFrame).toEqual({ startSample: 0, epoch: 2 });
     expect(ws.json()).toEqual([{ type: 'session.resume', epoch: 1 }]);
   });
+
+  it('finishing past the drain wait, every frame still owed goes out past the in-flight window, the finish after them; pausing keeps the window', () => {
+    for (const state of ['finishing', 'pausing'] as const) {
+      const { outbox, pump, socket, advance } = setup(100);
+      const { ws, t } = socket();
+      outbox.writePcm16(new Int16Array(80_000)); // 5 s: 2.5 windows, nothing acknowledged
+      pump.pump({ socket: t, state: 'streaming', epoch: 1 });
+      expect(outbox.inFlight).toBe(32_000);
+      pump.startDrain();
+      pump.pump({ socket: t, state, epoch: 1 });
+      const sentSamples = (): number => ws.frames().reduce((n, f) => n + f.count, 0);
+      expect(sentSamples()).toBe(32_000); // before the deadline the window paces, finishing too
+      expect(ws.json()).toEqual([]);
+      advance(101);
+      pump.pump({ socket: t, state, epoch: 1 });
+      expect(sentSamples()).toBe(state === 'finishing' ? 80_000 : 32_000);
+      expect(ws.json()).toEqual([{ type: state === 'finishing' ? 'session.finish' : 'session.pause', capturedSamples: '80000' }]);
+      // On the wire, the control message follows the last frame.
+      expect(typeof ws.sent.at(-1)).toBe('string');
+    }
+  });
 });

@@ -267,9 +267,10 @@ export class Connection {
         startSample: String(header.startSample),
         accepting: audio.accepting,
       };
-      if (outcome.reason === 'BALANCE_EXHAUSTED') {
-        // Frames in flight when the balance ran out are no mistake of the client's: told, but never
-        // counted toward PROTOCOL_VIOLATION (the session is ending by itself; a 4400 would hide why).
+      if (outcome.reason === 'BALANCE_EXHAUSTED' || (outcome.reason === 'NOT_ACCEPTING' && audio.state === 'ACTIVE' && audio.awaitingResume)) {
+        // Frames in flight when the balance ran out, or past a rotation the server started, are no
+        // mistake of the client's (it cannot know yet; a finishing client may have many on the wire):
+        // told, but never counted toward PROTOCOL_VIOLATION (a 4400 would hide why).
         this.log('error', { code: outcome.reason });
         this.send(errorMessage(outcome.reason, messages[outcome.reason], details));
         return;

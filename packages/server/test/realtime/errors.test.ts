@@ -78,6 +78,23 @@ describe('realtime socket: refused frames and messages', () => {
     await b.peer.close();
   });
 
+  it('frames in flight past a rotation the server started are refused but not counted toward 4400', async () => {
+    const { created, peer } = await connect(server);
+    const signal = speech(1);
+    peer.stream(1, signal, 0, 3200);
+    await peer.acked(3200);
+    expect(server.faults.socket.rotateNow(created.sessionId)).toBe(true);
+    // A finishing client may have many frames on the wire before it hears the rotation: more than the limit (20).
+    for (let i = 0; i < 30; i++) peer.frame(1, 3200 + i * 320, signal.subarray(3200 + i * 320, 3520 + i * 320));
+    await peer.waitFor('usage.updated', (m) => m.rotate === true);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(peer.all('error').filter((m) => m.code === 'NOT_ACCEPTING')).toHaveLength(30);
+    expect(peer.all('error').filter((m) => m.code === 'PROTOCOL_VIOLATION')).toEqual([]);
+    peer.json({ type: 'session.resume', epoch: 1 });
+    expect(await peer.waitFor('session.resumed')).toMatchObject({ epoch: 2, receivedSamples: '3200' });
+    await peer.close();
+  });
+
   it('refuses audio while paused with NOT_ACCEPTING', async () => {
     const { peer } = await connect(server);
     const signal = speech(1);
