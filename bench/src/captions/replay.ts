@@ -1,5 +1,5 @@
 import { CaptionEngine, type CaptionOptions, type Cue } from '@soundclone/core';
-import type { ResolvedCaptionOptions } from '@soundclone/core/internal';
+import type { ResolvedCaptionOptions } from '@soundclone/core';
 import { percentile } from '../realtime/speech.js';
 import type { Trace } from './trace.js';
 

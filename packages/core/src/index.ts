@@ -95,7 +95,7 @@ export type { WebSocketLike, WebSocketConstructor } from './realtime/socket-tran
 
 // --- live captions: engine, writers, session binding ---
 export { CaptionEngine, type CaptionPartial, type CaptionLine } from './captions/caption-engine.js';
-export { CAPTION_DEFAULTS, type CaptionOptions, type UnstableTail } from './captions/caption-options.js';
+export { CAPTION_DEFAULTS, type CaptionOptions, type ResolvedCaptionOptions, type UnstableTail } from './captions/caption-options.js';
 export { CaptionError, isCaptionError, type CaptionErrorCode } from './errors/caption-error.js';
 export type { Cue, CueChange } from './captions/cue.js';
 export { CueSequencer } from './captions/cue-sequencer.js';

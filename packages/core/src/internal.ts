@@ -39,6 +39,6 @@ export { AudioOutbox } from './realtime/audio-outbox.js';
 export { parseServerMessage, type ParsedServerMessage } from './realtime/server-messages.js';
 
 // --- caption machinery (option checking, cue ids, time stamps) ---
-export { resolveCaptionOptions, type ResolvedCaptionOptions } from './captions/caption-options.js';
+export { resolveCaptionOptions } from './captions/caption-options.js';
 export { cueId } from './captions/cue.js';
 export { vttTime, srtTime } from './captions/cue-writers.js';
