@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { defaultRecoveryDelayMs } from '@soundclone/web-audio';
 import { DEFAULT_RECOVERY_ATTEMPTS, recoveryStep, type RecoveryStep } from '../src/capture/recovery-plan.ts';
 import type { RecoveryOptions } from '../src/capture/health.ts';
+import { recoveryWait } from '../src/capture/recovery-wait.ts';
+import type { DeviceEvents } from '../src/capture/device-watch.ts';
 
 /** Every step a capture takes after a loss, until it gives up (bounded: a plan that never gives up fails the test). */
 function plan(options: RecoveryOptions, lostDeviceId: string): RecoveryStep[] {
@@ -52,5 +54,42 @@ describe('recoveryStep: what a capture does after losing its device', () => {
       { action: 'retry', attempt: 1, delayMs: 0, deviceIds: ['mic-4', undefined] },
       { action: 'give-up', attempts: 1 },
     ]);
+  });
+});
+
+describe('recoveryWait: the wait before an attempt', () => {
+  /** A device list that only fires devicechange (what the wait listens to), counting its listeners. */
+  function deviceList(): EventTarget & { listeners: number } {
+    const target = new EventTarget() as EventTarget & { listeners: number };
+    target.listeners = 0;
+    const add = target.addEventListener.bind(target);
+    const remove = target.removeEventListener.bind(target);
+    target.addEventListener = (...args: Parameters<EventTarget['addEventListener']>) => (target.listeners++, add(...args));
+    target.removeEventListener = (...args: Parameters<EventTarget['removeEventListener']>) => (target.listeners--, remove(...args));
+    return target;
+  }
+
+  it('ends after its delay, at a devicechange, or when stop() aborts, and leaves no listener behind', async () => {
+    const devices = deviceList();
+    const asDevices = devices as unknown as DeviceEvents;
+    let t = performance.now();
+    await recoveryWait(30, asDevices, new AbortController().signal);
+    expect(performance.now() - t).toBeGreaterThanOrEqual(25);
+    expect(devices.listeners).toBe(0);
+
+    t = performance.now();
+    const byChange = recoveryWait(10_000, asDevices, new AbortController().signal);
+    devices.dispatchEvent(new Event('devicechange'));
+    await byChange;
+    expect(performance.now() - t).toBeLessThan(5_000);
+    expect(devices.listeners).toBe(0);
+
+    const stop = new AbortController();
+    t = performance.now();
+    const byStop = recoveryWait(10_000, asDevices, stop.signal);
+    stop.abort();
+    await byStop;
+    expect(performance.now() - t).toBeLessThan(5_000);
+    expect(devices.listeners).toBe(0);
   });
 });

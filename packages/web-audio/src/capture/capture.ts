@@ -13,8 +13,7 @@ import { closeGraphContext, connectGraph, disposeGraph, releaseGraph, type Captu
 import { GraphSlot } from './graph-slot.js';
 import { HealthReport } from './health-report.js';
 import type { WebCaptureEvent } from './health.js';
-import { recoveryStep } from './recovery-plan.js';
-import { recoveryWait } from './recovery-wait.js';
+import { searchDevice } from './device-recovery.js';
 import { Suspension } from './suspension.js';
 import type { FeedSink, FeedTotals } from './sample-feed.js';
 import type { CaptureGraphParts, CaptureResources } from './capture-resources.js';
@@ -23,7 +22,6 @@ import type { CaptureSession } from './session.js';
 import type { CaptureDrop, CaptureResult, CaptureState, CaptureStats } from './capture-types.js';
 
 export type { CaptureDrop, CaptureResult, CaptureState, CaptureStats };
-export type { CaptureGraphParts, CaptureResources };
 
 /** Health is published at least this often (ms), and starvation checked. */
 const HEALTH_TICK_MS = 250;
@@ -98,7 +96,8 @@ export class Capture {
   readonly #books = new CaptureBooks();
   readonly #suspension = new Suspension();
   #recovering = false;
-  #wake: (() => void) | undefined;
+  /** Aborted by stop(): a search for a device ends. */
+  readonly #stopped = new AbortController();
   #failure: WebAudioError | undefined;
   #result: CaptureResult | undefined;
   #stopping: Promise<CaptureResult> | undefined;
@@ -280,7 +279,7 @@ export class Capture {
   stop(): Promise<CaptureResult> {
     // Set before #stop() runs: a state$ subscriber that calls stop() on 'stopping' gets this same promise.
     this.#stopping ??= Promise.resolve().then(() => this.#stop());
-    this.#wake?.();
+    this.#stopped.abort();
     return this.#stopping;
   }
 
@@ -413,7 +412,7 @@ export class Capture {
   // Recovery
   // ------------------------------------------------------------------------------------------------
 
-  /** The device is gone: cut, then look for it (or the default one) within the retries. */
+  /** The device is gone: cut, then look for it (or the default one) within the retries (searchDevice), and take over what it found. */
   async #lose(detail: 'track-ended' | 'device-removed' | 'context-closed'): Promise<void> {
     if (this.#stopping !== undefined || this.#recovering) return;
     this.#recovering = true;
@@ -431,28 +430,14 @@ export class Capture {
     }
     try {
       await this.#cut('device-lost', detected);
-      for (let attempt = 1; ; attempt++) {
-        const step = recoveryStep(attempt, recovery, device.id);
-        if (step.action === 'give-up') {
-          this.#setFailure(deviceLostFailure(detail, step.attempts), true);
-          break;
-        }
-        if (step.delayMs > 0) await this.#sleep(step.delayMs);
-        if (this.#stopping !== undefined) return;
-        for (const deviceId of step.deviceIds) {
-          this.#health.set('recovering', deviceId === undefined ? `device lost (${detail}): reconnecting to the default device (attempt ${attempt})` : `device lost (${detail}): reconnecting to it (attempt ${attempt})`);
-          const generation = this.#slot.nextGeneration;
-          let next: CaptureGraph;
-          try {
-            next = await rebuild({ ...(deviceId !== undefined ? { deviceId } : {}), ...this.#slot.appContext() }, this.#slot.sinkFor(generation, this.#sink));
-          } catch {
-            continue;
-          }
-          if (this.#stopping !== undefined) await disposeGraph(next);
-          else this.#install(next, generation);
-          return;
-        }
+      const found = await searchDevice({ rebuild, recovery, lostDeviceId: device.id, detail, slot: this.#slot, sink: this.#sink, health: this.#health, devices: this.#r.devices, stopped: this.#stopped.signal });
+      if (found.outcome === 'stopped') return;
+      if (found.outcome === 'found') {
+        if (this.#stopping !== undefined) await disposeGraph(found.graph);
+        else this.#install(found.graph, found.generation);
+        return;
       }
+      this.#setFailure(deviceLostFailure(detail, found.attempts), true);
       this.#events.next({ type: 'failed', error: this.#failure as WebAudioError, atMs: this.#now() });
       reportLater(this.#failure);
       void this.stop().catch(() => undefined);
@@ -513,14 +498,6 @@ export class Capture {
 
   #now(): number {
     return this.#clock.now();
-  }
-
-  /** Waits, cut short by stop() or a devicechange (a device may have come). */
-  async #sleep(ms: number): Promise<void> {
-    const wait = recoveryWait(ms, this.#r.devices);
-    this.#wake = wait.wake;
-    await wait.done;
-    this.#wake = undefined;
   }
 
   // ------------------------------------------------------------------------------------------------
