@@ -4,46 +4,24 @@ import type { CaptureCause, CaptureDevice, CaptureGap, CaptureHealth } from '@so
 import { WebAudioError } from '../errors.js';
 import type { CaptureMode } from '../worklet/protocol.js';
 import { LevelMeter, SILENT_LEVEL, type AudioLevel } from './level-meter.js';
+import { CaptureBooks } from './capture-books.js';
+import { captureFailure, deviceLostFailure, reportLater } from './capture-failure.js';
 import { CaptureClock } from './capture-clock.js';
 import { GapBook } from './gap-book.js';
-import { watchDevice, type DeviceEvents } from './device-watch.js';
-import { closeGraphContext, connectGraph, releaseGraph, type CaptureGraph, type GraphInput } from './graph.js';
-import { defaultRecoveryDelayMs, type RecoveryOptions, type WebCaptureEvent } from './health.js';
+import { watchDevice } from './device-watch.js';
+import { closeGraphContext, connectGraph, disposeGraph, releaseGraph, type CaptureGraph } from './graph.js';
+import { GraphSlot } from './graph-slot.js';
+import { HealthReport } from './health-report.js';
+import type { WebCaptureEvent } from './health.js';
+import { searchDevice } from './device-recovery.js';
+import { Suspension } from './suspension.js';
 import type { FeedSink, FeedTotals } from './sample-feed.js';
-import type { SessionWriter } from './session-writer.js';
+import type { CaptureGraphParts, CaptureResources } from './capture-resources.js';
 import type { CaptureSession } from './session.js';
 
 import type { CaptureDrop, CaptureResult, CaptureState, CaptureStats } from './capture-types.js';
 
 export type { CaptureDrop, CaptureResult, CaptureState, CaptureStats };
-
-/** The resources a capture holds, released by stop(); built by startCapture(). */
-export interface CaptureResources {
-  /** The first device's graph. */
-  readonly graph: CaptureGraphParts;
-  readonly encoder: SessionWriter;
-  readonly session: CaptureSession;
-  readonly levelWindowMs: number;
-  readonly stopTimeoutMs: number;
-  readonly onSamples: ((block: Float32Array) => void) | undefined;
-  readonly signal: AbortSignal | undefined;
-  /** Builds the next graph after a loss or for setDevice(); undefined: a lost device stops the capture. */
-  readonly rebuild?: ((input: GraphInput, sink: FeedSink) => Promise<CaptureGraph>) | undefined;
-  readonly recovery?: RecoveryOptions | undefined;
-  /** Audio this far behind the wall clock is starvation (default 1500 ms). */
-  readonly starvationMs?: number | undefined;
-  /** navigator.mediaDevices, for devicechange; undefined: not watched. */
-  readonly devices?: DeviceEvents | undefined;
-  /** performance.now() when startCapture was called (time to first audio). */
-  readonly startedAt?: number | undefined;
-}
-
-/** A graph as the capture uses it (a Node test harness passes one without a track). */
-export type CaptureGraphParts = Omit<CaptureGraph, 'track' | 'deviceId' | 'label'> & {
-  readonly track?: MediaStreamTrack | undefined;
-  readonly deviceId?: string;
-  readonly label?: string;
-};
 
 /** Health is published at least this often (ms), and starvation checked. */
 const HEALTH_TICK_MS = 250;
@@ -95,15 +73,19 @@ export class Capture {
   readonly health$: Observable<CaptureHealth>;
 
   readonly #r: CaptureResources;
-  #graph: CaptureGraphParts;
-  /** Which graph the sink's calls are for: a stale graph's late calls are dropped. */
-  #generation = 0;
+  readonly #slot: GraphSlot;
+  /** The capture as its feeds' sink (each graph's calls go through the slot's generation check). */
+  readonly #sink: FeedSink = {
+    block: (block) => this.onBlock(block),
+    dropped: (from, frames) => this.onDropped(from, frames),
+    failed: (error) => this.onFailed(error),
+  };
   #meter: LevelMeter;
   readonly #level = new BehaviorSubject<AudioLevel>(SILENT_LEVEL);
   readonly #state = new BehaviorSubject<CaptureState>('capturing');
   readonly #drops = new Subject<CaptureDrop>();
   readonly #events = new Subject<WebCaptureEvent>();
-  readonly #healthSubject: BehaviorSubject<CaptureHealth>;
+  readonly #health: HealthReport;
   readonly #gaps = new GapBook();
   #clock: CaptureClock;
   readonly #cleanups: Array<() => void> = [];
@@ -111,23 +93,11 @@ export class Capture {
   #tick: ReturnType<typeof setInterval> | undefined;
   #muted = false;
   #paused = false;
-  #captured = 0;
-  #mutedFrames = 0;
-  #pausedFrames = 0;
-  #droppedFrames = 0;
-  #overruns = 0;
-  #healthState: CaptureHealth['state'] = 'starting';
-  #reason = 'opened, no audio yet';
-  #trackMuted = false;
-  #suspendedAt = 0;
-  /** While suspended: when the last frame before it arrived (ms since start). */
-  #suspendedLastFrame: number | undefined;
-  /** The current graph still holds its feed (false from a cut until the next graph is installed). */
-  #graphLive = true;
+  readonly #books = new CaptureBooks();
+  readonly #suspension = new Suspension();
   #recovering = false;
-  #wake: (() => void) | undefined;
-  /** Worklet totals of graphs already ended (a capture's totals are the sum over its graphs). */
-  #pastTotals: FeedTotals = { frames: 0, dropped: 0, delivered: 0, exact: true };
+  /** Aborted by stop(): a search for a device ends. */
+  readonly #stopped = new AbortController();
   #failure: WebAudioError | undefined;
   #result: CaptureResult | undefined;
   #stopping: Promise<CaptureResult> | undefined;
@@ -135,7 +105,7 @@ export class Capture {
   /** @hidden Built by startCapture(), which acquires the resources and hands them over. */
   constructor(resources: CaptureResources) {
     this.#r = resources;
-    this.#graph = resources.graph;
+    this.#slot = new GraphSlot(resources.graph);
     this.session = resources.session;
     this.level$ = this.#level.asObservable();
     this.state$ = this.#state.asObservable();
@@ -148,8 +118,8 @@ export class Capture {
     this.events$ = this.#events.asObservable();
     this.#meter = new LevelMeter(this.sampleRate, resources.levelWindowMs, (level) => this.#level.next(level));
     this.#clock = new CaptureClock(resources.startedAt ?? performance.now(), this.sampleRate, resources.starvationMs ?? 1500);
-    this.#healthSubject = new BehaviorSubject(this.#snapshot());
-    this.health$ = this.#healthSubject.asObservable();
+    this.#health = new HealthReport({ slot: this.#slot, clock: this.#clock, books: this.#books, gaps: this.#gaps, level: this.#level });
+    this.health$ = this.#health.health$;
     this.#watch();
     const signal = resources.signal;
     if (signal !== undefined) {
@@ -162,21 +132,21 @@ export class Capture {
 
   /** The AudioContext capturing now (a recovery may replace it). */
   get context(): AudioContext {
-    return this.#graph.context;
+    return this.#slot.graph.context;
   }
 
   /** The stream capturing now (a recovery opens a new one). */
   get stream(): MediaStream {
-    return this.#graph.stream;
+    return this.#slot.graph.stream;
   }
 
   get transport(): CaptureMode {
-    return this.#graph.feed.mode;
+    return this.#slot.graph.feed.mode;
   }
 
   /** The current context's rate: what the worklet captures at (a recovery may change it: 'rate-changed'). */
   get sampleRate(): number {
-    return this.#graph.context.sampleRate;
+    return this.#slot.graph.context.sampleRate;
   }
 
   get state(): CaptureState {
@@ -210,7 +180,7 @@ export class Capture {
 
   /** The capture's health now (what health$ last emitted, with the clock read now). */
   get health(): CaptureHealth {
-    return this.#snapshot();
+    return this.#health.snapshot();
   }
 
   /** Every gap so far (device losses, suspensions, switches), in order, each once it closed. */
@@ -219,19 +189,7 @@ export class Capture {
   }
 
   get stats(): CaptureStats {
-    const encoder = this.#r.encoder;
-    return {
-      transport: this.transport,
-      sampleRate: this.sampleRate,
-      kernel: encoder.kernel,
-      capturedFrames: this.#captured,
-      droppedFrames: this.#droppedFrames,
-      encodedFrames: encoder.framesIn,
-      mutedFrames: this.#mutedFrames,
-      pausedFrames: this.#pausedFrames,
-      sentSamples: encoder.sentSamples,
-      refusedFrames: encoder.refusedFrames,
-    };
+    return this.#books.stats(this.transport, this.sampleRate, this.#r.encoder);
   }
 
   /** Keeps the session and sends nothing until unmute(). Synchronous: the very next block is dropped. */
@@ -290,11 +248,10 @@ export class Capture {
     if (this.#recovering) throw new WebAudioError('WEB_AUDIO_INVALID_OPTION', 'setDevice() while recovering from a lost device: wait for the recovered event');
     this.#recovering = true;
     try {
-      const generation = this.#generation + 1;
-      const next = await rebuild({ deviceId, ...this.#appContext() }, this.#sinkFor(generation));
+      const generation = this.#slot.nextGeneration;
+      const next = await rebuild({ deviceId, ...this.#slot.appContext() }, this.#slot.sinkFor(generation, this.#sink));
       if (this.#stopping !== undefined || options.signal?.aborted === true) {
-        releaseGraph(next);
-        await closeGraphContext(next);
+        await disposeGraph(next);
         if (options.signal?.aborted === true) throw options.signal.reason;
         return;
       }
@@ -322,25 +279,25 @@ export class Capture {
   stop(): Promise<CaptureResult> {
     // Set before #stop() runs: a state$ subscriber that calls stop() on 'stopping' gets this same promise.
     this.#stopping ??= Promise.resolve().then(() => this.#stop());
-    this.#wake?.();
+    this.#stopped.abort();
     return this.#stopping;
   }
 
   /** FeedSink: one block at the context rate, valid only during the call. */
   onBlock(block: Float32Array): void {
     const now = this.#now();
-    if (this.#gaps.open !== undefined && !this.#recovering && this.#suspendedLastFrame === undefined) this.#closeGap(now);
-    if (this.#healthState === 'starting') this.#setHealth('running', this.#trackMuted ? 'track muted' : 'audio flows');
+    if (this.#gaps.open !== undefined && !this.#recovering && !this.#suspension.active) this.#closeGap(now);
+    this.#health.flowing();
     this.#clock.frames(block.length, now);
     this.#checkStarvation(now);
-    this.#captured += block.length;
+    this.#books.captured += block.length;
     this.#meter.add(block);
     if (this.#paused) {
-      this.#pausedFrames += block.length;
+      this.#books.paused += block.length;
       return;
     }
     if (this.#muted) {
-      this.#mutedFrames += block.length;
+      this.#books.muted += block.length;
       return;
     }
     const onSamples = this.#r.onSamples;
@@ -357,8 +314,7 @@ export class Capture {
 
   /** FeedSink: worklet frames [from, from + frames) were lost here in the stream. */
   onDropped(from: number, frames: number): void {
-    this.#droppedFrames += frames;
-    this.#overruns++;
+    this.#books.drop(frames);
     // The device clock ran through the loss: for the clock measures the frames were delivered.
     this.#clock.dropped(frames);
     this.#r.encoder.endSegment();
@@ -380,14 +336,13 @@ export class Capture {
   // ------------------------------------------------------------------------------------------------
 
   #watch(): void {
-    const graph = this.#graph;
-    this.#trackMuted = graph.track?.muted === true;
+    const graph = this.#slot.graph;
+    this.#health.watchTrack(graph.track?.muted === true);
     this.#unwatch = watchDevice({ context: graph.context, deviceId: graph.deviceId ?? '', track: graph.track }, this.#r.devices, {
       ended: () => void this.#lose('track-ended'),
       muted: (muted) => {
-        this.#trackMuted = muted;
-        this.#events.next({ type: muted ? 'track-muted' : 'track-unmuted', device: this.#device(), atMs: this.#now() });
-        if (this.#healthState === 'running') this.#setHealth('running', muted ? 'track muted' : 'audio flows');
+        this.#events.next({ type: muted ? 'track-muted' : 'track-unmuted', device: this.#slot.device(), atMs: this.#now() });
+        this.#health.trackMuted(muted);
       },
       contextState: (state) => this.#onContextState(state),
       devicesChanged: (present) => {
@@ -404,27 +359,25 @@ export class Capture {
       return;
     }
     if (state !== 'running') {
-      if (this.#suspendedLastFrame !== undefined) return;
+      if (this.#suspension.active) return;
       // The audio thread stops. The cut is made when it runs again (below): by then the frames
       // captured before the suspension have all reached the page, so none lands after the cut.
-      this.#suspendedAt = performance.now();
-      this.#suspendedLastFrame = this.#clock.lastFrameMs ?? this.#now();
-      this.#events.next({ type: 'suspended', device: this.#device(), atMs: this.#now() });
-      this.#setHealth('recovering', `suspended: the AudioContext is ${state}`);
+      this.#suspension.begin(this.#clock.lastFrameMs ?? this.#now());
+      this.#events.next({ type: 'suspended', device: this.#slot.device(), atMs: this.#now() });
+      this.#health.set('recovering', `suspended: the AudioContext is ${state}`);
       // Our own context: ask it back (the app decides about its own).
-      if (this.#graph.ownsContext) void this.#graph.context.resume().catch(() => undefined);
+      if (this.#slot.graph.ownsContext) void this.#slot.graph.context.resume().catch(() => undefined);
       return;
     }
-    const lastFrameMs = this.#suspendedLastFrame;
-    if (lastFrameMs !== undefined) {
-      this.#suspendedLastFrame = undefined;
+    const ended = this.#suspension.end();
+    if (ended !== undefined) {
       try {
-        this.#openGapAt('suspended', lastFrameMs, this.#now() - (performance.now() - this.#suspendedAt));
+        this.#openGapAt('suspended', ended.lastFrameMs, this.#now() - ended.sinceMs);
       } catch {
         return; // the session refused the cut: the capture has already failed and is stopping
       }
       this.#clock.restart(this.sampleRate);
-      this.#setHealth('starting', 'resumed after a suspension, no audio yet');
+      this.#health.set('starting', 'resumed after a suspension, no audio yet');
     }
   }
 
@@ -432,12 +385,11 @@ export class Capture {
     if (this.#stopping !== undefined) return;
     const now = this.#now();
     this.#checkStarvation(now);
-    if (this.#suspendedLastFrame !== undefined && this.#graph.ownsContext && performance.now() - this.#suspendedAt > 1000) {
-      // Still suspended (a resume needs a user gesture, or the system holds the device): ask again.
-      this.#suspendedAt = performance.now();
-      void this.#graph.context.resume().catch(() => undefined);
+    // Still suspended (a resume needs a user gesture, or the system holds the device): ask again.
+    if (this.#slot.graph.ownsContext && this.#suspension.askAgain()) {
+      void this.#slot.graph.context.resume().catch(() => undefined);
     }
-    this.#healthSubject.next(this.#snapshot());
+    this.#health.publish();
   }
 
   /**
@@ -446,13 +398,13 @@ export class Capture {
    * and drops are reported on their own.
    */
   #checkStarvation(now: number): void {
-    if (this.#healthState !== 'running' || this.#clock.lastFrameMs === null) return;
+    if (this.#health.state !== 'running' || this.#clock.lastFrameMs === null) return;
     const reading = this.#clock.check(now);
     if (reading.started) {
       this.#events.next({ type: 'starved', behindMs: Math.round(reading.behindMs), atMs: now });
-      this.#reason = `starved: ${Math.round(reading.behindMs)} ms behind the clock`;
+      this.#health.explain(`starved: ${Math.round(reading.behindMs)} ms behind the clock`);
     } else if (reading.ended) {
-      this.#reason = 'audio flows';
+      this.#health.explain('audio flows');
     }
   }
 
@@ -460,14 +412,14 @@ export class Capture {
   // Recovery
   // ------------------------------------------------------------------------------------------------
 
-  /** The device is gone: cut, then look for it (or the default one) within the retries. */
+  /** The device is gone: cut, then look for it (or the default one) within the retries (searchDevice), and take over what it found. */
   async #lose(detail: 'track-ended' | 'device-removed' | 'context-closed'): Promise<void> {
     if (this.#stopping !== undefined || this.#recovering) return;
     this.#recovering = true;
     const detected = this.#now();
-    const device = this.#device();
+    const device = this.#slot.device();
     this.#events.next({ type: 'device-lost', cause: 'device-lost', device, detail, atMs: detected });
-    this.#setHealth('recovering', `device lost (${detail}): reconnecting`);
+    this.#health.set('recovering', `device lost (${detail}): reconnecting`);
     const rebuild = this.#r.rebuild;
     const recovery = this.#r.recovery ?? {};
     if (rebuild === undefined || recovery.enabled === false) {
@@ -476,38 +428,16 @@ export class Capture {
       void this.stop().catch(() => undefined);
       return;
     }
-    const attempts = recovery.attempts ?? 8;
-    const delayFor = recovery.nextDelayMs ?? defaultRecoveryDelayMs;
-    const preferred = device.id;
-    let attempt = 0;
     try {
       await this.#cut('device-lost', detected);
-      while (attempt < attempts) {
-        attempt++;
-        const delay = delayFor(attempt);
-        if (delay === null) break;
-        if (delay > 0) await this.#sleep(delay);
-        if (this.#stopping !== undefined) return;
-        // The same device first (it may be back), then the default one.
-        for (const deviceId of preferred !== '' ? [preferred, undefined] : [undefined]) {
-          this.#setHealth('recovering', deviceId === undefined ? `device lost (${detail}): reconnecting to the default device (attempt ${attempt})` : `device lost (${detail}): reconnecting to it (attempt ${attempt})`);
-          const generation = this.#generation + 1;
-          let next: CaptureGraph;
-          try {
-            next = await rebuild({ ...(deviceId !== undefined ? { deviceId } : {}), ...this.#appContext() }, this.#sinkFor(generation));
-          } catch {
-            continue;
-          }
-          if (this.#stopping !== undefined) {
-            releaseGraph(next);
-            await closeGraphContext(next);
-            return;
-          }
-          this.#install(next, generation);
-          return;
-        }
+      const found = await searchDevice({ rebuild, recovery, lostDeviceId: device.id, detail, slot: this.#slot, sink: this.#sink, health: this.#health, devices: this.#r.devices, stopped: this.#stopped.signal });
+      if (found.outcome === 'stopped') return;
+      if (found.outcome === 'found') {
+        if (this.#stopping !== undefined) await disposeGraph(found.graph);
+        else this.#install(found.graph, found.generation);
+        return;
       }
-      this.#setFailure(new WebAudioError('WEB_AUDIO_DEVICE_LOST', `the microphone was lost (${detail}) and neither it nor a default one came back after ${attempt} attempts; the capture stopped`), true);
+      this.#setFailure(deviceLostFailure(detail, found.attempts), true);
       this.#events.next({ type: 'failed', error: this.#failure as WebAudioError, atMs: this.#now() });
       reportLater(this.#failure);
       void this.stop().catch(() => undefined);
@@ -523,17 +453,11 @@ export class Capture {
    * resources are released, the session's segment ends, and a gap opens at the exact position.
    */
   async #cut(cause: CaptureCause, detectedMs: number): Promise<void> {
-    const graph = this.#graph;
-    const lastFrameMs = this.#suspendedLastFrame ?? this.#clock.lastFrameMs ?? this.#now();
-    this.#suspendedLastFrame = undefined;
-    this.#graphLive = false;
+    const graph = this.#slot.graph;
+    const lastFrameMs = this.#suspension.end()?.lastFrameMs ?? this.#clock.lastFrameMs ?? this.#now();
     this.#unwatch();
-    // A closed context runs no more worklet code: do not wait for an answer it cannot give.
-    const totals = await graph.feed.stop(graph.context.state === 'closed' ? 0 : this.#r.stopTimeoutMs);
-    this.#generation++; // nothing more from the old graph
-    this.#addTotals(totals);
-    releaseGraph(graph as CaptureGraph);
-    await closeGraphContext(graph as CaptureGraph);
+    this.#books.addTotals(await this.#slot.cut(this.#r.stopTimeoutMs));
+    await disposeGraph(graph as CaptureGraph);
     // The frames handed on by the stop may be later than the detection: the gap starts after them.
     this.#openGapAt(cause, this.#clock.lastFrameMs !== null && this.#clock.lastFrameMs > lastFrameMs ? this.#clock.lastFrameMs : lastFrameMs, detectedMs);
   }
@@ -541,20 +465,18 @@ export class Capture {
   /** The segment ends here; the gap closes at the next frame (its length is the clock's). */
   #openGapAt(cause: CaptureCause, fromMs: number, detectedMs: number): void {
     this.#endSegment();
-    this.#gaps.begin({ cause, atSample: this.#r.encoder.sentSamples, fromMs, detectedMs, device: this.#device() });
+    this.#gaps.begin({ cause, atSample: this.#r.encoder.sentSamples, fromMs, detectedMs, device: this.#slot.device() });
   }
 
   /** The first frame after a gap: it is placed on the capture timeline and reported. */
   #closeGap(now: number): void {
-    for (const event of this.#gaps.close(now, this.#device())) this.#events.next(event);
+    for (const event of this.#gaps.close(now, this.#slot.device())) this.#events.next(event);
   }
 
   /** A new graph takes over: the session learns its rate, the listeners move to it, audio starts. */
   #install(next: CaptureGraph, generation: number): void {
-    const from = this.#gaps.open?.device ?? this.#device();
-    this.#graph = next;
-    this.#graphLive = true;
-    this.#generation = generation;
+    const from = this.#gaps.open?.device ?? this.#slot.device();
+    this.#slot.install(next, generation);
     const to = next.context.sampleRate;
     try {
       this.#r.encoder.setRate(to);
@@ -565,12 +487,12 @@ export class Capture {
       return;
     }
     if (from.sampleRate !== to) {
-      this.#events.next({ type: 'rate-changed', device: this.#device(), fromRate: from.sampleRate, toRate: to, atMs: this.#now() });
+      this.#events.next({ type: 'rate-changed', device: this.#slot.device(), fromRate: from.sampleRate, toRate: to, atMs: this.#now() });
       this.#meter = new LevelMeter(to, this.#r.levelWindowMs, (level) => this.#level.next(level));
     }
     this.#clock.restart(to);
     this.#watch();
-    this.#setHealth('starting', 'new device opened, no audio yet');
+    this.#health.set('starting', 'new device opened, no audio yet');
     connectGraph(next);
   }
 
@@ -578,88 +500,19 @@ export class Capture {
     return this.#clock.now();
   }
 
-  #sinkFor(generation: number): FeedSink {
-    return {
-      block: (block) => generation === this.#generation && this.onBlock(block),
-      dropped: (from, frames) => generation === this.#generation && this.onDropped(from, frames),
-      failed: (error) => generation === this.#generation && this.onFailed(error),
-    };
-  }
-
-  /** The app's context for the next graph, while it is open; else the next graph makes its own. */
-  #appContext(): { context?: AudioContext } {
-    const graph = this.#graph;
-    return !graph.ownsContext && graph.context.state !== 'closed' ? { context: graph.context } : {};
-  }
-
-  /** Waits, cut short by stop() or a devicechange (a device may have come). */
-  #sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const devices = this.#r.devices;
-      const done = (): void => {
-        clearTimeout(timer);
-        devices?.removeEventListener('devicechange', done);
-        this.#wake = undefined;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      devices?.addEventListener('devicechange', done);
-      this.#wake = done;
-    });
-  }
-
-  #addTotals(t: FeedTotals): void {
-    const p = this.#pastTotals;
-    this.#pastTotals = { frames: p.frames + t.frames, dropped: p.dropped + t.dropped, delivered: p.delivered + t.delivered, exact: p.exact && t.exact };
-  }
-
-  #device(): CaptureDevice {
-    const graph = this.#graph;
-    return { id: graph.deviceId ?? '', label: graph.label ?? '', sampleRate: graph.context.sampleRate, channels: 1 };
-  }
-
-  #setHealth(state: CaptureHealth['state'], reason: string): void {
-    this.#healthState = state;
-    this.#reason = reason;
-    if (this.#healthSubject !== undefined && !this.#healthSubject.closed) this.#healthSubject.next(this.#snapshot());
-  }
-
-  #snapshot(): CaptureHealth {
-    const now = this.#now();
-    const level = this.#level.value;
-    return {
-      state: this.#healthState,
-      reason: this.#reason,
-      device: this.#device(),
-      atMs: Math.round(now),
-      timeToFirstAudioMs: this.#clock.firstAudioMs === null ? null : Math.round(this.#clock.firstAudioMs),
-      level: this.#clock.lastFrameMs === null && this.#clock.firstAudioMs === null ? null : { rmsDb: level.dbfs, peakDb: level.peak > 0 ? 20 * Math.log10(level.peak) : Number.NEGATIVE_INFINITY },
-      capturedFrames: this.#captured,
-      underruns: this.#clock.underruns,
-      overruns: this.#overruns,
-      droppedFrames: this.#droppedFrames,
-      driftPpm: this.#clock.driftPpm,
-      silentForMs: this.#clock.lastFrameMs === null ? (this.#clock.firstAudioMs === null ? Math.round(now) : Math.round(now - (this.#gaps.open?.fromMs ?? now))) : Math.max(0, Math.round(now - this.#clock.lastFrameMs)),
-      gaps: this.#gaps.list.length,
-      gapSamples: this.#gaps.missingSamples,
-      lastGap: this.#gaps.list.at(-1) ?? null,
-      recoveries: this.#gaps.recoveries,
-    };
-  }
-
   // ------------------------------------------------------------------------------------------------
   // Stop
   // ------------------------------------------------------------------------------------------------
 
   async #stop(): Promise<CaptureResult> {
-    const graph = this.#graph;
+    const graph = this.#slot.graph;
     this.#state.next('stopping');
     this.#unwatch();
     if (this.#tick !== undefined) clearInterval(this.#tick);
     let totals: FeedTotals;
     try {
       // A graph already cut (recovery gave up, or stop() came mid-recovery) holds nothing more.
-      totals = !this.#graphLive
+      totals = !this.#slot.live
         ? { frames: 0, dropped: 0, delivered: 0, exact: true }
         : await graph.feed.stop(graph.context.state === 'closed' ? 0 : this.#r.stopTimeoutMs);
       if (this.#failure === undefined) {
@@ -672,18 +525,13 @@ export class Capture {
     } finally {
       this.#release();
     }
-    if (this.#graphLive) await closeGraphContext(graph as CaptureGraph);
-    this.#addTotals(totals);
-    const worklet = this.#pastTotals;
-    const result: CaptureResult = { ...this.stats, droppedFrames: worklet.dropped, worklet };
+    if (this.#slot.live) await closeGraphContext(graph as CaptureGraph);
+    this.#books.addTotals(totals);
+    const result = this.#books.result(this.stats);
     this.#result = result;
-    this.#setHealth(this.#failure !== undefined ? 'failed' : 'stopped', this.#failure?.message ?? 'stopped');
+    this.#health.set(this.#failure !== undefined ? 'failed' : 'stopped', this.#failure?.message ?? 'stopped');
     this.#state.next('stopped');
-    this.#state.complete();
-    this.#level.complete();
-    this.#drops.complete();
-    this.#events.complete();
-    this.#healthSubject.complete();
+    for (const subject of [this.#state, this.#level, this.#drops, this.#events, this.#health]) subject.complete();
     if (this.#failure !== undefined) throw this.#failure;
     return result;
   }
@@ -699,19 +547,13 @@ export class Capture {
   }
 
   #setFailure(error: unknown, asIs = false): void {
-    if (this.#failure !== undefined) return;
-    if (asIs && error instanceof WebAudioError) {
-      this.#failure = error;
-      return;
-    }
-    const detail = error instanceof Error ? error.message : String(error);
-    this.#failure = new WebAudioError('WEB_AUDIO_CAPTURE_FAILED', `captured audio could not be handed to the session (${detail}); the capture stopped`, { cause: error });
+    this.#failure ??= captureFailure(error, asIs);
   }
 
   /** Everything but the context close, synchronous so that a failure half-way still releases the rest. */
   #release(): void {
     for (const cleanup of this.#cleanups.splice(0)) cleanup();
-    if (this.#graphLive) releaseGraph(this.#graph as CaptureGraph);
+    if (this.#slot.live) releaseGraph(this.#slot.graph as CaptureGraph);
   }
 
   #publishState(): void {
@@ -722,13 +564,4 @@ export class Capture {
   #assertRunning(call: string): void {
     if (this.#stopping !== undefined) throw new WebAudioError('WEB_AUDIO_STOPPED', `${call}() after stop(): start a new capture`);
   }
-}
-
-/** An error no caller waits for (the app's callback threw, the capture failed): reported as the browser reports a listener's exception. */
-function reportLater(error: unknown): void {
-  const report = (globalThis as { reportError?: (error: unknown) => void }).reportError;
-  if (typeof report === 'function') report(error);
-  else setTimeout(() => {
-    throw error;
-  });
 }

@@ -173,6 +173,12 @@ export function releaseGraph(graph: CaptureGraph): void {
   if (graph.releaseStream) for (const track of graph.stream.getTracks()) track.stop();
 }
 
+/** Releases a graph and closes the context it made for itself (a cut graph, or one no capture takes over). */
+export async function disposeGraph(graph: CaptureGraph): Promise<void> {
+  releaseGraph(graph);
+  await closeGraphContext(graph);
+}
+
 /** The context the graph made for itself; the app's is left as it is. */
 export async function closeGraphContext(graph: CaptureGraph): Promise<void> {
   if (graph.ownsContext && graph.context.state !== 'closed') await graph.context.close().catch(() => undefined);

@@ -1,0 +1,59 @@
+import type { DeviceEvents } from './device-watch.js';
+import { disposeGraph, type CaptureGraph, type GraphInput } from './graph.js';
+import type { GraphSlot } from './graph-slot.js';
+import type { HealthReport } from './health-report.js';
+import type { RecoveryOptions } from './health.js';
+import { recoveryStep } from './recovery-plan.js';
+import { recoveryWait } from './recovery-wait.js';
+import type { FeedSink } from './sample-feed.js';
+
+/** What a search for a device after a loss works with. */
+export interface DeviceSearch {
+  readonly rebuild: (input: GraphInput, sink: FeedSink) => Promise<CaptureGraph>;
+  readonly recovery: RecoveryOptions;
+  /** The lost device's id ('' when unknown) and the platform signal that lost it (for the reason in health). */
+  readonly lostDeviceId: string;
+  readonly detail: string;
+  /** The capture's graph slot: the next graph's generation and sink, the app's context to reuse. */
+  readonly slot: GraphSlot;
+  readonly sink: FeedSink;
+  readonly health: HealthReport;
+  readonly devices: DeviceEvents | undefined;
+  /** Aborted by stop(): the search ends, and a graph opened meanwhile is disposed. */
+  readonly stopped: AbortSignal;
+}
+
+/** How a search ended: a graph for the capture to install, no device within the attempts, or stop(). */
+export type DeviceSearchResult =
+  | { readonly outcome: 'found'; readonly graph: CaptureGraph; readonly generation: number }
+  | { readonly outcome: 'gave-up'; readonly attempts: number }
+  | { readonly outcome: 'stopped' };
+
+/**
+ * Looks for a device after a loss, step by step as recoveryStep() decides: after each step's wait,
+ * the lost device by id, then the default one. Says each try in the health reason. Returns the first
+ * graph built and leaves installing it to the capture, which decides what the loss means.
+ */
+export async function searchDevice(s: DeviceSearch): Promise<DeviceSearchResult> {
+  for (let attempt = 1; ; attempt++) {
+    const step = recoveryStep(attempt, s.recovery, s.lostDeviceId);
+    if (step.action === 'give-up') return { outcome: 'gave-up', attempts: step.attempts };
+    if (step.delayMs > 0) await recoveryWait(step.delayMs, s.devices, s.stopped);
+    if (s.stopped.aborted) return { outcome: 'stopped' };
+    for (const deviceId of step.deviceIds) {
+      s.health.set('recovering', deviceId === undefined ? `device lost (${s.detail}): reconnecting to the default device (attempt ${attempt})` : `device lost (${s.detail}): reconnecting to it (attempt ${attempt})`);
+      const generation = s.slot.nextGeneration;
+      let graph: CaptureGraph;
+      try {
+        graph = await s.rebuild({ ...(deviceId !== undefined ? { deviceId } : {}), ...s.slot.appContext() }, s.slot.sinkFor(generation, s.sink));
+      } catch {
+        continue;
+      }
+      if (s.stopped.aborted) {
+        await disposeGraph(graph);
+        return { outcome: 'stopped' };
+      }
+      return { outcome: 'found', graph, generation };
+    }
+  }
+}
