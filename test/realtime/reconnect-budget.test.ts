@@ -68,13 +68,13 @@ describe('realtime session: reconnect budget, flapping, credentials', () => {
     const created = await client.stt.realtime.create({});
     const stale = created.socket.token;
     const issued: string[] = [];
-    // The page's backend: POST .../socket-token with its key. The first answer is the page's old token, to see a refused one refreshed.
+    // The page's backend: socketToken() (POST .../socket-token) with its key. The first answer is the page's old token, to see a refused one refreshed.
     const credentials = async (): Promise<{ token: string }> => {
       if (issued.length === 0) return issued.push(stale), { token: stale };
-      const r = await fetch(`${server.url}${PREFIX}/stt/realtime/sessions/${created.sessionId}/socket-token`, { method: 'POST', headers: { accessKey: KEY } });
-      const body = (await r.json()) as { data: { token: string; expiresAt: string } };
-      issued.push(body.data.token);
-      return { token: body.data.token };
+      const fresh = await client.stt.realtime.socketToken(created.sessionId);
+      expect(Date.parse(fresh.expiresAt)).toBeGreaterThan(Date.now() + shiftMs);
+      issued.push(fresh.token);
+      return { token: fresh.token };
     };
     const session = new RealtimeSocketSession({ sessionId: created.sessionId, token: stale, socketUrl, credentials, reconnect: new DefaultReconnectPolicy({ baseMs: 50, maxMs: 200 }) });
     const events = new EventCapture(session, ['reconnecting', 'reconnected']);
