@@ -81,6 +81,8 @@ export { RealtimeSocketSession } from './realtime/realtime-session.js';
 export type { RealtimeSocketOptions, RealtimeSessionInit, RealtimeRest, OperationOptions } from './realtime/session-options.js';
 export type { RealtimeConnectParams, RealtimeAttachParams } from './client/stt/realtime.js';
 export { DefaultReconnectPolicy, type ReconnectPolicy, type ReconnectContext, type DefaultReconnectPolicyOptions } from './realtime/reconnect-policy.js';
+export type { CredentialsProvider, SocketCredentials } from './realtime/socket-credentials.js';
+export { CLOSE_CLASSES, UPGRADE_CLASSES, classifyLoss, type LossClass } from './realtime/loss-classes.js';
 export { RealtimeError, isRealtimeError, type RealtimeErrorCode } from './errors/realtime-error.js';
 export type { SessionState, StateChange } from './realtime/session-state.js';
 export type { SessionLine, LineUpdate, SupplementKind, SupplementMessage } from './realtime/line-store.js';

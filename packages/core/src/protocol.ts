@@ -52,6 +52,8 @@ export const PATHS = {
   upload: '/uploads/{uploadId}',
   transcriptionDownload: '/stt/transcriptions/{transcriptionId}/download/{format}',
   realtimeSessions: '/stt/realtime/sessions',
+  /** A fresh socket token for a session (a browser's backend calls it when the page's token expired). */
+  realtimeSocketToken: '/stt/realtime/sessions/{sessionId}/socket-token',
 } as const;
 
 /**

@@ -11,6 +11,7 @@ import { PAUSE, RESUME, finishesNow, operationGate, operationWait, refusedAtOnce
 import { balanceError, exhaustedAt, failedBeforeReady, finalViewEnding, finishGaveUp, restFinishEnding, settle, unsavedEnding, type Ending, type Exhaustion } from './session-ending.js';
 import { SessionRecovery, type RecoveryAction, type RecoveryFacts } from './session-recovery.js';
 import { socketAddress } from './socket-address.js';
+import { checkPolicyOptions, freshCredentials } from './socket-credentials.js';
 import { parseServerMessage, type SessionReadyMessage } from './server-messages.js';
 import type { RealtimeFinishResult, RealtimeSessionEvents } from './session-events.js';
 import { SessionIntent } from './session-intent.js';
@@ -59,6 +60,8 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   #transportSeq = 0;
   #ready = false;
   #everReady = false;
+  /** The latest credentials from the `credentials` provider (none: the ones given at connect/attach). */
+  #credentials: { readonly token?: string; readonly accessKey?: string } = {};
   /** A REST finish is under way: reconnect attempts stand aside. */
   #restFinishing = false;
   readonly #intent = new SessionIntent();
@@ -85,7 +88,8 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     });
     const drain = { maxInFlightSamples: init.maxInFlightSamples ?? 32_000, drainTimeoutMs: init.drainTimeoutMs ?? 5000 };
     this.#sender = new FramePump(this.#outbox, drain, this.#now);
-    this.#recovery = new SessionRecovery(init.reconnect, REALTIME.recoveryWindowMs, init.restFinishReserveMs ?? 10_000);
+    checkPolicyOptions(init);
+    this.#recovery = new SessionRecovery(init.reconnect, REALTIME.recoveryWindowMs, init.restFinishReserveMs ?? 10_000, init.stableWindowMs ?? 30_000);
     this.#machine = new StateMachine((change) => this.#onStateChange(change));
     this.#messages = new SessionMessages(this.#outbox, this.#transcript);
   }
@@ -316,7 +320,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     const ws = this.#ws;
     if (ws === undefined || this.#machine.terminal) return;
     this.#ready = false;
-    const opened = openTransport(ws, socketAddress(this.#init, ws.headers), ++this.#transportSeq, {
+    const opened = openTransport(ws, socketAddress({ ...this.#init, ...this.#credentials }, ws.headers), ++this.#transportSeq, {
       onText: (t, text) => this.#onText(t, text),
       onClose: (t, code, reason) => t.id === this.#transport?.id && this.#onLost(code, `socket closed ${code}${reason === '' ? '' : ` ${reason}`}`, t.refusedStatus),
     });
@@ -342,7 +346,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   /** What recovery is told: the session as it is now. */
   #facts(): RecoveryFacts {
     const { state, terminal } = this.#machine;
-    return { state, terminal, finishRequested: this.#intent.finish, socketReady: this.#ready, hasRest: this.#init.rest !== undefined, now: this.#now() };
+    return { state, terminal, finishRequested: this.#intent.finish, socketReady: this.#ready, hasRest: this.#init.rest !== undefined, canRefresh: this.#init.credentials !== undefined, now: this.#now() };
   }
 
   /** Runs what SessionRecovery decided, in order; an action that needs a fresh look asks it again then. */
@@ -355,6 +359,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
           break;
         case 'retry':
           this.emit('reconnecting', action.info);
+          if (action.flapping !== undefined) this.emit('health', healthReport({ state: 'flapping', reason: action.flapping.reason }, this.#outbox.stats()));
           this.#later(action.delayMs, () => {
             this.#recovery.attemptStarted();
             void this.#reconnect();
@@ -388,6 +393,11 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   /** One attempt: read the session over REST when we can (it may have ended meanwhile), then the socket. */
   async #reconnect(): Promise<void> {
     const waiting = (): boolean => !this.#restFinishing && (this.state === 'reconnecting' || this.state === 'connecting');
+    if (!waiting()) return;
+    const provider = this.#init.credentials;
+    const fresh = provider === undefined ? undefined : await settle(() => freshCredentials(provider));
+    if (fresh !== undefined && !fresh.ok) return this.#recover(this.#recovery.credentialsFailed(fresh.caught, this.#facts()));
+    if (fresh !== undefined) this.#credentials = fresh.value;
     if (!waiting()) return;
     const rest = this.#init.rest;
     if (rest === undefined || !this.#everReady) return this.#openSocket();
@@ -445,7 +455,12 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
    */
   #socketReady(m: SessionReadyMessage): number | undefined {
     this.#ready = true;
-    const attempt = this.#recovery.recovered(m.recoveryWindowMs);
+    const attempt = this.#recovery.recovered(m.recoveryWindowMs, this.#now());
+    const t = this.#transport;
+    this.#later(this.#recovery.stableWindowMs, () => {
+      const healthy = t === this.#transport && this.#ready ? this.#recovery.steady(this.#now()) : undefined;
+      if (healthy !== undefined) this.emit('health', healthReport(healthy, this.#outbox.stats()));
+    });
     const reconnect = this.#everReady;
     this.#everReady = true;
     this.#watch.ready(this.#now(), this.#init.heartbeatTimeoutMs ?? m.heartbeatTimeoutMs ?? SOCKET_DEFAULTS.heartbeatTimeoutMs);

@@ -7,10 +7,16 @@ import { backoffWindowMs, fullJitterMs } from '../util/backoff.js';
  * the context, so it can be swapped (fixed delays, give up offline, ...) and tested without sockets.
  */
 export interface ReconnectContext {
-  /** Retries already made since the socket was lost (0 before the first retry). */
+  /**
+   * Retries already made in this run (0 before the first retry). A run starts over only once a connection
+   * has been stable (ready for the session's `stableWindowMs`): a connection that comes back and drops
+   * again soon continues the count, so the delays keep growing.
+   */
   readonly attempt: number;
-  /** Milliseconds since the socket was lost. */
+  /** Milliseconds since the socket was lost (this outage: the time the server's recovery window counts). */
   readonly elapsedMs: number;
+  /** Connections keep coming back and dropping before they are stable (two in a row): back off for real. */
+  readonly flapping?: boolean | undefined;
   /** Close code of the lost socket, when one was seen. */
   readonly closeCode?: number | undefined;
   /** Why the last attempt failed (or why the socket was lost). */
@@ -42,7 +48,9 @@ export interface DefaultReconnectPolicyOptions {
  * Capped exponential backoff with full jitter: delay = random() * min(maxMs, baseMs * 2^attempt).
  * Full jitter spreads a crowd of clients that lost the same proxy at once, instead of having them
  * return in lockstep. The first retry may be immediate, which is what a single dropped socket wants.
- * The formula is util/backoff.ts, shared with REST retries; attempts here count from 0.
+ * The formula is util/backoff.ts, shared with REST retries; attempts here count from 0. While the link
+ * is flapping the delay is at least half the ceiling (equal jitter), so the spacing of attempts really
+ * grows instead of sometimes landing near 0.
  */
 export class DefaultReconnectPolicy implements ReconnectPolicy {
   readonly baseMs: number;
@@ -75,7 +83,9 @@ export class DefaultReconnectPolicy implements ReconnectPolicy {
   nextRetryDelayMs(context: ReconnectContext): number | null {
     if (context.attempt >= this.maxAttempts) return null;
     if (context.elapsedMs >= this.maxElapsedMs) return null;
-    const delay = fullJitterMs(this.ceilingMs(context.attempt), this.random);
+    const ceiling = this.ceilingMs(context.attempt);
+    const half = Math.floor(ceiling / 2);
+    const delay = context.flapping === true ? half + fullJitterMs(ceiling - half, this.random) : fullJitterMs(ceiling, this.random);
     // Never sleep past the budget: one last attempt right at its end is still worth making.
     return Math.min(delay, Math.max(0, this.maxElapsedMs - context.elapsedMs));
   }

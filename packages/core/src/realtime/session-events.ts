@@ -35,7 +35,9 @@ export interface RealtimeSessionEvents {
   /**
    * The connection while sending: `degraded` within a second of the acknowledgements stopping with
    * audio in flight (the socket is being probed; replaced if it does not answer), `healthy` once they
-   * move again or everything sent is acknowledged.
+   * move again or everything sent is acknowledged. `flapping` when connections keep coming back and
+   * dropping before they are stable (reconnects back off further each time); `healthy` again once one
+   * has stayed ready for the session's `stableWindowMs`.
    */
   health: (health: SessionHealth) => void;
   /** Buffer fill and sent vs acknowledged lag, after each acknowledgement. */
@@ -44,7 +46,7 @@ export interface RealtimeSessionEvents {
    * The socket was lost and another attempt is scheduled. `error` types why when the server said so
    * with a reconnectable close code (4429: REALTIME_SLOW_CONSUMER).
    */
-  reconnecting: (info: { readonly attempt: number; readonly delayMs: number; readonly reason: string; readonly closeCode?: number | undefined; readonly error?: RealtimeError | undefined }) => void;
+  reconnecting: (info: { readonly attempt: number; readonly delayMs: number; readonly reason: string; readonly closeCode?: number | undefined; readonly error?: RealtimeError | undefined; readonly flapping?: boolean | undefined }) => void;
   reconnected: (info: { readonly attempt: number; readonly receivedSamples: number; readonly resendSamples: number }) => void;
   /** A rotation completed: audio continues in `toEpoch` from `atSample`. */
   rotated: (info: { readonly fromEpoch: number; readonly toEpoch: number; readonly atSample: number }) => void;
@@ -68,7 +70,7 @@ export interface RealtimeSessionEvents {
 
 /** One `health` report: the state, why, and how much audio waits on the server. */
 export interface SessionHealth {
-  readonly state: 'healthy' | 'degraded';
+  readonly state: 'healthy' | 'degraded' | 'flapping';
   readonly reason: string;
   /** Audio sent and not acknowledged, in ms. */
   readonly unackedMs: number;

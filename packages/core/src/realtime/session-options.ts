@@ -1,6 +1,7 @@
 import type { RealtimeSession } from '../types/realtime.js';
 import type { ReconnectPolicy } from './reconnect-policy.js';
 import type { WebSocketConstructor } from './socket-transport.js';
+import type { CredentialsProvider } from './socket-credentials.js';
 
 /** The REST calls a session can fall back on (absent when it holds only a socket token). */
 export interface RealtimeRest {
@@ -22,6 +23,19 @@ export interface RealtimeSocketOptions {
    * finished over REST). Also governs the first connection.
    */
   readonly reconnect?: ReconnectPolicy;
+  /**
+   * A connection that came back must stay ready this long before the reconnect budget starts over; one
+   * lost sooner continues the same run of attempts (delays keep growing), and two in a row make the
+   * session report `health` `flapping`. Default 30000.
+   */
+  readonly stableWindowMs?: number;
+  /**
+   * Called before every reconnect attempt for the credentials of the next socket (a browser asks its
+   * backend for a fresh socket token). A refused credential (upgrade 401/403, close 4401) is then retried
+   * with fresh ones instead of ending the session (up to 3 refusals in a row). Without it, a refused
+   * credential ends the session with REALTIME_SOCKET_REFUSED as before.
+   */
+  readonly credentials?: CredentialsProvider;
   /** WebSocket implementation. Default: `ws` in Node (an optional peer dependency: `npm i ws`), globalThis.WebSocket elsewhere. */
   readonly WebSocket?: WebSocketConstructor;
   /** Unacknowledged audio kept for resending, in ms. Default 60000 (the recovery window). */

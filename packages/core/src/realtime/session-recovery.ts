@@ -1,10 +1,13 @@
 import { isNotFoundError } from '../errors/guards.js';
-import { CLOSE_CODES, FINAL_CLOSE_CODES, TERMINAL_STATUSES } from '../protocol.js';
+import { CLOSE_CODES, TERMINAL_STATUSES } from '../protocol.js';
 import type { RealtimeSession } from '../types/realtime.js';
 import { DefaultReconnectPolicy, type ReconnectPolicy } from './reconnect-policy.js';
 import { RealtimeError } from '../errors/realtime-error.js';
+import { ValidationError } from '../errors/client-errors.js';
 import type { RealtimeSessionEvents } from './session-events.js';
 import type { SessionState } from './session-state.js';
+import { ConnectionStability } from './connection-stability.js';
+import { classifyLoss } from './loss-classes.js';
 import { MAX_TIMER_MS } from './timer-set.js';
 
 /** What recovery is told of the session each time it is asked (read at that moment: an await may have ended it). */
@@ -17,6 +20,8 @@ export interface RecoveryFacts {
   readonly socketReady: boolean;
   /** A REST client was given: the session can be read and finished over REST. */
   readonly hasRest: boolean;
+  /** A credentials provider was given: a refused credential is refreshed on the next attempt. */
+  readonly canRefresh: boolean;
   readonly now: number;
 }
 
@@ -36,7 +41,7 @@ export interface RecoveryFacts {
  */
 export type RecoveryAction =
   | { readonly do: 'reconnecting'; readonly code: number | undefined; readonly reason: string; readonly at: number }
-  | { readonly do: 'retry'; readonly delayMs: number; readonly info: Parameters<RealtimeSessionEvents['reconnecting']>[0] }
+  | { readonly do: 'retry'; readonly delayMs: number; readonly info: Parameters<RealtimeSessionEvents['reconnecting']>[0]; readonly flapping?: { readonly reason: string } }
   | { readonly do: 'fail'; readonly error: Error; readonly reason: string }
   | { readonly do: 'finishOverRest'; readonly why: string; readonly expired: boolean }
   | { readonly do: 'readFinalView'; readonly reason: string }
@@ -47,8 +52,8 @@ export type RecoveryAction =
 
 const NOTHING: readonly RecoveryAction[] = [];
 
-/** Refusals of the upgrade that another attempt would meet again (docs/protocol.md "Realtime socket", "URL and authentication"). */
-const FINAL_UPGRADE_STATUSES: readonly number[] = [400, 401, 403, 404];
+/** Refused credentials in a row after which fresh ones are not believed to help. */
+const MAX_REFRESHES = 3;
 
 /**
  * The socket is gone: end, reconnect, or save the result over REST. Decisions only: every method
@@ -73,24 +78,48 @@ export class SessionRecovery {
   #policy: ReconnectPolicy;
   readonly #customPolicy: boolean;
   #lossStartedAt: number | undefined;
+  /** Attempts of the current run: kept across connections that came back but were not stable. */
   #attempt = 0;
+  readonly #stability: ConnectionStability;
+  /** Credentials refused in a row (refresh losses since the last ready). */
+  #refreshes = 0;
   /** finish()'s deadline (session clock), once it was called; Infinity when it has none. */
   #finishDeadline: number | undefined;
   /** A check of the finish deadline is scheduled (one at a time). */
   #fallbackArmed = false;
 
-  constructor(policy: ReconnectPolicy | undefined, recoveryWindowMs: number, private readonly restFinishReserveMs: number) {
+  constructor(policy: ReconnectPolicy | undefined, recoveryWindowMs: number, private readonly restFinishReserveMs: number, stableWindowMs = 30_000) {
     this.#customPolicy = policy !== undefined;
     this.#policy = policy ?? defaultPolicy(recoveryWindowMs);
+    this.#stability = new ConnectionStability(stableWindowMs);
   }
 
-  /** session.ready arrived: the outage is over. Returns the attempt that made it. */
-  recovered(recoveryWindowMs: number | undefined): number {
+  /** How long a connection must stay ready before the budget starts over: ask steady() then. */
+  get stableWindowMs(): number {
+    return this.#stability.stableWindowMs;
+  }
+
+  /**
+   * session.ready arrived: the outage is over (its time budget ends), not the run of attempts: that
+   * starts over once the connection has been stable (steady()). Returns the attempt that made it.
+   */
+  recovered(recoveryWindowMs: number | undefined, now: number): number {
     const attempt = this.#attempt;
     this.#lossStartedAt = undefined;
-    this.#attempt = 0;
+    this.#refreshes = 0;
+    this.#stability.ready(now);
     if (!this.#customPolicy && recoveryWindowMs !== undefined) this.#policy = defaultPolicy(recoveryWindowMs);
     return attempt;
+  }
+
+  /**
+   * The connection made ready at least stableWindowMs ago is still ready: the budget starts over. Returns
+   * the `healthy` report to emit when this ends a flapping run.
+   */
+  steady(now: number): { readonly state: 'healthy'; readonly reason: string } | undefined {
+    const { stable, endsFlapping } = this.#stability.steady(now);
+    if (stable) this.#attempt = 0;
+    return endsFlapping ? { state: 'healthy', reason: `connection stable for ${this.#stability.stableWindowMs} ms` } : undefined;
   }
 
   /**
@@ -99,10 +128,16 @@ export class SessionRecovery {
    */
   lost(code: number | undefined, reason: string, refusedStatus: number | undefined, facts: RecoveryFacts): readonly RecoveryAction[] {
     if (facts.terminal) return NOTHING;
-    if (code !== undefined && FINAL_CLOSE_CODES.includes(code)) return [finalClose(code, reason)];
-    // Bad key, token or request: asking again gets the same answer. Others (429, 5xx) may pass later.
-    if (refusedStatus !== undefined && FINAL_UPGRADE_STATUSES.includes(refusedStatus)) {
-      return [{ do: 'fail', error: RealtimeError.socketRefused(`HTTP ${refusedStatus}`), reason: `socket refused (HTTP ${refusedStatus})` }];
+    // loss-classes.ts: one table says fatal, refresh (fresh credentials from the provider) or retry.
+    const lossClass = classifyLoss(code, refusedStatus, facts.canRefresh && this.#refreshes < MAX_REFRESHES);
+    if (lossClass === 'fatal') {
+      // Bad key, token or request: asking again gets the same answer.
+      if (refusedStatus !== undefined) return [{ do: 'fail', error: RealtimeError.socketRefused(`HTTP ${refusedStatus}`), reason: `socket refused (HTTP ${refusedStatus})` }];
+      if (code !== undefined) return [finalClose(code, reason)];
+    }
+    if (lossClass === 'refresh') {
+      this.#refreshes += 1;
+      return this.#schedule(code, `${reason}: credentials refused, retrying with fresh ones`, facts);
     }
     return this.#schedule(code, reason, facts);
   }
@@ -137,7 +172,8 @@ export class SessionRecovery {
 
   /** Entered `reconnecting` (or still connecting): the policy says when to try again, or gives up. */
   nextAttempt(code: number | undefined, reason: string, at: number, facts: RecoveryFacts): readonly RecoveryAction[] {
-    const delay = this.#policy.nextRetryDelayMs({ attempt: this.#attempt, elapsedMs: at - (this.#lossStartedAt ?? at), closeCode: code, reason });
+    const flapping = this.#stability.flapping;
+    const delay = this.#policy.nextRetryDelayMs({ attempt: this.#attempt, elapsedMs: at - (this.#lossStartedAt ?? at), closeCode: code, reason, flapping });
     // A reconnectable close the server explained: typed, so an app can tell "you read too slowly"
     // from a network loss.
     const error = code === CLOSE_CODES.SLOW_CONSUMER ? RealtimeError.slowConsumer() : undefined;
@@ -145,7 +181,9 @@ export class SessionRecovery {
       if (facts.finishRequested && facts.hasRest) return [{ do: 'finishOverRest', why: `reconnect gave up (${reason})`, expired: false }];
       return [{ do: 'fail', error: RealtimeError.reconnectExhausted(reason, error), reason: `reconnect gave up: ${reason}` }];
     }
-    return [{ do: 'retry', delayMs: delay, info: { attempt: this.#attempt + 1, delayMs: delay, reason, closeCode: code, ...(error !== undefined ? { error } : {}) } }];
+    const info = { attempt: this.#attempt + 1, delayMs: delay, reason, closeCode: code, flapping, ...(error !== undefined ? { error } : {}) };
+    const unstable = this.#stability.unstableLosses;
+    return [{ do: 'retry', delayMs: delay, info, ...(flapping ? { flapping: { reason: `link flapping: ${unstable} connections lost within ${this.#stability.stableWindowMs} ms of coming back` } } : {}) }];
   }
 
   /** The retry's delay passed: this attempt counts. */
@@ -168,11 +206,19 @@ export class SessionRecovery {
     return this.#schedule(undefined, `GET session failed: ${caught instanceof Error ? caught.message : String(caught)}`, facts, false);
   }
 
+  /** The credentials provider failed: a provider returning the wrong thing ends the session, a failed call is retried. */
+  credentialsFailed(caught: unknown, facts: RecoveryFacts): readonly RecoveryAction[] {
+    if (facts.terminal) return NOTHING;
+    if (caught instanceof ValidationError) return [{ do: 'fail', error: caught, reason: 'credentials provider returned no usable credentials' }];
+    return this.#schedule(undefined, `credentials provider failed: ${caught instanceof Error ? caught.message : String(caught)}`, facts, false);
+  }
+
   #schedule(code: number | undefined, reason: string, facts: RecoveryFacts, watch = true): readonly RecoveryAction[] {
     const at = facts.now;
     if (this.#lossStartedAt === undefined) {
+      // A new outage. The run of attempts starts over only when the lost connection had been stable.
       this.#lossStartedAt = at;
-      this.#attempt = 0;
+      if (this.#stability.lost(at).fresh) this.#attempt = 0;
     }
     const actions: RecoveryAction[] = [{ do: 'reconnecting', code, reason, at }];
     // Checked once the reconnect decision ran (it may already finish over REST).

@@ -92,6 +92,18 @@ export function sttRoutes(s: Services): Route[] {
     },
 
     {
+      // Ours: a fresh socket token for a live session, so a browser page reconnecting after its token
+      // expired gets one from its backend (docs/protocol.md "URL and authentication").
+      method: 'POST',
+      path: PATHS.realtimeSocketToken,
+      handler: async ({ account, params }) => {
+        const session = s.realtime.get(account, params['sessionId'] as string);
+        const socketUrl = s.baseUrl.replace(/^http/, 'ws') + API_PREFIX + REALTIME_PATHS.socket;
+        return ok({ url: socketUrl, ...s.realtime.issueToken(session) });
+      },
+    },
+
+    {
       method: 'GET',
       path: PATHS.realtimeSession,
       handler: async ({ account, params }) => ok(s.realtime.view(s.realtime.get(account, params['sessionId'] as string))),

@@ -91,6 +91,18 @@ export class Realtime {
     return parseSession(data);
   }
 
+  /**
+   * A fresh socket token for a live session (ours, docs/protocol.md "URL and authentication"): what a
+   * backend hands a browser page whose `credentials` provider asks for one before a reconnect, since a
+   * token is valid 10 minutes and a session may last hours. Retried like a read: each call only issues a token.
+   */
+  async socketToken(sessionId: string, call?: CallOptions): Promise<RealtimeSessionCreated['socket']> {
+    requireId('sessionId', sessionId);
+    const { data } = await this.transport.request({ method: 'POST', path: buildPath(PATHS.realtimeSocketToken, { sessionId }), retry: 'repeatable' }, call);
+    const socket = object(data, 'data');
+    return { url: string(socket['url'], 'data.url'), token: string(socket['token'], 'data.token'), expiresAt: string(socket['expiresAt'], 'data.expiresAt') };
+  }
+
   /** Pauses recording and commits the current segment. Response body: ours, the session view. */
   async pause(sessionId: string, capturedSamples: CountInput, call?: CallOptions): Promise<RealtimeSession> {
     return this.post(PATHS.realtimePause, sessionId, capturedSamples, call);

@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import { CLOSE_CODES, FINAL_CLOSE_CODES } from '../../src/protocol.js';
+import { isValidationError } from '../../src/errors/guards.js';
+import { CLOSE_CLASSES, classifyLoss } from '../../src/realtime/loss-classes.js';
+import { DefaultReconnectPolicy, type ReconnectContext } from '../../src/realtime/reconnect-policy.js';
+import { SessionRecovery, type RecoveryAction, type RecoveryFacts } from '../../src/realtime/session-recovery.js';
+import { checkPolicyOptions, freshCredentials } from '../../src/realtime/socket-credentials.js';
+
+describe('close codes: one table of fatal / refresh / retry', () => {
+  it('classifies every close code and refused upgrade', () => {
+    expect(classifyLoss(CLOSE_CODES.abnormal, undefined, false)).toBe('retry');
+    expect(classifyLoss(1001, undefined, false)).toBe('retry');
+    expect(classifyLoss(4999, undefined, false)).toBe('retry');
+    expect(classifyLoss(CLOSE_CODES.HEARTBEAT_TIMEOUT, undefined, false)).toBe('retry');
+    expect(classifyLoss(CLOSE_CODES.SLOW_CONSUMER, undefined, false)).toBe('retry');
+    expect(classifyLoss(CLOSE_CODES.SERVER_GOING_AWAY, undefined, false)).toBe('retry');
+    for (const code of [CLOSE_CODES.REPLACED, CLOSE_CODES.PROTOCOL_VIOLATION, CLOSE_CODES.SESSION_NOT_FOUND, CLOSE_CODES.SESSION_FINISHED, CLOSE_CODES.RECOVERY_WINDOW_EXPIRED]) {
+      expect(classifyLoss(code, undefined, true)).toBe('fatal');
+    }
+    expect(classifyLoss(CLOSE_CODES.AUTH_FAILED, undefined, true)).toBe('refresh');
+    expect(classifyLoss(CLOSE_CODES.AUTH_FAILED, undefined, false)).toBe('fatal');
+    expect(classifyLoss(CLOSE_CODES.abnormal, 401, true)).toBe('refresh');
+    expect(classifyLoss(CLOSE_CODES.abnormal, 403, true)).toBe('refresh');
+    expect(classifyLoss(CLOSE_CODES.abnormal, 401, false)).toBe('fatal');
+    expect(classifyLoss(CLOSE_CODES.abnormal, 400, true)).toBe('fatal');
+    expect(classifyLoss(CLOSE_CODES.abnormal, 404, true)).toBe('fatal');
+    expect(classifyLoss(CLOSE_CODES.abnormal, 429, true)).toBe('retry');
+    expect(classifyLoss(CLOSE_CODES.abnormal, 503, false)).toBe('retry');
+  });
+
+  it('agrees with the wire list of final close codes', () => {
+    const notRetried = Object.entries(CLOSE_CLASSES).filter(([, c]) => c !== 'retry').map(([code]) => Number(code));
+    expect(notRetried.sort()).toEqual([...FINAL_CLOSE_CODES].sort());
+  });
+});
+
+const facts = (now: number, more: Partial<RecoveryFacts> = {}): RecoveryFacts => ({
+  state: 'streaming', terminal: false, finishRequested: false, socketReady: false, hasRest: false, canRefresh: false, now, ...more,
+});
+
+/** Drives SessionRecovery through one loss → retry → ready, as the session does; returns the retry. */
+function lossAndBack(r: SessionRecovery, lostAt: number, upFor: number, more: Partial<RecoveryFacts> = {}): Extract<RecoveryAction, { do: 'retry' }> {
+  const [first] = r.lost(CLOSE_CODES.abnormal, 'cut', undefined, facts(lostAt, more));
+  expect(first?.do).toBe('reconnecting');
+  const [retry] = r.nextAttempt(CLOSE_CODES.abnormal, 'cut', lostAt, facts(lostAt, more));
+  if (retry?.do !== 'retry') throw new Error(`expected a retry, got ${JSON.stringify(retry)}`);
+  r.attemptStarted();
+  r.recovered(undefined, lostAt + retry.delayMs + 10);
+  void upFor;
+  return retry;
+}
+
+describe('reconnect budget: starts over only after a stable connection', () => {
+  const policy = (): DefaultReconnectPolicy => new DefaultReconnectPolicy({ baseMs: 100, maxMs: 3200, random: () => 0.999 });
+
+  it('a link that drops every few seconds backs off further each time and is reported flapping', () => {
+    const r = new SessionRecovery(policy(), 60_000, 10_000, 30_000);
+    r.recovered(undefined, 0);
+    const retries: Extract<RecoveryAction, { do: 'retry' }>[] = [];
+    let t = 0;
+    for (let i = 0; i < 6; i++) {
+      t += 3000; // each connection lives 3 s: never stable
+      const retry = lossAndBack(r, t, 3000);
+      retries.push(retry);
+      t += retry.delayMs;
+    }
+    const delays = retries.map((x) => x.delayMs);
+    expect(delays[0]).toBe(99);
+    for (let i = 1; i < delays.length; i++) expect(delays[i]).toBeGreaterThan(delays[i - 1] as number);
+    expect(retries.map((x) => x.info.attempt)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(retries[0]?.flapping).toBeUndefined();
+    expect(retries[1]?.flapping?.reason).toMatch(/flapping/);
+    expect(retries[5]?.info.flapping).toBe(true);
+  });
+
+  it('recovers its budget once a connection stayed ready for the window, and says healthy', () => {
+    const r = new SessionRecovery(policy(), 60_000, 10_000, 30_000);
+    r.recovered(undefined, 0);
+    let t = 0;
+    for (let i = 0; i < 4; i++) t += 2000 + lossAndBack(r, t + 2000, 2000).delayMs;
+    expect(r.steady(t + 29_000)).toBeUndefined(); // not yet
+    expect(r.steady(t + 31_000)).toEqual({ state: 'healthy', reason: expect.stringMatching(/stable/) as unknown });
+    const after = lossAndBack(r, t + 40_000, 0);
+    expect(after.info.attempt).toBe(1);
+    expect(after.delayMs).toBe(99);
+    expect(after.flapping).toBeUndefined();
+  });
+
+  it('a loss noticed after the window starts over even when the steady check did not run', () => {
+    const r = new SessionRecovery(policy(), 60_000, 10_000, 1000);
+    r.recovered(undefined, 0);
+    lossAndBack(r, 500, 0);
+    lossAndBack(r, 1500, 0);
+    const later = lossAndBack(r, 10_000, 0);
+    expect(later.info.attempt).toBe(1);
+  });
+
+  it('refused credentials are refreshed with a provider (3 in a row at most), final without one', () => {
+    const withProvider = new SessionRecovery(policy(), 60_000, 10_000);
+    withProvider.recovered(undefined, 0);
+    for (let i = 0; i < 3; i++) expect(withProvider.lost(CLOSE_CODES.abnormal, 'refused', 401, facts(1000 + i, { canRefresh: true }))[0]?.do).toBe('reconnecting');
+    const fourth = withProvider.lost(CLOSE_CODES.abnormal, 'refused', 401, facts(2000, { canRefresh: true }))[0];
+    expect(fourth?.do === 'fail' && fourth.error).toMatchObject({ code: 'REALTIME_SOCKET_REFUSED' });
+    const without = new SessionRecovery(policy(), 60_000, 10_000);
+    const [fail] = without.lost(CLOSE_CODES.abnormal, 'refused', 401, facts(0));
+    expect(fail?.do === 'fail' && fail.error).toMatchObject({ code: 'REALTIME_SOCKET_REFUSED' });
+  });
+});
+
+describe('DefaultReconnectPolicy while flapping', () => {
+  it('waits at least half the ceiling, so spacing grows', () => {
+    const p = new DefaultReconnectPolicy({ baseMs: 100, maxMs: 1000, random: () => 0 });
+    const ctx = (attempt: number, flapping: boolean): ReconnectContext => ({ attempt, elapsedMs: 0, reason: 'x', flapping });
+    expect([0, 1, 2, 3, 4].map((a) => p.nextRetryDelayMs(ctx(a, true)))).toEqual([50, 100, 200, 400, 500]);
+    expect(p.nextRetryDelayMs(ctx(3, false))).toBe(0);
+  });
+});
+
+describe('credentials provider', () => {
+  it('checks the options and what the provider returns', async () => {
+    expect(() => checkPolicyOptions({ credentials: 'tok', stableWindowMs: -1 })).toThrow(/credentials.*stableWindowMs/);
+    expect(() => checkPolicyOptions({ credentials: async () => ({ token: 't' }), stableWindowMs: 0 })).not.toThrow();
+    await expect(freshCredentials(async () => ({ token: 'rtt_x', apiKey: 'k' }))).resolves.toEqual({ token: 'rtt_x', accessKey: 'k' });
+    const bad = await freshCredentials(async () => ({}) as never).catch((e: unknown) => e);
+    expect(isValidationError(bad)).toBe(true);
+    const empty = await freshCredentials(async () => ({ token: '' })).catch((e: unknown) => e);
+    expect(String(empty)).toMatch(/credentials\(\)\.token/);
+  });
+});
