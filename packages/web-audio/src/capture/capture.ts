@@ -256,6 +256,11 @@ export class Capture {
         return;
       }
       await this.#cut('device-changed', this.#now());
+      // stop() may have come while the old graph was being cut: the new one must not outlive it.
+      if (this.#stopping !== undefined) {
+        await disposeGraph(next);
+        return;
+      }
       this.#install(next, generation);
     } finally {
       this.#recovering = false;
@@ -269,8 +274,8 @@ export class Capture {
    * with releaseStream), and an AudioContext the capture created is closed. The session is left open:
    * call session.finish() to end it. Repeated calls return the same promise.
    *
-   * A capture whose audio cannot be handed on (the session's write() threw: a session that is also
-   * written with writePcm16(), or a custom CaptureSession failing) stops by itself, releasing everything as
+   * A capture whose audio cannot be handed on (the session's write() threw: a custom CaptureSession
+   * failing, or a session another writer left inside a segment of another format) stops by itself, releasing everything as
    * above: state$ goes to 'stopped', the error (WEB_AUDIO_CAPTURE_FAILED, the cause attached) is
    * reported with reportError() (the page's error event, as a listener's exception) and is `failure`,
    * and stop() rejects with it. Audio from the failure on went nowhere (not delivered, not encoded).
