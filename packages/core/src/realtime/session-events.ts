@@ -4,6 +4,7 @@ import type { AudioStats, Gap } from './audio-outbox.js';
 import type { LineUpdate, SessionLine } from './line-store.js';
 import type { StateChange } from './session-state.js';
 import type { RealtimeError } from '../errors/realtime-error.js';
+import type { SessionHealth } from './session-health.js';
 
 /**
  * What the session says. Each kind of result has one event with one rule (packages/core/README.md
@@ -33,9 +34,11 @@ export interface RealtimeSessionEvents {
   /** The first frame went on the socket. */
   'first.frame': (info: { readonly startSample: number; readonly epoch: number }) => void;
   /**
-   * The connection while sending: `degraded` within a second of the acknowledgements stopping with
-   * audio in flight (the socket is being probed; replaced if it does not answer), `healthy` once they
-   * move again or everything sent is acknowledged.
+   * The session's health, one stream (packages/core/README.md "Health"): every report is a full
+   * snapshot (`session.health` reads one at any time) and `kind` says why it went out. `connection`:
+   * `degraded` within a second of the acknowledgements stopping with audio in flight (the socket is being
+   * probed; replaced if it does not answer), `healthy` once they move again; `lost` / `reconnected`: a
+   * reconnect with its cause and, once over, its duration; `interval`: every second while a socket is up.
    */
   health: (health: SessionHealth) => void;
   /** Buffer fill and sent vs acknowledged lag, after each acknowledgement. */
@@ -66,15 +69,7 @@ export interface RealtimeSessionEvents {
   message: (message: ServerMessage) => void;
 }
 
-/** One `health` report: the state, why, and how much audio waits on the server. */
-export interface SessionHealth {
-  readonly state: 'healthy' | 'degraded';
-  readonly reason: string;
-  /** Audio sent and not acknowledged, in ms. */
-  readonly unackedMs: number;
-  /** Audio held for resending (unacknowledged and not yet sent), in ms. */
-  readonly bufferedMs: number;
-}
+export type { SessionHealth, HealthReportKind, ReconnectRecord, WindowStats } from './session-health.js';
 
 /** What `finish()` resolves with: the final view, every notice, and the final lines. */
 export interface RealtimeFinishResult {
