@@ -97,7 +97,7 @@ export class HealthMeter {
   readonly #markTime = new Float64Array(HEALTH_TIMING.marks);
   #marks = 0;
   #connection: 'healthy' | 'degraded' = 'healthy';
-  #reason = 'connecting';
+  #reason = 'not connected yet';
   #sessionReason = '';
   #reconnects = 0;
   #last: ReconnectRecord | null = null;
@@ -188,7 +188,10 @@ export class HealthMeter {
   /** A socket is ready. Returns true when it ended an outage (a `reconnected` report is due). */
   ready(now: number): boolean {
     this.#nextRttAt = now; // a first round trip at once
-    if (!this.#down) return false;
+    if (!this.#down) {
+      if (this.#reconnects === 0 && this.#connection === 'healthy') this.#reason = 'connected';
+      return false;
+    }
     this.#down = false;
     if (this.#last !== null) this.#last = { ...this.#last, durationMs: now - this.#last.lostAt };
     this.#connection = 'healthy';
