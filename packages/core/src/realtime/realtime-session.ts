@@ -576,14 +576,16 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     const t = this.#readySocket();
     for (const d of this.#watch.check({ now: this.#now(), ready: t !== undefined, state: this.state, inFlightSamples: this.#outbox.inFlight, acked: this.#outbox.acked })) {
       if (d.do === 'probe') t?.sendJson({ type: 'ping', id: d.id });
-      else if (d.do === 'health') this.#health.connection(d.state, d.reason) && this.#report('connection');
-      else return this.#onLost(d.code, d.reason, undefined, true);
+      else if (d.do === 'health') {
+        if (this.#health.connection(d.state, d.reason)) this.#report('connection');
+      } else return this.#onLost(d.code, d.reason, undefined, true);
     }
     const rtt = t === undefined ? undefined : this.#health.rttPing(this.#now());
     if (rtt !== undefined) t?.sendJson({ type: 'ping', id: rtt });
     if (this.#health.reportDue(this.#now())) this.#report('interval');
   }
 
+  /** One `health` event: the snapshot now, and why it went out. */
   #report(kind: HealthReportKind): void {
     this.emit('health', this.#healthAs(kind));
   }
