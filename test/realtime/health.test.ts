@@ -1,5 +1,5 @@
 import type { RunningServer } from '@soundclone/server';
-import { redact, type LogRecord, type RealtimeSocketSession, type SessionHealth } from '@soundclone/core';
+import { SoundClone, redact, type LogRecord, type RealtimeSocketSession, type SessionHealth } from '@soundclone/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EventCapture, KEY, clientFor, speech, startRealtimeServer } from './support.js';
 
@@ -89,10 +89,16 @@ describe('realtime session: health', () => {
 
   it('logs connects, losses and reconnects without the API key or the socket token', async () => {
     const records: LogRecord[] = [];
-    const client = clientFor(server);
-    const keyed = await client.stt.realtime.connect({ logger: (r) => records.push(r), reconnect: { nextRetryDelayMs: () => 100 } });
+    const messages: string[] = [];
+    // The client's logger (as console takes it: message, fields) reaches its sessions; a session's own wins.
+    const keep = (message: string, fields?: Record<string, unknown>): void => {
+      messages.push(message);
+      records.push(fields as LogRecord);
+    };
+    const client = new SoundClone({ accessKey: KEY, baseUrl: server.url, retryDelay: { baseMs: 20, maxMs: 100 }, logger: { debug: keep, info: keep, warn: keep, error: keep } });
+    const keyed = await client.stt.realtime.connect({ reconnect: { nextRetryDelayMs: () => 100 } });
     const created = await client.stt.realtime.create({});
-    const tokened = await client.stt.realtime.attach({ sessionId: created.sessionId, token: created.socket.token, baseUrl: server.url, logger: { info: (r) => records.push(r), warn: (r) => records.push(r), error: (r) => records.push(r), debug: (r) => records.push(r) } });
+    const tokened = await client.stt.realtime.attach({ sessionId: created.sessionId, token: created.socket.token, baseUrl: server.url, logger: (r) => records.push(r) });
     for (const session of [keyed, tokened]) {
       const events = new EventCapture(session, ['reconnected']);
       session.writePcm16(speech(1, 2));
@@ -102,9 +108,14 @@ describe('realtime session: health', () => {
     }
     const events = records.map((r) => `${r.sessionId}:${r.event}`);
     for (const id of [keyed.sessionId, tokened.sessionId]) {
-      for (const e of ['connect', 'state', 'reconnecting', 'reconnected', 'health']) expect(events).toContain(`${id}:${e}`);
+      for (const e of ['connect', 'socket.open', 'state', 'reconnecting', 'reconnected', 'health']) expect(events).toContain(`${id}:${e}`);
     }
-    const text = JSON.stringify(records);
+    expect(messages).toContain('soundclone: reconnecting');
+    // The addresses dialled are logged, with the credential each carried (header or query) redacted.
+    const opened = records.filter((r) => r.event === 'socket.open');
+    expect(opened.some((r) => (r['headers'] as Record<string, string> | undefined)?.['accessKey'] === '[redacted]')).toBe(true);
+    expect(opened.some((r) => String(r['url']).includes('token=[redacted]') || String(r['url']).includes('token=%5Bredacted%5D'))).toBe(true);
+    const text = JSON.stringify([records, messages]);
     expect(created.socket.token.length).toBeGreaterThan(8);
     expect(text).not.toContain(KEY);
     expect(text).not.toContain(created.socket.token);

@@ -19,7 +19,7 @@ import { openTransport, resolveWebSocket, type SocketTransport, type WebSocketCo
 import type { OperationOptions, RealtimeSessionInit } from './session-options.js';
 import { SocketWatch } from './socket-watch.js';
 import { HealthMeter, type HealthReportKind, type SessionHealth } from './session-health.js';
-import { logSession } from './session-logger.js';
+import { logSession, type LogWrite } from './session-logger.js';
 import { TimerSet } from './timer-set.js';
 import { Waiters, invalidTimeout } from './waiters.js';
 
@@ -56,6 +56,8 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   #stopWatch: (() => void) | undefined;
   /** Latencies, lags, round trips and reconnects behind `health` (session-health.ts). */
   readonly #health = new HealthMeter();
+  /** The `logger` option's writer (redacting), for records no event carries. */
+  readonly #log: LogWrite | undefined;
 
   #ws: { WebSocket: WebSocketConstructor; headers: boolean } | undefined;
   #transport: SocketTransport | undefined;
@@ -91,7 +93,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     this.#recovery = new SessionRecovery(init.reconnect, REALTIME.recoveryWindowMs, init.restFinishReserveMs ?? 10_000);
     this.#machine = new StateMachine((change) => this.#onStateChange(change));
     this.#messages = new SessionMessages(this.#outbox, this.#transcript);
-    if (init.logger !== undefined) logSession(this, init.logger, { socketUrl: init.socketUrl, auth: init.accessKey !== undefined ? 'accessKey' : 'token', secrets: [init.accessKey ?? '', init.token ?? ''] });
+    this.#log = init.logger === undefined ? undefined : logSession(this, init.logger, { socketUrl: init.socketUrl, auth: init.accessKey !== undefined ? 'accessKey' : 'token', secrets: [init.accessKey ?? '', init.token ?? ''] });
   }
 
   get state(): SessionState {
@@ -329,7 +331,9 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     const ws = this.#ws;
     if (ws === undefined || this.#machine.terminal) return;
     this.#ready = false;
-    const opened = openTransport(ws, socketAddress(this.#init, ws.headers), ++this.#transportSeq, {
+    const address = socketAddress(this.#init, ws.headers);
+    this.#log?.('debug', 'socket.open', { transportId: this.#transportSeq + 1, ...address });
+    const opened = openTransport(ws, address, ++this.#transportSeq, {
       onText: (t, text) => this.#onText(t, text),
       onClose: (t, code, reason) => t.id === this.#transport?.id && this.#onLost(code, `socket closed ${code}${reason === '' ? '' : ` ${reason}`}`, t.refusedStatus),
     });

@@ -11,11 +11,15 @@ export interface LogRecord {
   readonly [field: string]: unknown;
 }
 
+/** A method per level: `(message, record)`, as `console` and the client's `logger` option take them. */
+export type LogMethod = (message: string, record: LogRecord) => void;
+
 /**
- * Where a session's records go: an object with a method per level (a `console`, pino, winston… all
- * fit; missing levels are skipped) or one function taking every record.
+ * Where a session's records go: an object with a method per level, each called with a message
+ * ("soundclone: reconnecting") and the record (`console` fits, as does the client's `logger`; missing
+ * levels are skipped), or one function taking every record.
  */
-export type SessionLogger = ((record: LogRecord) => void) | { readonly debug?: (record: LogRecord) => void; readonly info?: (record: LogRecord) => void; readonly warn?: (record: LogRecord) => void; readonly error?: (record: LogRecord) => void };
+export type SessionLogger = ((record: LogRecord) => void) | { readonly debug?: LogMethod; readonly info?: LogMethod; readonly warn?: LogMethod; readonly error?: LogMethod };
 
 /** Field, header and query names whose values are never logged. */
 const SECRET_NAME = /key|token|authorization|secret|password|cookie/i;
@@ -45,16 +49,19 @@ function redactString(text: string, secrets: readonly string[]): string {
 /** The session as the logger hears it: its public events, nothing more. */
 type Loggable = GuardedEmitter<RealtimeSessionEvents> & { readonly sessionId: string };
 
+/** Writes one record (redacted) to the session's logger: for what no public event tells, such as the address dialled. */
+export type LogWrite = (level: LogLevel, event: string, fields?: Record<string, unknown>) => void;
+
 /**
  * Sends what happens to a session (connects, state changes, losses, reconnects, health changes, gaps)
- * to `logger`, each record redacted. Listens to the public events only; a throwing logger is reported
- * like any throwing listener (`debug` listener-error).
+ * to `logger`, each record redacted. Listens to the public events; a throwing logger is reported like
+ * any throwing listener (`debug` listener-error). Returns the writer for the session's own records.
  */
-export function logSession(session: Loggable, logger: SessionLogger, context: { readonly socketUrl: string; readonly auth: 'accessKey' | 'token'; readonly secrets: readonly string[] }): void {
+export function logSession(session: Loggable, logger: SessionLogger, context: { readonly socketUrl: string; readonly auth: 'accessKey' | 'token'; readonly secrets: readonly string[] }): LogWrite {
   const write = (level: LogLevel, event: string, fields: Record<string, unknown> = {}): void => {
     const record = { ...(redact(fields, context.secrets) as Record<string, unknown>), level, event, sessionId: session.sessionId };
     if (typeof logger === 'function') logger(record);
-    else logger[level]?.(record);
+    else logger[level]?.(`soundclone: ${event}`, record);
   };
   session.on('state', (c) => {
     if (c.to === 'connecting') write('info', 'connect', { url: context.socketUrl, auth: context.auth, reason: c.reason });
@@ -70,4 +77,5 @@ export function logSession(session: Loggable, logger: SessionLogger, context: { 
     if (h.kind === 'interval') return; // the periodic snapshot is for metrics, not the log
     write(h.state === 'degraded' ? 'warn' : 'info', 'health', { kind: h.kind, state: h.state, reason: h.reason, unackedMs: h.unackedMs, bufferedMs: h.bufferedMs, lastReconnect: h.lastReconnect });
   });
+  return write;
 }
