@@ -91,7 +91,7 @@ export type {
   UsageUpdatedMessage, NoticeMessage, PausedMessage, ResumedMessage, FinishedMessage, SocketErrorMessage, PingMessage, PongMessage,
 } from './realtime/server-messages.js';
 export type { RealtimeSessionEvents, RealtimeFinishResult, SessionHealth, HealthReportKind, ReconnectRecord, WindowStats } from './realtime/session-events.js';
-export type { SessionLogger, LogRecord, LogLevel } from './realtime/session-logger.js';
+export type { SessionLogger, LogRecord, LogLevel, LogMethod } from './realtime/session-logger.js';
 export { redact } from './realtime/session-logger.js';
 export type { WebSocketLike, WebSocketConstructor } from './realtime/socket-transport.js';
 
