@@ -201,7 +201,7 @@ export class HealthMeter {
 
   /** On the watch tick with a ready socket: the id of a round-trip ping to send now, if one is due. */
   rttPing(now: number): string | undefined {
-    if (now < this.#nextRttAt || this.#rttId !== undefined && now - this.#rttSentAt < HEALTH_TIMING.rttEveryMs) return undefined;
+    if (now < this.#nextRttAt || (this.#rttId !== undefined && now - this.#rttSentAt < HEALTH_TIMING.rttEveryMs)) return undefined;
     this.#nextRttAt = now + HEALTH_TIMING.rttEveryMs;
     this.#rttSentAt = now;
     return (this.#rttId = `${RTT_PREFIX}${String(++this.#rttSeq)}`);
