@@ -53,7 +53,7 @@ describe('realtime session: reconnect budget, flapping, credentials', () => {
     // Spacing actually grows on the wire, not only in the reported delays: each waits at least its delay.
     reconnecting.forEach((r, i) => expect(spacing[i]).toBeGreaterThanOrEqual(r.delayMs));
     expect((spacing[4] as number) - (spacing[1] as number)).toBeGreaterThanOrEqual(600);
-    expect(health.filter((h) => h.state === 'flapping')).toHaveLength(4);
+    expect(health.filter((h) => h.kind === 'connection' && h.state === 'flapping')).toHaveLength(4);
     // Stable for the window: healthy again, and the next loss starts a fresh budget.
     await events.waitFor('health', (h) => h.state === 'healthy' && /stable/.test(h.reason), 5000);
     proxy.cut();

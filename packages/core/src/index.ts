@@ -92,7 +92,9 @@ export type {
   SessionReadyMessage, AudioAckMessage, PartialMessage, LineMessage, AlignmentMessage, EntitiesMessage, RevisionMessage, LanguageMessage,
   UsageUpdatedMessage, NoticeMessage, PausedMessage, ResumedMessage, FinishedMessage, SocketErrorMessage, PingMessage, PongMessage,
 } from './realtime/server-messages.js';
-export type { RealtimeSessionEvents, RealtimeFinishResult, SessionHealth } from './realtime/session-events.js';
+export type { RealtimeSessionEvents, RealtimeFinishResult, SessionHealth, HealthReportKind, ReconnectRecord, WindowStats } from './realtime/session-events.js';
+export type { SessionLogger, LogRecord, LogLevel, LogMethod } from './realtime/session-logger.js';
+export { redact } from './realtime/session-logger.js';
 export type { WebSocketLike, WebSocketConstructor } from './realtime/socket-transport.js';
 
 // --- live captions: engine, writers, session binding ---

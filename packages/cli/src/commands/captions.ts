@@ -3,6 +3,7 @@ import { BUNDLED_SAMPLE, openMicrophone, rawPcmSource, stdinSource, transcribeLi
 import { oneOf, parse, positiveInt, str } from '../args.js';
 import { CaptionScreen } from '../caption-screen.js';
 import { deviceLine, eventLine, silenceLine } from '../capture-status.js';
+import { HealthLines } from '../session-health-lines.js';
 import { CaptionFiles } from '../caption-files.js';
 import { GapLines } from '../gap-lines.js';
 import { CliUsageError } from '../cli-error.js';
@@ -108,6 +109,11 @@ async function show(ctx: CommandContext, live: LiveTranscription, drops: DropRel
   });
   session.on('reconnecting', (info) => screen.status(`reconnecting: attempt ${String(info.attempt)} in ${String(info.delayMs)} ms (${info.reason})`));
   session.on('reconnected', (info) => screen.status(`reconnected: server had ${String(info.receivedSamples)} samples, resending ${String(info.resendSamples)}`));
+  const health = new HealthLines();
+  session.on('health', (h) => {
+    const text = health.next(h);
+    if (text !== null) screen.status(text);
+  });
   session.on('rotated', (info) => screen.status(`rotated: epoch ${String(info.fromEpoch)} -> ${String(info.toEpoch)} at sample ${String(info.atSample)}`));
   const gaps = new GapLines((text) => screen.status(text));
   // Gap positions count the session's wire samples (16 kHz), whatever the source's rate.

@@ -22,9 +22,12 @@ import { parseRetryAfterMs, retryDelayMs, type BackoffPolicy } from './retry-tim
  */
 export type RetryMode = 'repeatable' | 'once';
 
+/** The client's `logger`: retry notices here; realtime sessions send it their records too (session-logger.ts). */
 export interface Logger {
   debug?(message: string, fields?: Record<string, unknown>): void;
+  info?(message: string, fields?: Record<string, unknown>): void;
   warn?(message: string, fields?: Record<string, unknown>): void;
+  error?(message: string, fields?: Record<string, unknown>): void;
 }
 
 export interface TransportConfig {
@@ -39,7 +42,7 @@ export interface TransportConfig {
   readonly random?: (() => number) | undefined;
 }
 
-export type TransportEndpoint = Pick<TransportConfig, 'accessKey' | 'baseUrl'>;
+export type TransportEndpoint = Pick<TransportConfig, 'accessKey' | 'baseUrl' | 'logger'>;
 
 /** Options every public call takes. */
 export interface CallOptions {
@@ -89,7 +92,7 @@ export class Transport {
    * socket authenticates with the same key and derives its URL from the same base.
    */
   get endpoint(): TransportEndpoint {
-    return { accessKey: this.config.accessKey, baseUrl: this.config.baseUrl };
+    return { accessKey: this.config.accessKey, baseUrl: this.config.baseUrl, ...(this.config.logger !== undefined ? { logger: this.config.logger } : {}) };
   }
 
   /** The client's per-attempt timeout (calls that hold the request open add their wait to it). */

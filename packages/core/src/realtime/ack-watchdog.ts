@@ -1,6 +1,6 @@
 import { REALTIME } from '../protocol.js';
 import type { AudioStats } from './audio-outbox.js';
-import type { SessionHealth } from './session-events.js';
+import type { SessionHealth } from './session-health.js';
 import type { SessionState } from './session-state.js';
 
 /**
@@ -51,7 +51,7 @@ const ACKED_STATES: readonly SessionState[] = ['streaming', 'pausing', 'finishin
 const SAMPLES_PER_MS = REALTIME.sampleRate / 1000;
 
 /** The `health` event for a decision, with the audio waiting on the server from the outbox's stats. */
-export function healthReport(decision: { readonly state: SessionHealth['state']; readonly reason: string }, stats: AudioStats): SessionHealth {
+export function healthReport(decision: { readonly state: SessionHealth['state']; readonly reason: string }, stats: AudioStats): Pick<SessionHealth, 'state' | 'reason' | 'unackedMs' | 'bufferedMs'> {
   return {
     state: decision.state,
     reason: decision.reason,

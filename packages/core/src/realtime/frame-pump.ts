@@ -57,6 +57,8 @@ export class FramePump {
   /** Transport id on which session.finish / session.pause / session.resume was sent, and the drain deadline. */
   readonly #sent = new SocketSends();
   #firstFrameSent = false;
+  #framesSent = 0;
+  #bytesSent = 0;
   /** The server refuses all audio for good (balance used up): nothing is sent again. */
   #halted = false;
   readonly #outbox: AudioOutbox;
@@ -108,6 +110,15 @@ export class FramePump {
     this.#halted = true;
   }
 
+  /** Audio frames handed to sockets since the session began (resends included), and their bytes: for `health`. */
+  get framesSent(): number {
+    return this.#framesSent;
+  }
+
+  get bytesSent(): number {
+    return this.#bytesSent;
+  }
+
   /** Sends on `socket` what the state and the in-flight window allow; then pause/finish once drained. */
   pump({ socket: t, state, epoch }: PumpInput): PumpResult {
     if (this.#halted || t === undefined || !t.open) return QUIET;
@@ -126,6 +137,8 @@ export class FramePump {
       const frame = outbox.nextFrame(epoch, draining);
       if (frame === null) break;
       t.send(frame.bytes);
+      this.#framesSent++;
+      this.#bytesSent += frame.bytes.byteLength;
       if (!this.#firstFrameSent) {
         this.#firstFrameSent = true;
         firstFrame = { startSample: frame.startSample, epoch };

@@ -1,6 +1,5 @@
 import { CLOSE_CODES, REALTIME, SOCKET_DEFAULTS } from '../protocol.js';
 import type { RealtimeNotice, RealtimeSession } from '../types/realtime.js';
-import { healthReport } from './ack-watchdog.js';
 import { AudioOutbox, type AudioStats, type InputFormat } from './audio-outbox.js';
 import { FramePump } from './frame-pump.js';
 import { GuardedEmitter } from './guarded-emitter.js';
@@ -20,6 +19,8 @@ import { StateMachine, type SessionState, type StateChange } from './session-sta
 import { openTransport, resolveWebSocket, type SocketTransport, type WebSocketConstructor } from './socket-transport.js';
 import type { OperationOptions, RealtimeSessionInit } from './session-options.js';
 import { SocketWatch } from './socket-watch.js';
+import { HealthMeter, type HealthReportKind, type SessionHealth } from './session-health.js';
+import { logSession, type LogWrite } from './session-logger.js';
 import { TimerSet } from './timer-set.js';
 import { Waiters, invalidTimeout } from './waiters.js';
 
@@ -54,6 +55,10 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   /** Connect timeout, heartbeat and acks of the current socket, checked on one tick (#check) that #stopWatch cancels. */
   readonly #watch = new SocketWatch();
   #stopWatch: (() => void) | undefined;
+  /** Latencies, lags, round trips and reconnects behind `health` (session-health.ts). */
+  readonly #health = new HealthMeter();
+  /** The `logger` option's writer (redacting), for records no event carries. */
+  readonly #log: LogWrite | undefined;
 
   #ws: { WebSocket: WebSocketConstructor; headers: boolean } | undefined;
   #transport: SocketTransport | undefined;
@@ -92,6 +97,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     this.#recovery = new SessionRecovery(init.reconnect, REALTIME.recoveryWindowMs, init.restFinishReserveMs ?? 10_000, init.stableWindowMs ?? 30_000);
     this.#machine = new StateMachine((change) => this.#onStateChange(change));
     this.#messages = new SessionMessages(this.#outbox, this.#transcript);
+    this.#log = init.logger === undefined ? undefined : logSession(this, init.logger, { socketUrl: init.socketUrl, auth: init.accessKey !== undefined ? 'accessKey' : 'token', secrets: [init.accessKey ?? '', init.token ?? ''] });
   }
 
   get state(): SessionState {
@@ -114,6 +120,15 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
 
   get stats(): AudioStats {
     return this.#outbox.stats();
+  }
+
+  /** The health snapshot now (the same fields every `health` event carries; `kind` 'interval'). */
+  get health(): SessionHealth {
+    return this.#healthAs('interval');
+  }
+
+  #healthAs(kind: HealthReportKind): SessionHealth {
+    return this.#health.snapshot(kind, { now: this.#now(), state: this.state, stats: this.#outbox.stats(), framesSent: this.#sender.framesSent, bytesSent: this.#sender.bytesSent });
   }
 
   /** Opens the first socket; resolves on session.ready, rejects when the session failed before it. */
@@ -320,7 +335,9 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     const ws = this.#ws;
     if (ws === undefined || this.#machine.terminal) return;
     this.#ready = false;
-    const opened = openTransport(ws, socketAddress({ ...this.#init, ...this.#credentials }, ws.headers), ++this.#transportSeq, {
+    const address = socketAddress({ ...this.#init, ...this.#credentials }, ws.headers);
+    this.#log?.('debug', 'socket.open', { transportId: this.#transportSeq + 1, ...address });
+    const opened = openTransport(ws, address, ++this.#transportSeq, {
       onText: (t, text) => this.#onText(t, text),
       onClose: (t, code, reason) => t.id === this.#transport?.id && this.#onLost(code, `socket closed ${code}${reason === '' ? '' : ` ${reason}`}`, t.refusedStatus),
     });
@@ -355,11 +372,15 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
       switch (action.do) {
         case 'reconnecting':
           if (this.state !== 'connecting') this.#machine.set('reconnecting', action.reason);
+          if (this.#everReady && this.#health.lost(action.reason, action.code, this.#now())) this.#report('lost');
           this.#recover(this.#recovery.nextAttempt(action.code, action.reason, action.at, this.#facts()));
           break;
         case 'retry':
           this.emit('reconnecting', action.info);
-          if (action.flapping !== undefined) this.emit('health', healthReport({ state: 'flapping', reason: action.flapping.reason }, this.#outbox.stats()));
+          if (action.flapping !== undefined) {
+            this.#health.flapping(action.flapping.reason);
+            this.#report('connection');
+          }
           this.#later(action.delayMs, () => {
             this.#recovery.attemptStarted();
             void this.#reconnect();
@@ -441,6 +462,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
       return;
     }
     const message = parsed.message;
+    this.#health.heard(message, this.#now(), this.#outbox.inFlight, this.#outbox.acked);
     const reconnectAttempt = message.type === 'session.ready' ? this.#socketReady(message) : undefined;
     const actions = this.#messages.handle(message, { state: this.state, transportId: t.id, intent: this.#intent, sent: this.#sender.sent, reconnectAttempt });
     for (const action of actions) this.#run(t, action);
@@ -459,10 +481,11 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     const t = this.#transport;
     this.#later(this.#recovery.stableWindowMs, () => {
       const healthy = t === this.#transport && this.#ready ? this.#recovery.steady(this.#now()) : undefined;
-      if (healthy !== undefined) this.emit('health', healthReport(healthy, this.#outbox.stats()));
+      if (healthy !== undefined && this.#health.steady(healthy.reason)) this.#report('connection');
     });
     const reconnect = this.#everReady;
     this.#everReady = true;
+    if (this.#health.ready(this.#now())) this.#report('reconnected');
     this.#watch.ready(this.#now(), this.#init.heartbeatTimeoutMs ?? m.heartbeatTimeoutMs ?? SOCKET_DEFAULTS.heartbeatTimeoutMs);
     this.#watchTicks();
     this.#drain(this.#sender.newSocket(this.#intent.finish || this.#intent.pause));
@@ -516,6 +539,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
 
   /** Sends what the state and the in-flight window allow, on the socket that is ready (see FramePump). */
   #pump(): void {
+    this.#health.wrote(this.#outbox.produced, this.#now());
     const { firstFrame } = this.#sender.pump({ socket: this.#readySocket(), state: this.state, epoch: this.epoch });
     if (firstFrame !== undefined) this.emit('first.frame', firstFrame);
   }
@@ -574,9 +598,18 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     const t = this.#readySocket();
     for (const d of this.#watch.check({ now: this.#now(), ready: t !== undefined, state: this.state, inFlightSamples: this.#outbox.inFlight, acked: this.#outbox.acked })) {
       if (d.do === 'probe') t?.sendJson({ type: 'ping', id: d.id });
-      else if (d.do === 'health') this.emit('health', healthReport(d, this.#outbox.stats()));
-      else return this.#onLost(d.code, d.reason, undefined, true);
+      else if (d.do === 'health') {
+        if (this.#health.connection(d.state, d.reason)) this.#report('connection');
+      } else return this.#onLost(d.code, d.reason, undefined, true);
     }
+    const rtt = t === undefined ? undefined : this.#health.rttPing(this.#now());
+    if (rtt !== undefined) t?.sendJson({ type: 'ping', id: rtt });
+    if (this.#health.reportDue(this.#now())) this.#report('interval');
+  }
+
+  /** One `health` event: the snapshot now, and why it went out. */
+  #report(kind: HealthReportKind): void {
+    this.emit('health', this.#healthAs(kind));
   }
 
   /** A timer that teardown clears and that never runs after the end. */
@@ -592,6 +625,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
    * (reported as `debug` { kind: 'listener-error' }, else rethrown in a microtask).
    */
   #onStateChange(change: StateChange): void {
+    this.#health.stateChanged(change.reason);
     if (this.#machine.terminal) this.#teardown();
     this.#waiters.check();
     // Terminal without the awaited condition (e.g. pause() when the session finished): nothing waits forever.

@@ -4,6 +4,7 @@ import type { AudioStats, Gap } from './audio-outbox.js';
 import type { LineUpdate, SessionLine } from './line-store.js';
 import type { StateChange } from './session-state.js';
 import type { RealtimeError } from '../errors/realtime-error.js';
+import type { SessionHealth } from './session-health.js';
 
 /**
  * What the session says. Each kind of result has one event with one rule (packages/core/README.md
@@ -33,11 +34,14 @@ export interface RealtimeSessionEvents {
   /** The first frame went on the socket. */
   'first.frame': (info: { readonly startSample: number; readonly epoch: number }) => void;
   /**
-   * The connection while sending: `degraded` within a second of the acknowledgements stopping with
-   * audio in flight (the socket is being probed; replaced if it does not answer), `healthy` once they
-   * move again or everything sent is acknowledged. `flapping` when connections keep coming back and
-   * dropping before they are stable (reconnects back off further each time); `healthy` again once one
-   * has stayed ready for the session's `stableWindowMs`.
+   * The session's health, one stream (packages/core/README.md "Health"): every report is a full
+   * snapshot (`session.health` reads one at any time) and `kind` says why it went out. `connection`:
+   * `degraded` within a second of the acknowledgements stopping with audio in flight (the socket is being
+   * probed; replaced if it does not answer), `healthy` once they move again; `flapping` when connections
+   * keep coming back and dropping before they are stable (reconnects back off further each time),
+   * `healthy` again once one has stayed ready for the session's `stableWindowMs`; `lost` /
+   * `reconnected`: a reconnect with its cause and, once over, its duration; `interval`: every second
+   * while a socket is up.
    */
   health: (health: SessionHealth) => void;
   /** Buffer fill and sent vs acknowledged lag, after each acknowledgement. */
@@ -68,15 +72,7 @@ export interface RealtimeSessionEvents {
   message: (message: ServerMessage) => void;
 }
 
-/** One `health` report: the state, why, and how much audio waits on the server. */
-export interface SessionHealth {
-  readonly state: 'healthy' | 'degraded' | 'flapping';
-  readonly reason: string;
-  /** Audio sent and not acknowledged, in ms. */
-  readonly unackedMs: number;
-  /** Audio held for resending (unacknowledged and not yet sent), in ms. */
-  readonly bufferedMs: number;
-}
+export type { SessionHealth, HealthReportKind, ReconnectRecord, WindowStats } from './session-health.js';
 
 /** What `finish()` resolves with: the final view, every notice, and the final lines. */
 export interface RealtimeFinishResult {

@@ -2,6 +2,7 @@ import type { RealtimeSession } from '../types/realtime.js';
 import type { ReconnectPolicy } from './reconnect-policy.js';
 import type { WebSocketConstructor } from './socket-transport.js';
 import type { CredentialsProvider } from './socket-credentials.js';
+import type { SessionLogger } from './session-logger.js';
 
 /** The REST calls a session can fall back on (absent when it holds only a socket token). */
 export interface RealtimeRest {
@@ -59,6 +60,11 @@ export interface RealtimeSocketOptions {
    * close: a REST finish needs the time (the server may wait ~8 s for supplements). Default 10000.
    */
   readonly restFinishReserveMs?: number;
+  /**
+   * Structured records of what happens (connects, state changes, losses, reconnects, health changes,
+   * gaps), API keys and tokens redacted: `console`, a pino/winston logger, or one function.
+   */
+  readonly logger?: SessionLogger;
   /** Clock for heartbeat and reconnect budgets (tests). */
   readonly now?: () => number;
 }

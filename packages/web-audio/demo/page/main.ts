@@ -1,5 +1,5 @@
 import { attachSession, captionCues, isWebAudioError, openMicrophone, startCapture, type Capture, type CaptureDrop, type CaptureResult, type WebCaptureEvent } from '@soundclone/web-audio';
-import { isApiError, type CaptureHealth, type RealtimeFinishResult, type RealtimeSocketSession } from '@soundclone/core';
+import { isApiError, type CaptureHealth, type RealtimeFinishResult, type RealtimeSocketSession, type SessionHealth } from '@soundclone/core';
 import { apiErrorFromResponse, protocol } from '@soundclone/core/internal';
 import { sessionStreams } from '@soundclone/core/rx';
 import { CaptionsView } from './captions-view.js';
@@ -291,6 +291,7 @@ function watchSession(s: RealtimeSocketSession): void {
     reconnects += 1;
     reconnectsEl.textContent = `${reconnects} reconnect${reconnects === 1 ? '' : 's'}`;
   });
+  s.on('health', showConnection);
   s.on('balance.exhausted', (info) => balanceUsedUp(s, info.receivedSamples));
   streams.partials$.subscribe((p) => view.partial(p.text));
   streams.lines$.subscribe((line) => view.line(line));
@@ -341,6 +342,24 @@ function watchCapture(c: Capture): void {
     const st = c.stats;
     details.textContent = `${st.transport === 'shared' ? 'SharedArrayBuffer ring' : 'transferred batches'} · ${st.sampleRate} Hz → 16 kHz (${st.kernel}) · ${(st.sentSamples / 16000).toFixed(1)} s sent`;
   }, 250);
+}
+
+/**
+ * Connection quality from the session's health stream: latency and round trip while healthy, the audio
+ * waiting while degraded ("degraded — 2.0 s of audio buffered"), the cause and length of the last reconnect.
+ */
+function showConnection(h: SessionHealth): void {
+  const el = $('quality');
+  const parts: string[] = [];
+  if (h.state === 'degraded') parts.push(`degraded — ${(h.bufferedMs / 1000).toFixed(1)} s of audio buffered`);
+  else {
+    if (h.finalLatencyMs.p50 !== null) parts.push(`latency ${h.finalLatencyMs.p50} ms`);
+    if (h.rttMs.last !== null) parts.push(`rtt ${h.rttMs.last} ms`);
+  }
+  const last = h.lastReconnect;
+  if (last !== null) parts.push(last.durationMs === null ? `reconnecting: ${last.cause}` : `last reconnect: ${last.cause} (${(last.durationMs / 1000).toFixed(1)} s)`);
+  el.textContent = parts.join(' · ');
+  el.dataset['state'] = h.state;
 }
 
 /** The status line: the device, and what is wrong when something is ("no audio for 3 s", "device lost — reconnecting to default"). */

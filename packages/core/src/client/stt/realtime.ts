@@ -11,6 +11,7 @@ import { RealtimeSocketSession } from '../../realtime/realtime-session.js';
 import { socketUrlFor } from '../../realtime/socket-address.js';
 import { resolveWebSocket } from '../../realtime/socket-transport.js';
 import type { RealtimeSocketOptions } from '../../realtime/session-options.js';
+import type { SessionLogger } from '../../realtime/session-logger.js';
 import { checkIdempotencyKey, requireId, type CreateTranscriptionOptions } from './transcriptions.js';
 
 /**
@@ -61,6 +62,7 @@ export class Realtime {
       { ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), ...(session.signal !== undefined ? { signal: session.signal } : {}) },
     );
     const live = new RealtimeSocketSession({
+      ...this.#logger(),
       ...session,
       sessionId: created.sessionId,
       socketUrl: socketUrl ?? created.socket.url,
@@ -81,8 +83,14 @@ export class Realtime {
     if (typeof sessionId !== 'string' || sessionId === '') c.add('sessionId', 'is required and must be a non-empty string');
     if (typeof token !== 'string' || token === '') c.add('token', 'is required and must be a non-empty string');
     c.throwIfAny();
-    const live = new RealtimeSocketSession({ ...session, sessionId, token, socketUrl: socketUrl ?? socketUrlFor(baseUrl ?? this.transport.endpoint.baseUrl) });
+    const live = new RealtimeSocketSession({ ...this.#logger(), ...session, sessionId, token, socketUrl: socketUrl ?? socketUrlFor(baseUrl ?? this.transport.endpoint.baseUrl) });
     return live.start();
+  }
+
+  /** The client's `logger` for a session that names none of its own. */
+  #logger(): { logger?: SessionLogger } {
+    const logger = this.transport.endpoint.logger;
+    return logger === undefined ? {} : { logger };
   }
 
   async get(sessionId: string, call?: CallOptions): Promise<RealtimeSession> {
