@@ -13,7 +13,7 @@ import { finishOverRest, readSession } from './session-rest.js';
 import { SessionRecovery, type RecoveryAction, type RecoveryFacts } from './session-recovery.js';
 import { socketAddress } from './socket-address.js';
 import { checkPolicyOptions, freshCredentials } from './socket-credentials.js';
-import { parseServerMessage, type SessionReadyMessage } from './server-messages.js';
+import { ignoredMessage, parseServerMessage, type SessionReadyMessage } from './server-messages.js';
 import type { RealtimeFinishResult, RealtimeSessionEvents } from './session-events.js';
 import { SessionIntent } from './session-intent.js';
 import { SessionMessages, type MessageAction } from './session-messages.js';
@@ -264,16 +264,12 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     if (wasPaused && this.#outbox.unsent > 0) this.#sendResume();
     this.#recover(this.#recovery.finishRequested(this.#now() + wait.timeoutMs, this.#facts()));
     this.#pump();
-    this.#finishPromise = this.#waiters
-      .until(() => this.#result !== undefined, wait)
-      .then(
-        () => this.#result as RealtimeFinishResult,
-        (caught: unknown) => {
-          this.#conclude(finishGaveUp(caught));
-          throw caught;
-        },
-      );
-    return this.#finishPromise;
+    const settled = (): RealtimeFinishResult => this.#result as RealtimeFinishResult;
+    const gaveUp = (caught: unknown): never => {
+      this.#conclude(finishGaveUp(caught));
+      throw caught;
+    };
+    return (this.#finishPromise = this.#waiters.until(() => this.#result !== undefined, wait).then(settled, gaveUp));
   }
 
   /** pause() or resume() (operation-gates.ts decides); `send` runs in the tick of the decision, so audio written right after follows it. */
@@ -441,11 +437,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     if (t.id !== this.#transport?.id || this.#machine.terminal) return;
     this.#watch.heard(this.#now());
     const parsed = parseServerMessage(text);
-    if (parsed.kind !== 'message') {
-      // Ignored and told: a type a newer server sends, or garbage.
-      this.emit('debug', parsed.kind === 'unknown' ? { kind: 'unknown-message', detail: { type: parsed.type } } : { kind: 'invalid-message', detail: { reason: parsed.reason } });
-      return;
-    }
+    if (parsed.kind !== 'message') return void this.emit('debug', ignoredMessage(parsed)); // a type a newer server sends, or garbage
     const message = parsed.message;
     this.#health.heard(message, this.#now(), this.#outbox.inFlight, this.#outbox.acked);
     const reconnectAttempt = message.type === 'session.ready' ? this.#socketReady(message) : undefined;
