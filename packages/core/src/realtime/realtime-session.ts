@@ -41,11 +41,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   readonly #init: RealtimeSessionInit;
   readonly #machine: StateMachine;
   readonly #outbox: AudioOutbox;
-  readonly #transcript = new SessionTranscript({
-    line: (line) => this.emit('line', line),
-    lineUpdated: (update) => this.emit('line.updated', update),
-    notice: (notice) => this.emit('notice', notice),
-  });
+  readonly #transcript = new SessionTranscript({ line: (l) => this.emit('line', l), lineUpdated: (u) => this.emit('line.updated', u), notice: (n) => this.emit('notice', n) });
   readonly #now: () => number;
   readonly #connectTimeoutMs: number;
   readonly #sender: FramePump;
