@@ -1,4 +1,4 @@
-import { CLOSE_CODES, REALTIME, SOCKET_DEFAULTS } from '../protocol.js';
+import { CLOSE_CODES, SOCKET_DEFAULTS } from '../protocol.js';
 import type { RealtimeNotice, RealtimeSession } from '../types/realtime.js';
 import { AudioOutbox, type AudioStats, type InputFormat } from './audio-outbox.js';
 import { FramePump } from './frame-pump.js';
@@ -7,11 +7,13 @@ import type { SessionLine } from './line-store.js';
 import { SessionTranscript } from './session-transcript.js';
 import { RealtimeError } from '../errors/realtime-error.js';
 import { PAUSE, RESUME, finishesNow, operationGate, operationWait, refusedAtOnce, type OperationView, type StateOperation } from './operation-gates.js';
-import { balanceError, exhaustedAt, failedBeforeReady, finalViewEnding, finishGaveUp, restFinishEnding, settle, unsavedEnding, type Ending, type Exhaustion } from './session-ending.js';
+import { balanceError, exhaustedAt, failedBeforeReady, finalViewEnding, finishGaveUp, settle, unsavedEnding, type Ending, type Exhaustion } from './session-ending.js';
+import { sessionParts } from './session-parts.js';
+import { finishOverRest, readSession } from './session-rest.js';
 import { SessionRecovery, type RecoveryAction, type RecoveryFacts } from './session-recovery.js';
 import { socketAddress } from './socket-address.js';
 import { checkPolicyOptions, freshCredentials } from './socket-credentials.js';
-import { parseServerMessage, type SessionReadyMessage } from './server-messages.js';
+import { ignoredMessage, parseServerMessage, type SessionReadyMessage } from './server-messages.js';
 import type { RealtimeFinishResult, RealtimeSessionEvents } from './session-events.js';
 import { SessionIntent } from './session-intent.js';
 import { SessionMessages, type MessageAction } from './session-messages.js';
@@ -27,14 +29,11 @@ import { Waiters, invalidTimeout } from './waiters.js';
 export { socketUrlFor } from './socket-address.js';
 
 /**
- * A realtime session over the socket: audio in, lines out, never losing a sample the
- * server has not acknowledged.
- *
- * Generations: every socket gets a transport id, and every callback from a socket that is no longer
- * current is dropped; partials of an epoch already left are dropped. Every await re-checks the state.
- * This class is the one owner of the state, and the only user of the socket, the timers and REST: the
- * helpers (SessionMessages, SessionRecovery, FramePump, operation-gates.ts, session-ending.ts) return
- * what to do and this class does it. README.md here draws the machine and the handshake per socket.
+ * A realtime session over the socket: audio in, lines out, never losing a sample the server has not
+ * acknowledged. The one owner of the state, the socket, the timers and REST: the helpers return what to
+ * do and this class does it (README.md here: who decides, the machine, the handshake per socket).
+ * Callbacks of a socket no longer current (its transport id) and partials of an epoch already left are
+ * dropped; every await re-checks the state.
  */
 export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents> {
   readonly sessionId: string;
@@ -42,12 +41,9 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   readonly #init: RealtimeSessionInit;
   readonly #machine: StateMachine;
   readonly #outbox: AudioOutbox;
-  readonly #transcript = new SessionTranscript({
-    line: (line) => this.emit('line', line),
-    lineUpdated: (update) => this.emit('line.updated', update),
-    notice: (notice) => this.emit('notice', notice),
-  });
+  readonly #transcript = new SessionTranscript({ line: (l) => this.emit('line', l), lineUpdated: (u) => this.emit('line.updated', u), notice: (n) => this.emit('notice', n) });
   readonly #now: () => number;
+  readonly #connectTimeoutMs: number;
   readonly #sender: FramePump;
   readonly #recovery: SessionRecovery;
   readonly #waiters = new Waiters();
@@ -84,20 +80,17 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     super();
     this.#init = init;
     this.sessionId = init.sessionId;
-    this.#now = init.now ?? (() => Date.now());
-    this.#outbox = new AudioOutbox({
-      sampleRate: init.sampleRate ?? REALTIME.sampleRate,
-      channels: init.channels ?? 1,
-      bufferMs: init.bufferMs ?? REALTIME.recoveryWindowMs,
-      onGap: (gap) => this.emit('gap', { ...gap, epoch: this.epoch }),
-    });
-    const drain = { maxInFlightSamples: init.maxInFlightSamples ?? 32_000, drainTimeoutMs: init.drainTimeoutMs ?? 5000 };
-    this.#sender = new FramePump(this.#outbox, drain, this.#now);
+    const parts = sessionParts(init);
+    this.#now = parts.now;
+    this.#connectTimeoutMs = parts.connectTimeoutMs;
+    this.#outbox = new AudioOutbox({ ...parts.audio, onGap: (gap) => this.emit('gap', { ...gap, epoch: this.epoch }) });
+    this.#sender = new FramePump(this.#outbox, parts.drain, this.#now);
     checkPolicyOptions(init);
-    this.#recovery = new SessionRecovery(init.reconnect, REALTIME.recoveryWindowMs, init.restFinishReserveMs ?? 10_000, init.stableWindowMs ?? 30_000);
+    const { windowMs, restFinishReserveMs, stableWindowMs } = parts.recovery;
+    this.#recovery = new SessionRecovery(init.reconnect, windowMs, restFinishReserveMs, stableWindowMs);
     this.#machine = new StateMachine((change) => this.#onStateChange(change));
     this.#messages = new SessionMessages(this.#outbox, this.#transcript);
-    this.#log = init.logger === undefined ? undefined : logSession(this, init.logger, { socketUrl: init.socketUrl, auth: init.accessKey !== undefined ? 'accessKey' : 'token', secrets: [init.accessKey ?? '', init.token ?? ''] });
+    this.#log = init.logger === undefined ? undefined : logSession(this, init.logger, parts.log);
   }
 
   get state(): SessionState {
@@ -267,22 +260,15 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     if (wasPaused && this.#outbox.unsent > 0) this.#sendResume();
     this.#recover(this.#recovery.finishRequested(this.#now() + wait.timeoutMs, this.#facts()));
     this.#pump();
-    this.#finishPromise = this.#waiters
-      .until(() => this.#result !== undefined, wait)
-      .then(
-        () => this.#result as RealtimeFinishResult,
-        (caught: unknown) => {
-          this.#conclude(finishGaveUp(caught));
-          throw caught;
-        },
-      );
-    return this.#finishPromise;
+    const settled = (): RealtimeFinishResult => this.#result as RealtimeFinishResult;
+    const gaveUp = (caught: unknown): never => {
+      this.#conclude(finishGaveUp(caught));
+      throw caught;
+    };
+    return (this.#finishPromise = this.#waiters.until(() => this.#result !== undefined, wait).then(settled, gaveUp));
   }
 
-  /**
-   * pause() or resume() (operation-gates.ts decides): waits until the state lets it decide, sends it
-   * (`send`, in the tick of that decision: audio written right after follows it), waits for the server.
-   */
+  /** pause() or resume() (operation-gates.ts decides); `send` runs in the tick of the decision, so audio written right after follows it. */
   async #operate(op: StateOperation, options: OperationOptions, send: () => void): Promise<void> {
     const wait = operationWait(op.call, options, 30_000, () => this.#failure);
     const refused = refusedAtOnce(wait);
@@ -343,14 +329,11 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     });
     if (opened instanceof Error) return this.#end('failed', opened, 'socket refused');
     this.#transport = opened;
-    this.#watch.opened(this.#now(), this.#init.connectTimeoutMs ?? 10_000);
+    this.#watch.opened(this.#now(), this.#connectTimeoutMs);
     this.#watchTicks();
   }
 
-  /**
-   * The current socket is gone (refusedStatus: the HTTP status of its refused upgrade), or believed dead
-   * (`terminate`: dropped without waiting for a close that will not come): the end or a reconnect.
-   */
+  /** The socket is gone (refusedStatus: of its refused upgrade) or believed dead (`terminate`: no close will come): recovery decides. */
   #onLost(code: number | undefined, reason: string, refusedStatus?: number, terminate = false): void {
     this.#transport?.[terminate ? 'terminate' : 'dispose']();
     this.#transport = undefined;
@@ -377,10 +360,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
           break;
         case 'retry':
           this.emit('reconnecting', action.info);
-          if (action.flapping !== undefined) {
-            this.#health.flapping(action.flapping.reason);
-            this.#report('connection');
-          }
+          if (action.flapping !== undefined && this.#health.flapping(action.flapping.reason)) this.#report('connection');
           this.#later(action.delayMs, () => {
             this.#recovery.attemptStarted();
             void this.#reconnect();
@@ -422,15 +402,12 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     if (!waiting()) return;
     const rest = this.#init.rest;
     if (rest === undefined || !this.#everReady) return this.#openSocket();
-    const read = await settle(() => rest.get(this.sessionId, { signal: this.#lifetime.signal }));
+    const read = await readSession(rest, this.sessionId, this.#lifetime.signal);
     if (!read.ok) this.#recover(this.#recovery.viewFailed(read.caught, this.#facts()));
     else if (waiting()) this.#recover([this.#recovery.viewRead(read.value)]);
   }
 
-  /**
-   * Saves the result over REST with the exact capturedSamples: the server settles what it received,
-   * and what it did not is declared a gap here and a TRANSPORT_GAP there.
-   */
+  /** Saves the result over REST (session-rest.ts): from `finishing`, reconnect attempts standing aside. */
   async #finishOverRest(why: string, expired: boolean): Promise<void> {
     const rest = this.#init.rest;
     if (this.#machine.terminal || this.#restFinishing) return;
@@ -439,15 +416,15 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     if (rest === undefined) return this.#conclude(unsavedEnding(why, expired));
     this.#intent.finishAsked();
     this.#machine.set('finishing', why);
-    const outcome = await settle(() => rest.finish(this.sessionId, String(this.#outbox.produced), { signal: this.#lifetime.signal }));
+    const ending = await finishOverRest(rest, this.sessionId, this.#outbox.produced, why, this.#lifetime.signal);
     this.#restFinishing = false;
-    this.#conclude(restFinishEnding(why, outcome));
+    this.#conclude(ending);
   }
 
   /** Close 4409 without session.finished before it: read the final view over REST. */
   async #readFinalView(reason: string): Promise<void> {
     const rest = this.#init.rest;
-    this.#conclude(finalViewEnding(reason, rest === undefined ? undefined : await settle(() => rest.get(this.sessionId, { signal: this.#lifetime.signal }))));
+    this.#conclude(finalViewEnding(reason, rest === undefined ? undefined : await readSession(rest, this.sessionId, this.#lifetime.signal)));
   }
 
   // ── Messages ──────────────────────────────────────────────────────────────────────────────────────
@@ -456,11 +433,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     if (t.id !== this.#transport?.id || this.#machine.terminal) return;
     this.#watch.heard(this.#now());
     const parsed = parseServerMessage(text);
-    if (parsed.kind !== 'message') {
-      // Ignored and told: a type a newer server sends, or garbage.
-      this.emit('debug', parsed.kind === 'unknown' ? { kind: 'unknown-message', detail: { type: parsed.type } } : { kind: 'invalid-message', detail: { reason: parsed.reason } });
-      return;
-    }
+    if (parsed.kind !== 'message') return void this.emit('debug', ignoredMessage(parsed)); // a type a newer server sends, or garbage
     const message = parsed.message;
     this.#health.heard(message, this.#now(), this.#outbox.inFlight, this.#outbox.acked);
     const reconnectAttempt = message.type === 'session.ready' ? this.#socketReady(message) : undefined;
@@ -470,11 +443,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     this.#waiters.check();
   }
 
-  /**
-   * session.ready on the current socket: it is ready, the heartbeat runs, the outage (if any) is over, and the
-   * pump starts afresh on it (a drain in progress gets a new wait). Returns the reconnect attempt that
-   * made it, undefined for the first connect.
-   */
+  /** session.ready: the socket is ready, its watch runs, the pump starts afresh (a drain gets a new wait). Returns the reconnect attempt (none for the first). */
   #socketReady(m: SessionReadyMessage): number | undefined {
     this.#ready = true;
     const attempt = this.#recovery.recovered(m.recoveryWindowMs, this.#now());
@@ -501,11 +470,9 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
         this.#machine.set(action.to, action.reason);
         return;
       case 'resume':
-        this.#sendResume();
-        return;
+        return this.#sendResume();
       case 'pump':
-        this.#pump();
-        return;
+        return this.#pump();
       case 'resumed':
         this.#sender.resumeAnswered();
         this.#intent.resumeTaken();
@@ -514,14 +481,11 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
         t.sendJson({ type: 'pong', id: action.id });
         return;
       case 'probeAnswered':
-        this.#watch.answered(action.id, this.#now());
-        return;
+        return this.#watch.answered(action.id, this.#now());
       case 'finished':
-        this.#onFinished(action.view, action.reason);
-        return;
+        return this.#onFinished(action.view, action.reason);
       case 'exhausted':
-        this.#onBalanceExhausted(action.notice);
-        return;
+        return this.#onBalanceExhausted(action.notice);
       case 'resync':
         t.close(CLOSE_CODES.normal, 'resync');
         this.#onLost(undefined, action.reason);
@@ -598,13 +562,12 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     const t = this.#readySocket();
     for (const d of this.#watch.check({ now: this.#now(), ready: t !== undefined, state: this.state, inFlightSamples: this.#outbox.inFlight, acked: this.#outbox.acked })) {
       if (d.do === 'probe') t?.sendJson({ type: 'ping', id: d.id });
-      else if (d.do === 'health') {
-        if (this.#health.connection(d.state, d.reason)) this.#report('connection');
-      } else return this.#onLost(d.code, d.reason, undefined, true);
+      else if (d.do === 'drop') return this.#onLost(d.code, d.reason, undefined, true);
+      else if (this.#health.connection(d.state, d.reason)) this.#report('connection');
     }
-    const rtt = t === undefined ? undefined : this.#health.rttPing(this.#now());
-    if (rtt !== undefined) t?.sendJson({ type: 'ping', id: rtt });
-    if (this.#health.reportDue(this.#now())) this.#report('interval');
+    const due = this.#health.tick(this.#now(), t !== undefined);
+    if (due.ping !== undefined) t?.sendJson({ type: 'ping', id: due.ping });
+    if (due.report) this.#report('interval');
   }
 
   /** One `health` event: the snapshot now, and why it went out. */
@@ -619,11 +582,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     });
   }
 
-  /**
-   * The machine's own work first (teardown, waiters), the user's listeners last: whatever they do, the
-   * session is torn down and every wait settled. A throwing listener is caught by GuardedEmitter
-   * (reported as `debug` { kind: 'listener-error' }, else rethrown in a microtask).
-   */
+  /** The machine's own work first (teardown, waiters), the user's listeners last: whatever they do (GuardedEmitter catches a throw), every wait settles. */
   #onStateChange(change: StateChange): void {
     this.#health.stateChanged(change.reason);
     if (this.#machine.terminal) this.#teardown();

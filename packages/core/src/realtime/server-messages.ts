@@ -155,6 +155,11 @@ export function parseServerMessage(raw: string): ParsedServerMessage {
   }
 }
 
+/** The `debug` event's payload for a message the session ignores: a type a newer server sends, or garbage. */
+export function ignoredMessage(parsed: Exclude<ParsedServerMessage, { kind: 'message' }>): { readonly kind: string; readonly detail: Readonly<Record<string, unknown>> } {
+  return parsed.kind === 'unknown' ? { kind: 'unknown-message', detail: { type: parsed.type } } : { kind: 'invalid-message', detail: { reason: parsed.reason } };
+}
+
 function build(type: ServerMessageType, m: Json): ServerMessage {
   switch (type) {
     case 'session.ready':

@@ -204,11 +204,12 @@ export class HealthMeter {
     return true;
   }
 
-  /** The reconnect policy found the link flapping: told (also while down) until a connection is stable. */
-  flapping(reason: string): void {
+  /** The reconnect policy found the link flapping: told (also while down) until a connection is stable. Returns true: a `connection` report is due. */
+  flapping(reason: string): boolean {
     this.#flapping = true;
     this.#connection = 'flapping';
     this.#reason = reason;
+    return true;
   }
 
   /** A connection stayed ready for the stable window. Returns true when that ends a flapping run. */
@@ -221,16 +222,23 @@ export class HealthMeter {
     return true;
   }
 
-  /** On the watch tick with a ready socket: the id of a round-trip ping to send now, if one is due. */
-  rttPing(now: number): string | undefined {
+  /**
+   * The session's watch tick: the id of a round-trip ping to send now (a ready socket only) and whether
+   * the interval report is due.
+   */
+  tick(now: number, ready: boolean): { readonly ping: string | undefined; readonly report: boolean } {
+    const ping = ready ? this.#rttPing(now) : undefined;
+    return { ping, report: this.#reportDue(now) };
+  }
+
+  #rttPing(now: number): string | undefined {
     if (now < this.#nextRttAt || (this.#rttId !== undefined && now - this.#rttSentAt < HEALTH_TIMING.rttEveryMs)) return undefined;
     this.#nextRttAt = now + HEALTH_TIMING.rttEveryMs;
     this.#rttSentAt = now;
     return (this.#rttId = `${RTT_PREFIX}${String(++this.#rttSeq)}`);
   }
 
-  /** On the watch tick: whether the interval snapshot is due. */
-  reportDue(now: number): boolean {
+  #reportDue(now: number): boolean {
     if (now < this.#nextReportAt) return false;
     this.#nextReportAt = now + HEALTH_TIMING.everyMs;
     return true;
