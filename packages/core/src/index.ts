@@ -19,12 +19,6 @@ export {
 export type { SampleArrayOf } from './dsp/ring-types.js';
 export { EncodePipeline, type EncodePipelineOptions, type EncodedFrame } from './dsp/encode-pipeline.js';
 
-// --- capture health: the measurements both capture adapters make (types in types/capture-health.ts) ---
-export {
-  DriftEstimator, StarvationDetector, CaptureTimeline, blockLevel,
-  type DriftEstimatorOptions, type StarvationOptions, type StarvationReading,
-} from './util/capture-measures.js';
-
 // --- REST client ---
 export { SoundClone } from './client/soundclone.js';
 export type { SoundCloneOptions } from './client/options.js';

@@ -42,3 +42,9 @@ export { parseServerMessage, type ParsedServerMessage } from './realtime/server-
 export { resolveCaptionOptions } from './captions/caption-options.js';
 export { cueId } from './captions/cue.js';
 export { vttTime, srtTime } from './captions/cue-writers.js';
+
+// --- capture health: the measurements both capture adapters make (their types are public: types/capture-health.ts) ---
+export {
+  DriftEstimator, StarvationDetector, CaptureTimeline, blockLevel,
+  type DriftEstimatorOptions, type StarvationOptions, type StarvationReading,
+} from './util/capture-measures.js';

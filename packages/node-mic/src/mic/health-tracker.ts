@@ -1,6 +1,6 @@
 import { BehaviorSubject, Subject, type Observable } from 'rxjs';
+import { CaptureTimeline, DriftEstimator, StarvationDetector, blockLevel } from '@soundclone/core/internal';
 import {
-  CaptureTimeline, DriftEstimator, StarvationDetector, blockLevel,
   type CaptureCause, type CaptureDevice, type CaptureEvent, type CaptureGap, type CaptureHealth, type CaptureLevel, type CaptureState,
 } from '@soundclone/core';
 import type { AudioBlock } from '../sources/audio-source.js';

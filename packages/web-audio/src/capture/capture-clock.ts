@@ -1,4 +1,4 @@
-import { DriftEstimator, StarvationDetector, type StarvationReading } from '@soundclone/core';
+import { DriftEstimator, StarvationDetector, type StarvationReading } from '@soundclone/core/internal';
 
 /**
  * The capture's clock measures, on the page: time since startCapture(), time to first audio, the last

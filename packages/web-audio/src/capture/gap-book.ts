@@ -1,4 +1,5 @@
-import { CaptureTimeline, type CaptureCause, type CaptureDevice, type CaptureEvent, type CaptureGap } from '@soundclone/core';
+import { CaptureTimeline } from '@soundclone/core/internal';
+import type { CaptureCause, CaptureDevice, CaptureEvent, CaptureGap } from '@soundclone/core';
 
 /** A cut whose gap closes at the next frame. */
 export interface OpenGap {
