@@ -29,6 +29,15 @@ export class ConnectionStability {
   }
 
   /**
+   * Milliseconds until the ready connection has been up for the window (0: due, or none is ready). A
+   * timer set for the window can run early by this clock: Node starts timers from the event loop's
+   * cached time, which lags behind when the loop was busy, so the session asks again for the rest.
+   */
+  remainingMs(now: number): number {
+    return this.#readyAt === undefined ? 0 : Math.max(0, this.#readyAt + this.stableWindowMs - now);
+  }
+
+  /**
    * The connection is still up at `now` (the session asks once stableWindowMs after its ready): `stable`
    * when this made it stable, so the budget starts over; `endsFlapping` when the session was flapping.
    */

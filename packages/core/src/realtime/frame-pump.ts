@@ -80,6 +80,11 @@ export class FramePump {
     return this.#limits.drainTimeoutMs + 1;
   }
 
+  /** Milliseconds until the drain deadline by the pump's clock (0 once it passed or with no drain). */
+  drainLeftMs(): number {
+    return Math.max(0, this.#sent.drainDeadline - this.#now());
+  }
+
   /**
    * A new socket said session.ready: nothing owed was sent on it yet. A drain in progress gets a fresh
    * wait on it (the old deadline may have passed during the outage; the audio buffered meanwhile

@@ -448,10 +448,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     this.#ready = true;
     const attempt = this.#recovery.recovered(m.recoveryWindowMs, this.#now());
     const t = this.#transport;
-    this.#later(this.#recovery.stableWindowMs, () => {
-      const healthy = t === this.#transport && this.#ready ? this.#recovery.steady(this.#now()) : undefined;
-      if (healthy !== undefined && this.#health.steady(healthy.reason)) this.#report('connection');
-    });
+    this.#later(this.#recovery.stableWindowMs, () => this.#checkStable(t));
     const reconnect = this.#everReady;
     this.#everReady = true;
     if (this.#health.ready(this.#now())) this.#report('reconnected');
@@ -459,6 +456,15 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     this.#watchTicks();
     this.#drain(this.#sender.newSocket(this.#intent.finish || this.#intent.pause));
     return reconnect ? attempt : undefined;
+  }
+
+  /** Socket t's stable window ran out (a timer may run early by the session's clock: then the rest is waited). */
+  #checkStable(t: SocketTransport | undefined): void {
+    if (t !== this.#transport || !this.#ready) return;
+    const rest = this.#recovery.stableInMs(this.#now());
+    if (rest > 0) return this.#later(rest, () => this.#checkStable(t));
+    const healthy = this.#recovery.steady(this.#now());
+    if (healthy !== undefined && this.#health.steady(healthy.reason)) this.#report('connection');
   }
 
   /** One action SessionMessages decided for a message from socket t. */
@@ -508,9 +514,18 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     if (firstFrame !== undefined) this.emit('first.frame', firstFrame);
   }
 
-  /** A drain started (pause(), finish(), or one carried to a new socket): pump again once its wait ran out. */
+  /**
+   * A drain started (pause(), finish(), or one carried to a new socket): pump again once its wait ran out.
+   * Node times a timer from the loop's cached clock, which lags when the loop was busy, so it can run
+   * before the deadline by the session's clock: then the rest is waited too.
+   */
   #drain(pumpAfterMs: number | undefined): void {
-    if (pumpAfterMs !== undefined) this.#later(pumpAfterMs, () => this.#pump());
+    if (pumpAfterMs === undefined) return;
+    this.#later(pumpAfterMs, () => {
+      this.#pump();
+      const left = this.#sender.drainLeftMs();
+      if (left > 0) this.#drain(left + 1);
+    });
   }
 
   #readySocket(): SocketTransport | undefined {

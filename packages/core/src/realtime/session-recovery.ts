@@ -112,6 +112,11 @@ export class SessionRecovery {
     return attempt;
   }
 
+  /** Milliseconds until the ready connection has been up for stableWindowMs (0: ask steady() now). */
+  stableInMs(now: number): number {
+    return this.#stability.remainingMs(now);
+  }
+
   /**
    * The connection made ready at least stableWindowMs ago is still ready: the budget starts over. Returns
    * the `healthy` report to emit when this ends a flapping run.

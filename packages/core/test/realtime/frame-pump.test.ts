@@ -68,6 +68,21 @@ describe('FramePump: told the socket, state and epoch; returns what went out', (
     expect(second.ws.json()).toEqual([{ type: 'session.finish', capturedSamples: '320' }]);
   });
 
+  it('tells how long until the drain deadline, so a pump woken early by its timer knows to wait the rest', () => {
+    const { outbox, pump, socket, advance } = setup(100);
+    const { t } = socket();
+    outbox.writePcm16(new Int16Array(320));
+    pump.pump({ socket: t, state: 'streaming', epoch: 1 });
+    expect(pump.drainLeftMs()).toBe(0); // no drain yet
+    pump.startDrain();
+    advance(60); // the timer ran 40 ms early by this clock
+    expect(pump.pump({ socket: t, state: 'finishing', epoch: 1 })).toEqual({});
+    expect(pump.drainLeftMs()).toBe(40);
+    advance(41);
+    expect(pump.drainLeftMs()).toBe(0);
+    expect(pump.pump({ socket: t, state: 'finishing', epoch: 1 })).toEqual({ control: 'session.finish' });
+  });
+
   it('a pause waits for a rotation in progress: nothing goes while a resume is unanswered on the socket', () => {
     const { outbox, pump, socket } = setup(100);
     const { ws, t } = socket();

@@ -86,6 +86,15 @@ describe('reconnect budget: starts over only after a stable connection', () => {
     expect(after.flapping).toBeUndefined();
   });
 
+  it('tells how long until a ready connection is stable, so a timer that ran early waits the rest', () => {
+    const r = new SessionRecovery(policy(), 60_000, 10_000, 30_000);
+    r.recovered(undefined, 1000);
+    expect(r.stableInMs(1000)).toBe(30_000);
+    expect(r.stableInMs(29_500)).toBe(1500);
+    expect(r.steady(29_500)).toBeUndefined();
+    expect(r.stableInMs(31_000)).toBe(0);
+  });
+
   it('a loss noticed after the window starts over even when the steady check did not run', () => {
     const r = new SessionRecovery(policy(), 60_000, 10_000, 1000);
     r.recovered(undefined, 0);
