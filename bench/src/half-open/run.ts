@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { SoundClone, type RealtimeSocketSession } from '@soundclone/core';
 import { BENCH_KEY, ServerProcess } from '../realtime/server-process.js';
 import { percentile, sleep, speech } from '../realtime/speech.js';
-import { BlackholeProxy } from './blackhole-proxy.js';
+import { ChaosProxy } from '@soundclone/server';
 
 /**
  * `pnpm bench:half-open`: how fast a half-open socket is caught while audio flows, on loopback. Each
@@ -37,8 +37,8 @@ async function streamRealTime(session: RealtimeSocketSession, pcm: Int16Array, f
   }
 }
 
-async function once(client: SoundClone, server: URL, fault: (proxy: BlackholeProxy) => void, seed: number): Promise<Run> {
-  const proxy = await new BlackholeProxy({ host: server.hostname, port: Number(server.port) }).listen();
+async function once(client: SoundClone, server: URL, fault: (proxy: ChaosProxy) => void, seed: number): Promise<Run> {
+  const proxy = await new ChaosProxy(Number(server.port), server.hostname).listen();
   try {
     const session = await client.stt.realtime.connect({ socketUrl: `ws://127.0.0.1:${String(proxy.port)}/sound_clone/api/v1/stt/realtime/socket` });
     const pcm = speech(3, seed);
@@ -82,7 +82,7 @@ async function main(): Promise<void> {
     const halfOpen: Run[] = [];
     const shortStall: Run[] = [];
     for (let i = 0; i < runs; i++) {
-      halfOpen.push(await once(client, target, (p) => p.blackhole(), 10 + i));
+      halfOpen.push(await once(client, target, (p) => p.halfOpen(), 10 + i));
       shortStall.push(await once(client, target, (p) => p.stall(800), 500 + i));
       process.stderr.write(`\r${String(i + 1)}/${String(runs)} runs`);
     }

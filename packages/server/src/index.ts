@@ -32,3 +32,4 @@ export type { TaskTiming } from './domain/transcription-runner.js';
 export { refusalForAddress, refusalForName } from './media/address-policy.js';
 export { signWebhook } from './webhooks/signing.js';
 export { parseServerFlags, SERVER_USAGE, SERVER_FLAG_OPTIONS, ServerFlagError, isServerFlagError, type ServerFlags } from './cli-flags.js';
+export { ChaosProxy } from './testing/chaos-proxy.js';
