@@ -384,7 +384,7 @@ export function decodeFrameHeader(view: DataView, offset: number, byteLength: nu
 export const SERVER_MESSAGES = [
   'session.ready', 'audio.ack', 'transcript.partial', 'transcript.line', 'transcript.alignment', 'transcript.entities',
   'transcript.revision', 'transcript.language', 'usage.updated', 'session.notice', 'session.paused', 'session.resumed',
-  'session.finished', 'error', 'ping', 'pong',
+  'session.finished', 'error', 'ping', 'pong', 'socket.recycle',
 ] as const;
 export type ServerMessageType = (typeof SERVER_MESSAGES)[number];
 
@@ -413,6 +413,11 @@ export const CLOSE_CODES = {
   abnormal: 1006,
   /** A newer connection attached to the same session; do not reconnect from this one. */
   REPLACED: 4001,
+  /**
+   * The socket reached the server's lifetime limit (`socket.recycle` said so beforehand; the exact
+   * `audio.ack` came right before the close): reconnect at once. Routine: not a loss of the link.
+   */
+  SOCKET_RECYCLED: 4002,
   /** Too many consecutive refused frames or messages. */
   PROTOCOL_VIOLATION: 4400,
   /**
@@ -434,6 +439,18 @@ export const CLOSE_CODES = {
   /** The server shuts down; reconnect later (the session is gone with an in-memory server). */
   SERVER_GOING_AWAY: 4503,
 } as const;
+
+/**
+ * Socket lifetime (docs/protocol.md "Socket lifetime"): a server that limits how long one socket lives
+ * sends `socket.recycle { closeInMs }` this long before the limit, min(noticeMaxMs, lifetime ×
+ * noticeFraction), and at the limit the exact `audio.ack` and close 4002 SOCKET_RECYCLED.
+ */
+export const SOCKET_RECYCLE = Object.freeze({ noticeMaxMs: 10_000, noticeFraction: 0.25 });
+
+/** Milliseconds between `socket.recycle` and the close 4002, for a socket that lives `lifetimeMs`. */
+export function recycleNoticeMs(lifetimeMs: number): number {
+  return Math.floor(Math.min(SOCKET_RECYCLE.noticeMaxMs, lifetimeMs * SOCKET_RECYCLE.noticeFraction));
+}
 
 /**
  * Close codes after which the client never reconnects: the session is over, refused or owned by a newer

@@ -16,6 +16,7 @@ import type { ServerOptions } from './server.js';
  * required), --allow-media-host HOST:PORT (TEST-ONLY: lets exactly that host:port through the
  * mediaUrl/notifyUrl address policy). Realtime: --rotate-every-ms N, --rotate-every-samples N,
  * --recovery-window-ms N, --heartbeat-interval-ms N, --heartbeat-timeout-ms N, --delay-acks-ms N,
+ * --socket-lifetime-ms N (each socket is recycled with close 4002 after N ms, told beforehand),
  * --withhold-acks, --withhold-supplements KINDS (comma list of alignment,entities,revision,language, or
  * all), --delay-supplements-ms N, --retain-audio SECONDS (TEST-ONLY debug read of stored audio).
  * --recognizer auto|pocketsphinx|deterministic: auto (the default here, unlike startServer's) uses
@@ -32,7 +33,7 @@ export const SERVER_USAGE =
   'usage: soundclone-server --port 8787 --access-key KEY [--access-key KEY2] [--host 127.0.0.1] [--allow-media-host HOST:PORT (test-only)]\n' +
   '  realtime: [--rotate-every-ms N] [--rotate-every-samples N] [--recovery-window-ms N] [--heartbeat-interval-ms N]\n' +
   '            [--heartbeat-timeout-ms N] [--delay-acks-ms N] [--withhold-acks] [--withhold-supplements KINDS|all]\n' +
-  '            [--delay-supplements-ms N] [--retain-audio SECONDS (test-only)]\n' +
+  '            [--delay-supplements-ms N] [--socket-lifetime-ms N] [--retain-audio SECONDS (test-only)]\n' +
   '  recognition: [--recognizer auto|pocketsphinx|deterministic] (default auto: PocketSphinx when installed)\n' +
   '               [--max-decoders N] (PocketSphinx streams at once, default 4)\n' +
   '  per account: [--max-decoders-per-account N] (default: max-decoders minus a quarter, 3 of 4)\n' +
@@ -44,7 +45,7 @@ const SUPPLEMENT_KINDS: readonly SupplementKind[] = ['alignment', 'entities', 'r
 
 const NUMERIC = [
   'rotate-every-ms', 'rotate-every-samples', 'recovery-window-ms', 'heartbeat-interval-ms', 'heartbeat-timeout-ms', 'delay-acks-ms',
-  'delay-supplements-ms', 'retain-audio', 'max-decoders', 'upload-quota-bytes', 'max-decoders-per-account', 'max-sessions-per-account',
+  'delay-supplements-ms', 'socket-lifetime-ms', 'retain-audio', 'max-decoders', 'upload-quota-bytes', 'max-decoders-per-account', 'max-sessions-per-account',
 ] as const;
 
 /**
@@ -139,6 +140,7 @@ export function parseServerFlags(argv: readonly string[]): ServerFlags {
       ...(numbers['rotate-every-ms'] !== undefined ? { rotateEveryMs: numbers['rotate-every-ms'] } : {}),
       ...(numbers['rotate-every-samples'] !== undefined ? { rotateEverySamples: numbers['rotate-every-samples'] } : {}),
       ...(numbers['recovery-window-ms'] !== undefined ? { recoveryWindowMs: numbers['recovery-window-ms'] } : {}),
+      ...(numbers['socket-lifetime-ms'] !== undefined ? { socketLifetimeMs: numbers['socket-lifetime-ms'] } : {}),
     },
     socket: {
       ...(numbers['heartbeat-interval-ms'] !== undefined ? { heartbeatIntervalMs: numbers['heartbeat-interval-ms'] } : {}),

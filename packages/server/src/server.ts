@@ -70,7 +70,8 @@ export interface ServerOptions {
   readonly taskTiming?: Partial<TaskTiming>;
   /**
    * Realtime: supplementWaitMs, recoveryWindowMs (default protocol.ts REALTIME.recoveryWindowMs), and
-   * the rotation schedule rotateEveryMs / rotateEverySamples (off by default).
+   * the rotation schedule rotateEveryMs / rotateEverySamples (off by default), and the per-socket
+   * lifetime socketLifetimeMs (off by default; docs/protocol.md "Socket lifetime").
    */
   readonly realtimeTiming?: Partial<Omit<RealtimeTiming, 'retainAudioMaxSamples'>>;
   /** HTTP connection limits: timeouts and unread-response bounds (defaults: protocol.ts HTTP_LIMITS). */
@@ -152,6 +153,11 @@ function openSessionLimit(value: number | undefined): number {
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   if (options.accessKeys.length === 0) throw new TypeError('startServer needs at least one access key');
   const maxOpenSessionsPerAccount = openSessionLimit(options.maxRealtimeSessionsPerAccount);
+  const lifetimeMs = options.realtimeTiming?.socketLifetimeMs;
+  // Timers take at most 2^31 - 1 ms; below 4 ms the notice (a quarter) would round to nothing.
+  if (lifetimeMs !== undefined && (!Number.isSafeInteger(lifetimeMs) || lifetimeMs < 4 || lifetimeMs > 2_147_483_647)) {
+    throw new TypeError(`realtimeTiming.socketLifetimeMs must be a whole number of milliseconds in [4, 2147483647] (got ${lifetimeMs})`);
+  }
   const clock = options.clock ?? systemClock;
   // First, before anything that costs (a recognizer): a locked or damaged directory is refused at once.
   const store = options.dataDir !== undefined ? StateStore.open(options.dataDir) : undefined;

@@ -24,8 +24,12 @@ export class ConnectionStability {
     return this.#unstableLosses;
   }
 
-  ready(now: number): void {
-    this.#readyAt = now;
+  /**
+   * A connection is ready. `continued`: it took over from one the server recycled (docs/protocol.md
+   * "Socket lifetime"), so the link has been up since the earlier one's ready and that time still counts.
+   */
+  ready(now: number, continued = false): void {
+    if (!continued || this.#readyAt === undefined) this.#readyAt = now;
   }
 
   /**

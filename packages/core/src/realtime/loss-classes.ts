@@ -6,10 +6,12 @@ import { CLOSE_CODES } from '../protocol.js';
  *   retry    the network or the server had a moment: reconnect under the reconnect policy
  *   refresh  the credential was refused (expired token): reconnect with fresh credentials from the
  *            session's `credentials` provider; without one it is final (another attempt meets the same answer)
+ *   recycle  the server recycled the socket at its lifetime limit (4002): routine, not a fault of the link;
+ *            reconnect at once, outside the reconnect policy: no delay, no attempt of the budget, no flapping
  *   fatal    the session is over, refused or owned by a newer socket: never reconnect (4409 and 4410 still
  *            read or save the result; session-recovery.ts decides how it ends)
  */
-export type LossClass = 'retry' | 'refresh' | 'fatal';
+export type LossClass = 'retry' | 'refresh' | 'recycle' | 'fatal';
 
 /**
  * The one table of close codes. Codes not listed (1006, proxies' 1001/1011, unknown 4xxx) are retried, so
@@ -18,6 +20,7 @@ export type LossClass = 'retry' | 'refresh' | 'fatal';
  */
 export const CLOSE_CLASSES: Readonly<Record<number, LossClass>> = {
   [CLOSE_CODES.REPLACED]: 'fatal',
+  [CLOSE_CODES.SOCKET_RECYCLED]: 'recycle',
   [CLOSE_CODES.PROTOCOL_VIOLATION]: 'fatal',
   [CLOSE_CODES.AUTH_FAILED]: 'refresh',
   [CLOSE_CODES.SESSION_NOT_FOUND]: 'fatal',

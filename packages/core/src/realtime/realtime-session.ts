@@ -21,6 +21,7 @@ import { StateMachine, type SessionState, type StateChange } from './session-sta
 import { openTransport, resolveWebSocket, type SocketTransport, type WebSocketConstructor } from './socket-transport.js';
 import type { OperationOptions, RealtimeSessionInit } from './session-options.js';
 import { SocketWatch } from './socket-watch.js';
+import { closeDuringHandoff, opensStandby } from './socket-handoff.js';
 import { HealthMeter, type HealthReportKind, type SessionHealth } from './session-health.js';
 import { logSession, type LogWrite } from './session-logger.js';
 import { TimerSet } from './timer-set.js';
@@ -58,6 +59,8 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
 
   #ws: { WebSocket: WebSocketConstructor; headers: boolean } | undefined;
   #transport: SocketTransport | undefined;
+  /** The next socket, opened on socket.recycle while the current one still works (socket-handoff.ts). */
+  #standby: SocketTransport | undefined;
   #transportSeq = 0;
   #ready = false;
   #everReady = false;
@@ -317,18 +320,43 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
 
   // ── Socket lifecycle ──────────────────────────────────────────────────────────────────────────────
 
-  #openSocket(): void {
+  /** A new current socket, or (standby) the next one while the current one still works. */
+  #openSocket(standby = false): void {
     const ws = this.#ws;
     if (ws === undefined || this.#machine.terminal) return;
-    this.#ready = false;
     const address = socketAddress({ ...this.#init, ...this.#credentials }, ws.headers);
-    this.#log?.('debug', 'socket.open', { transportId: this.#transportSeq + 1, ...address });
+    this.#log?.('debug', 'socket.open', { transportId: this.#transportSeq + 1, standby, ...address });
     const opened = openTransport(ws, address, ++this.#transportSeq, {
       onText: (t, text) => this.#onText(t, text),
-      onClose: (t, code, reason) => t.id === this.#transport?.id && this.#onLost(code, `socket closed ${code}${reason === '' ? '' : ` ${reason}`}`, t.refusedStatus),
+      onClose: (t, code, reason) => this.#onClose(t, code, `socket closed ${code}${reason === '' ? '' : ` ${reason}`}`),
     });
-    if (opened instanceof Error) return this.#end('failed', opened, 'socket refused');
+    if (opened instanceof Error) return standby ? undefined : this.#end('failed', opened, 'socket refused');
+    if (standby) return void (this.#standby = opened);
+    this.#ready = false;
     this.#transport = opened;
+    this.#watch.opened(this.#now(), this.#connectTimeoutMs);
+    this.#watchTicks();
+  }
+
+  /** A socket closed: the standby is forgotten, the current one is handed over or lost (socket-handoff.ts). */
+  #onClose(t: SocketTransport, code: number, reason: string): void {
+    if (t === this.#standby) {
+      this.#standby = undefined;
+      return void this.emit('debug', { kind: 'standby-lost', detail: { code, reason } });
+    }
+    if (t.id !== this.#transport?.id) return;
+    if (this.#standby !== undefined && closeDuringHandoff(code) === 'promote') return this.#promote(this.#standby);
+    this.#onLost(code, reason, t.refusedStatus);
+  }
+
+  /** The standby becomes the current socket (not ready until its session.ready); the old one is let go. */
+  #promote(next: SocketTransport): void {
+    this.#transport?.close(CLOSE_CODES.normal, 'recycled');
+    this.#standby = undefined;
+    this.#transport = next;
+    this.#ready = false;
+    this.#recovery.handoff();
+    this.#health.recycled(this.#now());
     this.#watch.opened(this.#now(), this.#connectTimeoutMs);
     this.#watchTicks();
   }
@@ -337,6 +365,8 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   #onLost(code: number | undefined, reason: string, refusedStatus?: number, terminate = false): void {
     this.#transport?.[terminate ? 'terminate' : 'dispose']();
     this.#transport = undefined;
+    this.#standby?.close(CLOSE_CODES.normal, 'lost');
+    this.#standby = undefined;
     this.#ready = false;
     this.#stopWatch?.();
     if (this.#machine.terminal) return;
@@ -430,6 +460,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   // ── Messages ──────────────────────────────────────────────────────────────────────────────────────
 
   #onText(t: SocketTransport, text: string): void {
+    if (t === this.#standby && !this.#machine.terminal) this.#promote(t); // its session.ready (or the news that ends the session)
     if (t.id !== this.#transport?.id || this.#machine.terminal) return;
     this.#watch.heard(this.#now());
     const parsed = parseServerMessage(text);
@@ -492,6 +523,9 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
         return this.#onFinished(action.view, action.reason);
       case 'exhausted':
         return this.#onBalanceExhausted(action.notice);
+      case 'recycle':
+        if (opensStandby({ terminal: this.#machine.terminal, ready: this.#ready, standby: this.#standby !== undefined, restFinishing: this.#restFinishing })) this.#openSocket(true);
+        return;
       case 'resync':
         t.close(CLOSE_CODES.normal, 'resync');
         this.#onLost(undefined, action.reason);
@@ -620,6 +654,8 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     this.#transport = undefined;
     this.#ready = false;
     t?.close(CLOSE_CODES.normal, this.state);
+    this.#standby?.close(CLOSE_CODES.normal, this.state);
+    this.#standby = undefined;
     this.#timers.clear(); // the watch tick too
     this.#init.signal?.removeEventListener('abort', this.#onAbort);
     this.#lifetime.abort(this.#failure ?? RealtimeError.closed('operation'));

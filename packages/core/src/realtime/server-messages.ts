@@ -69,11 +69,13 @@ export interface SocketErrorMessage {
 }
 export interface PingMessage { readonly type: 'ping'; readonly id: unknown }
 export interface PongMessage { readonly type: 'pong'; readonly id: unknown }
+/** The server will close this socket with 4002 SOCKET_RECYCLED in `closeInMs` (its socket lifetime limit). */
+export interface SocketRecycleMessage { readonly type: 'socket.recycle'; readonly closeInMs: number }
 
 export type ServerMessage =
   | SessionReadyMessage | AudioAckMessage | PartialMessage | LineMessage | AlignmentMessage | EntitiesMessage | RevisionMessage
   | LanguageMessage | UsageUpdatedMessage | NoticeMessage | PausedMessage | ResumedMessage | FinishedMessage | SocketErrorMessage
-  | PingMessage | PongMessage;
+  | PingMessage | PongMessage | SocketRecycleMessage;
 
 /** Compile-time check that the union covers exactly protocol.ts SERVER_MESSAGES. */
 type Covers = [ServerMessageType] extends [ServerMessage['type']] ? ([ServerMessage['type']] extends [ServerMessageType] ? true : never) : never;
@@ -229,5 +231,7 @@ function build(type: ServerMessageType, m: Json): ServerMessage {
     case 'ping':
     case 'pong':
       return { type, id: m['id'] };
+    case 'socket.recycle':
+      return { type, closeInMs: Math.max(0, int(m['closeInMs'])) };
   }
 }

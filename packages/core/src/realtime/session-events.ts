@@ -50,7 +50,7 @@ export interface RealtimeSessionEvents {
    * The socket was lost and another attempt is scheduled. `error` types why when the server said so
    * with a reconnectable close code (4429: REALTIME_SLOW_CONSUMER).
    */
-  reconnecting: (info: { readonly attempt: number; readonly delayMs: number; readonly reason: string; readonly closeCode?: number | undefined; readonly error?: RealtimeError | undefined; readonly flapping?: boolean | undefined }) => void;
+  reconnecting: (info: { readonly attempt: number; readonly delayMs: number; readonly reason: string; readonly closeCode?: number | undefined; readonly error?: RealtimeError | undefined; readonly flapping?: boolean | undefined; readonly recycled?: boolean | undefined }) => void;
   reconnected: (info: { readonly attempt: number; readonly receivedSamples: number; readonly resendSamples: number }) => void;
   /** A rotation completed: audio continues in `toEpoch` from `atSample`. */
   rotated: (info: { readonly fromEpoch: number; readonly toEpoch: number; readonly atSample: number }) => void;

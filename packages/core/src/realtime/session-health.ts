@@ -107,6 +107,8 @@ export class HealthMeter {
   #reconnects = 0;
   #last: ReconnectRecord | null = null;
   #down = false;
+  /** A standby took over from a socket the server recycles: the next ready completes that reconnect. */
+  #handoff = false;
   #nextReportAt = 0;
   #nextRttAt = 0;
   #rttSeq = 0;
@@ -190,9 +192,25 @@ export class HealthMeter {
     return true;
   }
 
-  /** A socket is ready. Returns true when it ended an outage (a `reconnected` report is due). */
+  /**
+   * The session handed over to the socket it opened on `socket.recycle` (make-before-break): a reconnect
+   * with cause `recycled`, though the link never went down (the connection state stays as it is).
+   */
+  recycled(now: number): void {
+    this.#reconnects++;
+    this.#last = { cause: 'recycled', lostAt: now, durationMs: null };
+    this.#handoff = true;
+  }
+
+  /** A socket is ready. Returns true when it ended an outage or a handoff (a `reconnected` report is due). */
   ready(now: number): boolean {
     this.#nextRttAt = now; // a first round trip at once
+    if (this.#handoff && !this.#down) {
+      this.#handoff = false;
+      if (this.#last !== null) this.#last = { ...this.#last, durationMs: now - this.#last.lostAt };
+      return true;
+    }
+    this.#handoff = false;
     if (!this.#down) {
       if (this.#reconnects === 0 && this.#connection === 'healthy') this.#reason = 'connected';
       return false;

@@ -37,6 +37,8 @@ type EmitAction = {
  *   finished   the final view arrived
  *   exhausted  the balance is used up (session.notice BALANCE_EXHAUSTED)
  *   resync     drop the socket and reconnect: our idea of the epoch is wrong
+ *   recycle    socket.recycle: the server closes this socket in closeInMs; open the next one now
+ *              (socket-handoff.ts)
  */
 export type MessageAction =
   | { readonly do: 'state'; readonly to: SessionState; readonly reason: string; readonly intent?: 'paused' | 'streaming' }
@@ -48,6 +50,7 @@ export type MessageAction =
   | { readonly do: 'finished'; readonly view: RealtimeSession; readonly reason: string }
   | { readonly do: 'exhausted'; readonly notice: RealtimeNotice }
   | { readonly do: 'resync'; readonly reason: string }
+  | { readonly do: 'recycle'; readonly closeInMs: number }
   | EmitAction;
 
 const NOTHING: readonly MessageAction[] = [];
@@ -117,6 +120,8 @@ export class SessionMessages {
         return [{ do: 'finished', view: m.session, reason: 'finished' }];
       case 'error':
         return this.#onError(m, ctx);
+      case 'socket.recycle':
+        return [{ do: 'recycle', closeInMs: m.closeInMs }];
     }
   }
 

@@ -52,6 +52,9 @@ export type RecoveryAction =
 
 const NOTHING: readonly RecoveryAction[] = [];
 
+/** The reason (and the health's `lastReconnect.cause`) of a reconnect because the server recycled the socket. */
+export const RECYCLED = 'recycled';
+
 /** Refused credentials in a row after which fresh ones are not believed to help. */
 const MAX_REFRESHES = 3;
 
@@ -87,6 +90,11 @@ export class SessionRecovery {
   #finishDeadline: number | undefined;
   /** A check of the finish deadline is scheduled (one at a time). */
   #fallbackArmed = false;
+  /**
+   * The socket is being replaced because the server recycles it (close 4002, or the standby the session
+   * opened on socket.recycle): until the next ready this takes nothing from the budget.
+   */
+  #recycling = false;
 
   constructor(policy: ReconnectPolicy | undefined, recoveryWindowMs: number, private readonly restFinishReserveMs: number, stableWindowMs = 30_000) {
     this.#customPolicy = policy !== undefined;
@@ -104,12 +112,22 @@ export class SessionRecovery {
    * starts over once the connection has been stable (steady()). Returns the attempt that made it.
    */
   recovered(recoveryWindowMs: number | undefined, now: number): number {
-    const attempt = this.#attempt;
+    // A recycle is attempt 0: not one of the budget's.
+    const attempt = this.#recycling ? 0 : this.#attempt;
     this.#lossStartedAt = undefined;
     this.#refreshes = 0;
-    this.#stability.ready(now);
+    this.#stability.ready(now, this.#recycling);
+    this.#recycling = false;
     if (!this.#customPolicy && recoveryWindowMs !== undefined) this.#policy = defaultPolicy(recoveryWindowMs);
     return attempt;
+  }
+
+  /**
+   * The session promoted the socket it opened on socket.recycle (socket-handoff.ts): the connection
+   * carries on. Nothing is counted: no attempt, no loss toward flapping, the stable time goes on.
+   */
+  handoff(): void {
+    this.#recycling = true;
   }
 
   /** Milliseconds until the ready connection has been up for stableWindowMs (0: ask steady() now). */
@@ -135,6 +153,11 @@ export class SessionRecovery {
     if (facts.terminal) return NOTHING;
     // loss-classes.ts: one table says fatal, refresh (fresh credentials from the provider) or retry.
     const lossClass = classifyLoss(code, refusedStatus, facts.canRefresh && this.#refreshes < MAX_REFRESHES);
+    // The server's socket lifetime ran out (4002): routine. Reconnect at once, outside the policy; the
+    // stability clock is not told of a loss (the link did not drop). Should that reconnect fail, the
+    // failure is a loss like any other and the budget counts from there.
+    this.#recycling = lossClass === 'recycle' && this.#lossStartedAt === undefined;
+    if (this.#recycling) return [{ do: 'reconnecting', code, reason: RECYCLED, at: facts.now }, { do: 'watchDeadline' }];
     if (lossClass === 'fatal') {
       // Bad key, token or request: asking again gets the same answer.
       if (refusedStatus !== undefined) return [{ do: 'fail', error: RealtimeError.socketRefused(`HTTP ${refusedStatus}`), reason: `socket refused (HTTP ${refusedStatus})` }];
@@ -178,6 +201,7 @@ export class SessionRecovery {
   /** Entered `reconnecting` (or still connecting): the policy says when to try again, or gives up. */
   nextAttempt(code: number | undefined, reason: string, at: number, facts: RecoveryFacts): readonly RecoveryAction[] {
     const flapping = this.#stability.flapping;
+    if (this.#recycling) return [{ do: 'retry', delayMs: 0, info: { attempt: 0, delayMs: 0, reason, closeCode: code, flapping, recycled: true } }];
     const delay = this.#policy.nextRetryDelayMs({ attempt: this.#attempt, elapsedMs: at - (this.#lossStartedAt ?? at), closeCode: code, reason, flapping });
     // A reconnectable close the server explained: typed, so an app can tell "you read too slowly"
     // from a network loss.
@@ -191,9 +215,9 @@ export class SessionRecovery {
     return [{ do: 'retry', delayMs: delay, info, ...(flapping ? { flapping: { reason: `link flapping: ${unstable} connections lost within ${this.#stability.stableWindowMs} ms of coming back` } } : {}) }];
   }
 
-  /** The retry's delay passed: this attempt counts. */
+  /** The retry's delay passed: this attempt counts (a recycle's does not). */
   attemptStarted(): void {
-    this.#attempt += 1;
+    if (!this.#recycling) this.#attempt += 1;
   }
 
   /** The GET before a reconnect read the session: finished elsewhere, past its recovery window, or reconnect. */
@@ -220,6 +244,7 @@ export class SessionRecovery {
 
   #schedule(code: number | undefined, reason: string, facts: RecoveryFacts, watch = true): readonly RecoveryAction[] {
     const at = facts.now;
+    this.#recycling = false; // a failure on the way back from a recycle is a loss: the budget counts
     if (this.#lossStartedAt === undefined) {
       // A new outage. The run of attempts starts over only when the lost connection had been stable.
       this.#lossStartedAt = at;

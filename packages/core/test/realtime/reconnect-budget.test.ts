@@ -29,8 +29,11 @@ describe('close codes: one table of fatal / refresh / retry', () => {
   });
 
   it('agrees with the wire list of final close codes', () => {
-    const notRetried = Object.entries(CLOSE_CLASSES).filter(([, c]) => c !== 'retry').map(([code]) => Number(code));
+    // Final: the fatal and refresh rows. `retry` and `recycle` (4002) both reconnect.
+    const notRetried = Object.entries(CLOSE_CLASSES).filter(([, c]) => c === 'fatal' || c === 'refresh').map(([code]) => Number(code));
     expect(notRetried.sort()).toEqual([...FINAL_CLOSE_CODES].sort());
+    expect(classifyLoss(CLOSE_CODES.SOCKET_RECYCLED, undefined, false)).toBe('recycle');
+    expect(FINAL_CLOSE_CODES).not.toContain(CLOSE_CODES.SOCKET_RECYCLED);
   });
 });
 
@@ -134,5 +137,58 @@ describe('credentials provider', () => {
     expect(isValidationError(bad)).toBe(true);
     const empty = await freshCredentials(async () => ({ token: '' })).catch((e: unknown) => e);
     expect(String(empty)).toMatch(/credentials\(\)\.token/);
+  });
+});
+
+describe('socket recycling (close 4002, or a standby on socket.recycle): outside the budget', () => {
+  const tight = (): DefaultReconnectPolicy => new DefaultReconnectPolicy({ baseMs: 100, maxMs: 3200, maxAttempts: 1, random: () => 0.999 });
+
+  /** One recycle through close 4002, as the session runs it: reconnecting, retry, attempt, ready. */
+  function recycleAt(r: SessionRecovery, at: number): Extract<RecoveryAction, { do: 'retry' }> {
+    const [first, watch] = r.lost(CLOSE_CODES.SOCKET_RECYCLED, 'socket closed 4002', undefined, facts(at));
+    expect(first).toMatchObject({ do: 'reconnecting', code: CLOSE_CODES.SOCKET_RECYCLED, reason: 'recycled' });
+    expect(watch?.do).toBe('watchDeadline');
+    const [retry] = r.nextAttempt(CLOSE_CODES.SOCKET_RECYCLED, 'recycled', at, facts(at));
+    if (retry?.do !== 'retry') throw new Error(`expected a retry, got ${JSON.stringify(retry)}`);
+    r.attemptStarted();
+    expect(r.recovered(undefined, at + 5)).toBe(0);
+    return retry;
+  }
+
+  it('many recycles a second apart never use the budget, never flap; a real cut then still gets its one retry', () => {
+    const r = new SessionRecovery(tight(), 60_000, 10_000, 5000);
+    r.recovered(undefined, 0);
+    const retries = Array.from({ length: 10 }, (_, i) => recycleAt(r, 1000 * (i + 1)));
+    expect(retries.map((x) => [x.delayMs, x.info.attempt, x.info.recycled, x.flapping])).toEqual(Array.from({ length: 10 }, () => [0, 0, true, undefined]));
+    // The link has been up since 0: a cut at 10.5 s is a loss of a stable connection, a fresh budget.
+    const cut = lossAndBack(r, 10_500, 0);
+    expect(cut.info).toMatchObject({ attempt: 1, flapping: false });
+    expect(cut.info.recycled).toBeUndefined();
+  });
+
+  it('the same rate of ordinary cuts exhausts maxAttempts: 1 (so the recycle test above can fail)', () => {
+    const r = new SessionRecovery(tight(), 60_000, 10_000, 5000);
+    r.recovered(undefined, 0);
+    lossAndBack(r, 1000, 0);
+    r.lost(CLOSE_CODES.abnormal, 'cut', undefined, facts(2000));
+    const [gaveUp] = r.nextAttempt(CLOSE_CODES.abnormal, 'cut', 2000, facts(2000));
+    expect(gaveUp).toMatchObject({ do: 'fail', error: { code: 'REALTIME_RECONNECT_EXHAUSTED' } });
+  });
+
+  it('a standby handed over (make-before-break) keeps the stable time; a failed recycle reconnect is a loss that counts', () => {
+    const r = new SessionRecovery(tight(), 60_000, 10_000, 5000);
+    r.recovered(undefined, 0);
+    r.handoff();
+    expect(r.recovered(undefined, 4000)).toBe(0);
+    expect(r.stableInMs(4000)).toBe(1000); // counted from 0, not from the standby's ready
+    // 4002, then the immediate reconnect fails: from there it is an ordinary outage under the policy.
+    r.lost(CLOSE_CODES.SOCKET_RECYCLED, 'socket closed 4002', undefined, facts(6000));
+    r.attemptStarted();
+    r.lost(CLOSE_CODES.abnormal, 'cut', undefined, facts(6010));
+    const [first] = r.nextAttempt(CLOSE_CODES.abnormal, 'cut', 6010, facts(6010));
+    expect(first).toMatchObject({ do: 'retry', info: { attempt: 1 } });
+    r.attemptStarted();
+    r.lost(CLOSE_CODES.abnormal, 'cut', undefined, facts(6100));
+    expect(r.nextAttempt(CLOSE_CODES.abnormal, 'cut', 6100, facts(6100))[0]?.do).toBe('fail');
   });
 });

@@ -29,6 +29,11 @@ export interface RealtimeTiming {
   readonly rotateEveryMs?: number;
   /** Rotate after this many samples received in one epoch. */
   readonly rotateEverySamples?: number;
+  /**
+   * How long one socket may live, from its session.ready (off by default): the socket is told
+   * (`socket.recycle`) and then closed with 4002 SOCKET_RECYCLED (docs/protocol.md "Socket lifetime").
+   */
+  readonly socketLifetimeMs?: number;
   /** TEST-ONLY: keep up to this many received samples per session for the debug audio read. */
   readonly retainAudioMaxSamples?: number;
 }
@@ -237,6 +242,11 @@ export class RealtimeSessions {
     session.recovery.dispose();
     this.tasks.setStatus(task, 'FAILED', this.clock.now());
     session.audio.announce({ type: 'session.finished' });
+  }
+
+  /** The socket lifetime limit, undefined when there is none (session.ready reports it). */
+  get socketLifetimeMs(): number | undefined {
+    return this.timing.socketLifetimeMs;
   }
 
   /** The configured recovery window (session.ready reports it). */

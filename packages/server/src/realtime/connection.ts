@@ -8,6 +8,7 @@ import { dec } from '../util/decimal.js';
 import { AckThrottle } from './ack-throttle.js';
 import { Heartbeat } from './heartbeat.js';
 import { Outbox } from './outbox.js';
+import { SocketLifetime } from './socket-lifetime.js';
 import { errorMessage, lineMessage, noticeMessage, parseClientMessage, resumeEpoch, supplementMessage, type ServerMessage } from './messages.js';
 import type { SocketConfig, SocketLogEntry } from './socket-config.js';
 import type { SocketFaults } from './socket-faults.js';
@@ -26,10 +27,13 @@ const LITTLE_ENDIAN = endianness() === 'LE';
  *        --close/timeout/replaced/finished--> disposed
  *   open --attach refused (not found, finished, expired)--> error + close 4404/4409/4410
  *   preparing --the recogniser failed (session FAILED)--> session.finished + close 4409
+ *   ready --socketLifetimeMs (socket.recycle before it)--> audio.ack + close 4002
  */
 export class Connection {
   private unsubscribe: (() => void) | undefined;
   private heartbeat: Heartbeat | undefined;
+  /** The socket lifetime limit, when the server has one (socket-lifetime.ts). */
+  private lifetime: SocketLifetime | undefined;
   private readTimer: ReturnType<typeof setTimeout> | undefined;
   /** Messages waiting while a slow-reads fault delays processing. */
   private readonly inbox: Array<{ readonly buffer: Buffer; readonly isBinary: boolean }> = [];
@@ -136,8 +140,10 @@ export class Connection {
       heartbeatTimeoutMs: this.config.heartbeatTimeoutMs,
       ackIntervalMs: this.config.ackIntervalMs,
       maxFrameSamples: this.config.maxFrameSamples,
+      socketLifetimeMs: this.sessions.socketLifetimeMs ?? null,
       session: this.sessions.view(session),
     });
+    this.armLifetime();
     const early = this.early.splice(0);
     if (early.length > 0) {
       this.ws.resume();
@@ -174,6 +180,29 @@ export class Connection {
     // socket for ws's own 30 s close timeout; end it once the close frame had its chance to leave.
     const kill = setTimeout(() => this.ws.terminate(), graceMs);
     this.ws.once('close', () => clearTimeout(kill));
+  }
+
+  /**
+   * With a socket lifetime limit: the notice, then at the limit the exact cut (the ack right before the
+   * close, and nothing accepted after it: close() disposes at once) and close 4002.
+   */
+  private armLifetime(): void {
+    const lifetimeMs = this.sessions.socketLifetimeMs;
+    if (lifetimeMs === undefined) return;
+    this.lifetime = new SocketLifetime(
+      lifetimeMs,
+      (closeInMs) => {
+        this.log('recycle-notice', { closeInMs });
+        this.send({ type: 'socket.recycle', closeInMs });
+      },
+      () => {
+        if (this.disposed) return;
+        this.acks.flush();
+        this.log('recycled');
+        this.close(CLOSE_CODES.SOCKET_RECYCLED, 'socket recycled');
+      },
+    );
+    this.lifetime.start();
   }
 
   /** Fault: stop reading and writing without closing. */
@@ -440,6 +469,7 @@ export class Connection {
     if (this.disposed) return;
     this.disposed = true;
     this.heartbeat?.stop();
+    this.lifetime?.stop();
     this.acks.cancel();
     if (this.readTimer !== undefined) clearTimeout(this.readTimer);
     this.readTimer = undefined;
