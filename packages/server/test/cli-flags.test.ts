@@ -22,12 +22,12 @@ describe('parseServerFlags', () => {
     const { options, socketFaults } = parseServerFlags([
       '--', '--port', '0', '--host', '::1', '--access-key', 'k', '--allow-media-host', '[::1]:9000', '--rotate-every-ms', '500', '--rotate-every-samples', '16000',
       '--recovery-window-ms', '2000', '--heartbeat-interval-ms', '100', '--heartbeat-timeout-ms', '300', '--retain-audio', '2', '--max-decoders', '12',
-      '--upload-quota-bytes', '1048576',
+      '--upload-quota-bytes', '1048576', '--socket-lifetime-ms', '60000',
       '--recognizer', 'deterministic', '--withhold-acks', '--delay-acks-ms', '5', '--withhold-supplements', 'alignment,language',
     ]);
     expect(options).toEqual({
       port: 0, host: '::1', recognizer: 'deterministic', accessKeys: ['k'], allowMediaHosts: ['[::1]:9000'],
-      realtimeTiming: { rotateEveryMs: 500, rotateEverySamples: 16_000, recoveryWindowMs: 2000 },
+      realtimeTiming: { rotateEveryMs: 500, rotateEverySamples: 16_000, recoveryWindowMs: 2000, socketLifetimeMs: 60_000 },
       socket: { heartbeatIntervalMs: 100, heartbeatTimeoutMs: 300 },
       retainRealtimeAudioSamples: 32_000,
       pocketsphinx: { maxDecoders: 12 },
@@ -44,6 +44,7 @@ describe('parseServerFlags', () => {
     [['--access-key', 'k', '--max-decoders', '0'], '--max-decoders'],
     [['--access-key', 'k', '--upload-quota-bytes', '-1'], '--upload-quota-bytes'],
     [['--access-key', 'k', '--rotate-every-ms', '1.5'], '--rotate-every-ms'],
+    [['--access-key', 'k', '--socket-lifetime-ms', '0'], '--socket-lifetime-ms'],
     [['--access-key', 'k', '--allow-media-host', 'example.com'], '--allow-media-host'],
     [['--access-key', 'k', '--withhold-supplements', 'words'], '--withhold-supplements'],
     [['--access-key', 'k', '--recognizer', 'whisper'], '--recognizer'],
