@@ -33,6 +33,7 @@ describe('realtime socket: handshake and refusals', () => {
       heartbeatTimeoutMs: 25_000,
       ackIntervalMs: 50,
       maxFrameSamples: 16_000,
+      socketLifetimeMs: null,
       session: expect.objectContaining({ sessionId: created.sessionId, connection: { attached: true, recoveryDeadline: null, recoveryExpired: false } }),
     });
     await peer.close();
