@@ -34,6 +34,8 @@ export interface SessionReadyMessage {
   readonly heartbeatIntervalMs: number | undefined;
   readonly heartbeatTimeoutMs: number | undefined;
   readonly maxFrameSamples: number | undefined;
+  /** How long the server lets this socket live (socket.recycle comes before the end); undefined: no limit. */
+  readonly socketLifetimeMs: number | undefined;
   readonly session: RealtimeSession | undefined;
 }
 
@@ -180,6 +182,7 @@ function build(type: ServerMessageType, m: Json): ServerMessage {
         heartbeatIntervalMs: optionalInt(m['heartbeatIntervalMs']),
         heartbeatTimeoutMs: optionalInt(m['heartbeatTimeoutMs']),
         maxFrameSamples: optionalInt(m['maxFrameSamples']),
+        socketLifetimeMs: optionalInt(m['socketLifetimeMs']),
         session: m['session'] !== undefined ? parseSession(m['session'], 'session') : undefined,
       };
     case 'audio.ack':
