@@ -84,7 +84,7 @@ export type { AudioStats, Gap, InputFormat } from './realtime/audio-outbox.js';
 export type { ServerMessage, WireLine } from './realtime/server-messages.js';
 export type {
   SessionReadyMessage, AudioAckMessage, PartialMessage, LineMessage, AlignmentMessage, EntitiesMessage, RevisionMessage, LanguageMessage,
-  UsageUpdatedMessage, NoticeMessage, PausedMessage, ResumedMessage, FinishedMessage, SocketErrorMessage, PingMessage, PongMessage,
+  UsageUpdatedMessage, NoticeMessage, PausedMessage, ResumedMessage, FinishedMessage, SocketErrorMessage, PingMessage, PongMessage, SocketRecycleMessage,
 } from './realtime/server-messages.js';
 export type { RealtimeSessionEvents, RealtimeFinishResult, SessionHealth, HealthReportKind, ReconnectRecord, WindowStats } from './realtime/session-events.js';
 export type { SessionLogger, LogRecord, LogLevel, LogMethod } from './realtime/session-logger.js';
