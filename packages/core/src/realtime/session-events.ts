@@ -48,7 +48,9 @@ export interface RealtimeSessionEvents {
   backpressure: (stats: AudioStats) => void;
   /**
    * The socket was lost and another attempt is scheduled. `error` types why when the server said so
-   * with a reconnectable close code (4429: REALTIME_SLOW_CONSUMER).
+   * with a reconnectable close code (4429: REALTIME_SLOW_CONSUMER). `recycled`: the server closed the
+   * socket at its lifetime limit (4002); the attempt (`attempt: 0`, no delay) is not one of the budget's.
+   * `reconnected` with `attempt: 0` is a recycle too (docs/protocol.md "Socket lifetime").
    */
   reconnecting: (info: { readonly attempt: number; readonly delayMs: number; readonly reason: string; readonly closeCode?: number | undefined; readonly error?: RealtimeError | undefined; readonly flapping?: boolean | undefined; readonly recycled?: boolean | undefined }) => void;
   reconnected: (info: { readonly attempt: number; readonly receivedSamples: number; readonly resendSamples: number }) => void;
