@@ -338,6 +338,23 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     this.#watchTicks();
   }
 
+  /**
+   * socket.recycle: the next socket while the current one still works, with fresh credentials when a
+   * provider is given (a socket token may have expired since the last socket). A provider that fails
+   * leaves it the current ones; the reconnect after 4002 asks the provider again.
+   */
+  async #openStandby(): Promise<void> {
+    const wanted = (): boolean => opensStandby({ terminal: this.#machine.terminal, ready: this.#ready, standby: this.#standby !== undefined, restFinishing: this.#restFinishing });
+    if (!wanted()) return;
+    const provider = this.#init.credentials;
+    if (provider !== undefined) {
+      const fresh = await settle(() => freshCredentials(provider));
+      if (fresh.ok) this.#credentials = fresh.value;
+      if (!wanted()) return;
+    }
+    this.#openSocket(true);
+  }
+
   /** A socket closed: the standby is forgotten, the current one is handed over or lost (socket-handoff.ts). */
   #onClose(t: SocketTransport, code: number, reason: string): void {
     if (t === this.#standby) {
@@ -524,8 +541,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
       case 'exhausted':
         return this.#onBalanceExhausted(action.notice);
       case 'recycle':
-        if (opensStandby({ terminal: this.#machine.terminal, ready: this.#ready, standby: this.#standby !== undefined, restFinishing: this.#restFinishing })) this.#openSocket(true);
-        return;
+        return void this.#openStandby();
       case 'resync':
         t.close(CLOSE_CODES.normal, 'resync');
         this.#onLost(undefined, action.reason);

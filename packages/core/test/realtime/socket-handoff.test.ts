@@ -119,6 +119,26 @@ describe('socket handoff on socket.recycle (fake socket)', () => {
     session.close();
   });
 
+  it('asks the credentials provider before the standby opens (a socket token may have expired)', async () => {
+    let asked = 0;
+    const session = new RealtimeSocketSession({
+      sessionId: 'rs_1', socketUrl: 'ws://127.0.0.1:1/sound_clone/api/v1/stt/realtime/socket', token: 'rtt_first',
+      WebSocket: FakeSocket, credentials: async () => ({ token: `rtt_fresh${++asked}` }),
+    });
+    const starting = session.start();
+    await tick();
+    FakeSocket.last.open();
+    FakeSocket.last.receive(ready());
+    await starting;
+    expect(FakeSocket.last.url).toContain('token=rtt_first');
+    FakeSocket.last.receive({ type: 'socket.recycle', closeInMs: 250 });
+    FakeSocket.last.receive({ type: 'socket.recycle', closeInMs: 200 }); // repeated: still one standby
+    await tick();
+    expect(FakeSocket.all).toHaveLength(2);
+    expect(FakeSocket.last.url).toContain('token=rtt_fresh');
+    session.close();
+  });
+
   it('teardown closes a standby still connecting', async () => {
     const { session } = await started();
     FakeSocket.last.receive({ type: 'socket.recycle', closeInMs: 250 });
