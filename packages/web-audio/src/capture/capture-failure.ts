@@ -16,6 +16,11 @@ export function deviceLostFailure(detail: string, attempts: number): WebAudioErr
   return new WebAudioError('WEB_AUDIO_DEVICE_LOST', `the microphone was lost (${detail}) and neither it nor a default one came back after ${attempts} attempts; the capture stopped`);
 }
 
+/** A stream the app passed, lost, with nothing that may replace it (no recovery.reacquire). */
+export function streamLostFailure(detail: string): WebAudioError {
+  return new WebAudioError('WEB_AUDIO_DEVICE_LOST', `the stream the app passed was lost (${detail}); the capture does not re-open a stream it did not open (recovery.reacquire can supply the next one), so it stopped`);
+}
+
 /** An error no caller waits for (the app's callback threw, the capture failed): reported as the browser reports a listener's exception. */
 export function reportLater(error: unknown): void {
   const report = (globalThis as { reportError?: (error: unknown) => void }).reportError;

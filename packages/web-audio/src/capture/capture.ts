@@ -5,15 +5,15 @@ import { WebAudioError } from '../errors.js';
 import type { CaptureMode } from '../worklet/protocol.js';
 import { LevelMeter, SILENT_LEVEL, type AudioLevel } from './level-meter.js';
 import { CaptureBooks } from './capture-books.js';
-import { captureFailure, deviceLostFailure, reportLater } from './capture-failure.js';
+import { captureFailure, deviceLostFailure, reportLater, streamLostFailure } from './capture-failure.js';
 import { CaptureClock } from './capture-clock.js';
 import { GapBook } from './gap-book.js';
 import { watchDevice } from './device-watch.js';
-import { closeGraphContext, connectGraph, disposeGraph, releaseGraph, type CaptureGraph } from './graph.js';
+import { closeGraphContext, connectGraph, disposeGraph, releaseGraph, type CaptureGraph, type GraphInput } from './graph.js';
 import { GraphSlot } from './graph-slot.js';
 import { HealthReport } from './health-report.js';
 import type { WebCaptureEvent } from './health.js';
-import { searchDevice } from './device-recovery.js';
+import { searchDevice, type DeviceSearchResult } from './device-recovery.js';
 import { Suspension } from './suspension.js';
 import type { FeedSink, FeedTotals } from './sample-feed.js';
 import type { CaptureGraphParts, CaptureResources } from './capture-resources.js';
@@ -96,6 +96,8 @@ export class Capture {
   readonly #books = new CaptureBooks();
   readonly #suspension = new Suspension();
   #recovering = false;
+  /** A cut under way (its last frames reach the session): stop() waits for it, so none arrives after stop() resolved. */
+  #cutting: Promise<void> | undefined;
   /** Aborted by stop(): a search for a device ends. */
   readonly #stopped = new AbortController();
   #failure: WebAudioError | undefined;
@@ -238,7 +240,9 @@ export class Capture {
    * between the two graphs is not captured) and the new one takes over, at whatever rate it runs.
    * Rejects (and keeps the current device) when the new one cannot be opened: WEB_AUDIO_DEVICE_NOT_FOUND,
    * WEB_AUDIO_PERMISSION_DENIED, ...; WEB_AUDIO_INVALID_OPTION without recovery (a stream the app passed
-   * with recovery off).
+   * with recovery off). A stop() before the new device took over rejects it with WEB_AUDIO_STOPPED:
+   * the capture stopped on the old device, and the new one is released as soon as it is open (a
+   * getUserMedia under way cannot be called back).
    */
   async setDevice(deviceId: string, options: { signal?: AbortSignal } = {}): Promise<void> {
     this.#assertRunning('setDevice');
@@ -249,17 +253,18 @@ export class Capture {
     this.#recovering = true;
     try {
       const generation = this.#slot.nextGeneration;
-      const next = await rebuild({ deviceId, ...this.#slot.appContext() }, this.#slot.sinkFor(generation, this.#sink));
+      const audio = this.#slot.graph.audio;
+      const next = await rebuild({ deviceId, ...(audio !== undefined ? { audio } : {}), ...this.#slot.appContext() }, this.#slot.sinkFor(generation, this.#sink));
       if (this.#stopping !== undefined || options.signal?.aborted === true) {
         await disposeGraph(next);
         if (options.signal?.aborted === true) throw options.signal.reason;
-        return;
+        throw stoppedBeforeSwitch();
       }
       await this.#cut('device-changed', this.#now());
       // stop() may have come while the old graph was being cut: the new one must not outlive it.
       if (this.#stopping !== undefined) {
         await disposeGraph(next);
-        return;
+        throw stoppedBeforeSwitch();
       }
       this.#install(next, generation);
     } finally {
@@ -343,7 +348,10 @@ export class Capture {
   #watch(): void {
     const graph = this.#slot.graph;
     this.#health.watchTrack(graph.track?.muted === true);
-    this.#unwatch = watchDevice({ context: graph.context, deviceId: graph.deviceId ?? '', track: graph.track }, this.#r.devices, {
+    // A stream the app got elsewhere may be no listed device at all (a screen share's audio, a WebRTC
+    // track): its track's ended is its loss; the device list is not consulted ('' = not compared).
+    const deviceId = graph.origin === 'app' ? '' : graph.deviceId ?? '';
+    this.#unwatch = watchDevice({ context: graph.context, deviceId, track: graph.track }, this.#r.devices, {
       ended: () => void this.#lose('track-ended'),
       muted: (muted) => {
         this.#events.next({ type: muted ? 'track-muted' : 'track-unmuted', device: this.#slot.device(), atMs: this.#now() });
@@ -417,11 +425,18 @@ export class Capture {
   // Recovery
   // ------------------------------------------------------------------------------------------------
 
-  /** The device is gone: cut, then look for it (or the default one) within the retries (searchDevice), and take over what it found. */
+  /**
+   * The device is gone: cut, then find what replaces it, and take over what was found. What may
+   * replace it depends on where the stream came from (RecoveryOptions.reacquire): the app's
+   * reacquire() when it gave one; else a microphone is looked for again (searchDevice), while a
+   * stream the app got elsewhere is never re-opened by getUserMedia: its loss ends the capture. A
+   * closed context under a stream of the app's that still runs only needs a new context.
+   */
   async #lose(detail: 'track-ended' | 'device-removed' | 'context-closed'): Promise<void> {
     if (this.#stopping !== undefined || this.#recovering) return;
     this.#recovering = true;
     const detected = this.#now();
+    const lost = this.#slot.graph;
     const device = this.#slot.device();
     this.#events.next({ type: 'device-lost', cause: 'device-lost', device, detail, atMs: detected });
     this.#health.set('recovering', `device lost (${detail}): reconnecting`);
@@ -433,16 +448,24 @@ export class Capture {
       void this.stop().catch(() => undefined);
       return;
     }
+    const origin = lost.origin ?? 'microphone';
+    const keepStream = origin === 'app' && detail === 'context-closed' && lost.track?.readyState === 'live';
     try {
-      await this.#cut('device-lost', detected);
-      const found = await searchDevice({ rebuild, recovery, lostDeviceId: device.id, detail, slot: this.#slot, sink: this.#sink, health: this.#health, devices: this.#r.devices, stopped: this.#stopped.signal });
-      if (found.outcome === 'stopped') return;
-      if (found.outcome === 'found') {
+      await this.#cut('device-lost', detected, keepStream);
+      let found: DeviceSearchResult | undefined = keepStream ? await this.#sameStream(rebuild, lost) : undefined;
+      if (found === undefined && (recovery.reacquire !== undefined || origin === 'microphone')) {
+        const source = recovery.reacquire !== undefined
+          ? { kind: 'app' as const, reacquire: recovery.reacquire, releaseStream: lost.releaseStream }
+          : { kind: 'microphone' as const, audio: lost.audio };
+        found = await searchDevice({ rebuild, recovery, source, lostDeviceId: device.id, detail, slot: this.#slot, sink: this.#sink, health: this.#health, devices: this.#r.devices, stopped: this.#stopped.signal });
+      }
+      if (found?.outcome === 'stopped') return;
+      if (found?.outcome === 'found') {
         if (this.#stopping !== undefined) await disposeGraph(found.graph);
         else this.#install(found.graph, found.generation);
         return;
       }
-      this.#setFailure(deviceLostFailure(detail, found.attempts), true);
+      this.#setFailure(found === undefined ? streamLostFailure(detail) : deviceLostFailure(detail, found.attempts), true);
       this.#events.next({ type: 'failed', error: this.#failure as WebAudioError, atMs: this.#now() });
       reportLater(this.#failure);
       void this.stop().catch(() => undefined);
@@ -454,17 +477,54 @@ export class Capture {
   }
 
   /**
+   * The app's stream after its context closed under it: a new graph (a context of the capture's own)
+   * on the same stream. undefined when it cannot be built; the stream is then released as the cut
+   * would have released it.
+   */
+  async #sameStream(rebuild: (input: GraphInput, sink: FeedSink) => Promise<CaptureGraph>, lost: CaptureResources['graph']): Promise<DeviceSearchResult | undefined> {
+    const release = (): void => {
+      if (lost.releaseStream) for (const track of lost.stream.getTracks()) track.stop();
+    };
+    if (this.#stopped.signal.aborted) {
+      release();
+      return { outcome: 'stopped' };
+    }
+    this.#health.set('recovering', 'AudioContext closed: the same stream on a new one');
+    const generation = this.#slot.nextGeneration;
+    let graph: CaptureGraph;
+    try {
+      graph = await rebuild({ stream: lost.stream, releaseStream: lost.releaseStream, ...this.#slot.appContext() }, this.#slot.sinkFor(generation, this.#sink));
+    } catch {
+      release();
+      return undefined;
+    }
+    if (this.#stopped.signal.aborted) {
+      await disposeGraph(graph);
+      return { outcome: 'stopped' };
+    }
+    return { outcome: 'found', graph, generation };
+  }
+
+  /**
    * Ends the current graph at a cut: its feed stops (the frames it holds are handed on first), its
    * resources are released, the session's segment ends, and a gap opens at the exact position.
    */
-  async #cut(cause: CaptureCause, detectedMs: number): Promise<void> {
-    const graph = this.#slot.graph;
-    const lastFrameMs = this.#suspension.end()?.lastFrameMs ?? this.#clock.lastFrameMs ?? this.#now();
-    this.#unwatch();
-    this.#books.addTotals(await this.#slot.cut(this.#r.stopTimeoutMs));
-    await disposeGraph(graph as CaptureGraph);
-    // The frames handed on by the stop may be later than the detection: the gap starts after them.
-    this.#openGapAt(cause, this.#clock.lastFrameMs !== null && this.#clock.lastFrameMs > lastFrameMs ? this.#clock.lastFrameMs : lastFrameMs, detectedMs);
+  async #cut(cause: CaptureCause, detectedMs: number, keepStream = false): Promise<void> {
+    const cutting = (async () => {
+      const graph = this.#slot.graph;
+      const lastFrameMs = this.#suspension.end()?.lastFrameMs ?? this.#clock.lastFrameMs ?? this.#now();
+      this.#unwatch();
+      this.#books.addTotals(await this.#slot.cut(this.#r.stopTimeoutMs));
+      await disposeGraph(graph as CaptureGraph, keepStream);
+      // The frames handed on by the stop may be later than the detection: the gap starts after them.
+      this.#openGapAt(cause, this.#clock.lastFrameMs !== null && this.#clock.lastFrameMs > lastFrameMs ? this.#clock.lastFrameMs : lastFrameMs, detectedMs);
+    })();
+    this.#cutting = cutting;
+    try {
+      await cutting;
+    } finally {
+      if (this.#cutting === cutting) this.#cutting = undefined;
+    }
   }
 
   /** The segment ends here; the gap closes at the next frame (its length is the clock's). */
@@ -510,10 +570,13 @@ export class Capture {
   // ------------------------------------------------------------------------------------------------
 
   async #stop(): Promise<CaptureResult> {
-    const graph = this.#slot.graph;
     this.#state.next('stopping');
     this.#unwatch();
     if (this.#tick !== undefined) clearInterval(this.#tick);
+    // A cut under way (a setDevice() or a loss) finishes first: the cut graph's last frames reach the
+    // session and its totals the books before the result is made, and nothing reaches the session after.
+    await this.#cutting?.catch(() => undefined);
+    const graph = this.#slot.graph;
     let totals: FeedTotals;
     try {
       // A graph already cut (recovery gave up, or stop() came mid-recovery) holds nothing more.
@@ -569,4 +632,9 @@ export class Capture {
   #assertRunning(call: string): void {
     if (this.#stopping !== undefined) throw new WebAudioError('WEB_AUDIO_STOPPED', `${call}() after stop(): start a new capture`);
   }
+}
+
+/** setDevice() when stop() came before the new device took over. */
+function stoppedBeforeSwitch(): WebAudioError {
+  return new WebAudioError('WEB_AUDIO_STOPPED', 'setDevice() did not complete: stop() came before the new device took over; the capture stopped on the old one');
 }
