@@ -173,13 +173,13 @@ export class ResilientMicrophone implements AsyncIterable<AudioBlock> {
    * rejects it with MIC_CAPTURE_FAILED (no device was switched to; stop() ends whatever was opened).
    */
   async setDevice(device: string | number): Promise<void> {
-    if (this.#stopAsked || this.#health.state === 'failed') throw new MicrophoneError('MIC_CAPTURE_FAILED', 'setDevice() on a stopped capture', { backend: this.backend });
+    if (this.#ended()) throw new MicrophoneError('MIC_CAPTURE_FAILED', 'setDevice() on a stopped capture', { backend: this.backend });
     if (this.#list !== undefined) {
       const found = selectDevice(await this.#list(), device, this.backend);
       if (found !== undefined) device = found.name;
     }
     // stop() may have come while the devices were listed: nothing moves then.
-    if (this.#stopAsked || this.#health.state === 'failed') throw stoppedBeforeSwitch(this.backend);
+    if (this.#ended()) throw stoppedBeforeSwitch(this.backend);
     this.#preferred = device;
     const done = new Promise<void>((resolve, reject) => this.#switched.push({ resolve, reject }));
     this.#requestSwitch('device-changed', device);
@@ -367,6 +367,11 @@ export class ResilientMicrophone implements AsyncIterable<AudioBlock> {
     this.#health.recovered();
     this.#health.emit({ type: 'recovered', device, cause: episode.cause, afterMs: toMs - episode.fromMs, atMs: toMs });
     return { kind: 'break', gap, format: this.#capture.format };
+  }
+
+  /** stop() was called, or the capture failed: no switch can complete. */
+  #ended(): boolean {
+    return this.#stopAsked || this.#health.state === 'failed';
   }
 
   #fail(error: MicrophoneError): never {
