@@ -12,12 +12,19 @@ export interface LabRun {
   readonly session: Awaited<ReturnType<typeof attachSession>>;
   /** Every block the capture handed to the session (onSamples), copied. */
   readonly input: Float32Array[];
-  /** Frames of `input` before each gap's cut, in order. */
-  readonly cuts: number[];
+  /** Where each cut falls in `input` (frames before it), in order: a gap, or a drop (at its session sample). */
+  readonly cuts: LabCut[];
   readonly events: Array<{ type: string; [key: string]: unknown }>;
   /** session.write() calls made after stop() resolved (must stay 0). */
   writesAfterStop: number;
   stopped: boolean;
+}
+
+export interface LabCut {
+  readonly frames: number;
+  readonly kind: 'gap' | 'drop';
+  /** A drop's sessionSample (where the session's segment ended). */
+  readonly sessionSample?: number;
 }
 
 export interface LabGrant {
@@ -47,14 +54,16 @@ async function run(grant: LabGrant, options: Omit<StartCaptureOptions, 'session'
   // A gap is reported with the first frame after it, before that frame's block is handed on.
   capture.events$.subscribe((e) => {
     lab.events.push({ ...e, ...('error' in e ? { error: (e.error as { code?: string }).code } : {}) });
-    if (e.type === 'gap') lab.cuts.push(frames);
+    if (e.type === 'gap') lab.cuts.push({ frames, kind: 'gap' });
   });
+  // A drop is reported between the blocks around it: the session's segment ends there too.
+  capture.drops$.subscribe((d) => lab.cuts.push({ frames, kind: 'drop', sessionSample: d.sessionSample }));
   lab.capture = capture;
   return lab as LabRun;
 }
 
 /** Stops the capture (its outcome as a code or 'ok'), marks the run stopped, finishes the session. */
-async function finish(lab: LabRun): Promise<{ stop: string; input: string; cuts: number[]; gaps: CaptureGap[]; rate: number[]; kernel: string; sentSamples: number; capturedSamples: string; receivedSamples: string; status: string }> {
+async function finish(lab: LabRun): Promise<{ stop: string; input: string; cuts: LabCut[]; gaps: CaptureGap[]; rate: number[]; kernel: string; sentSamples: number; capturedSamples: string; receivedSamples: string; status: string }> {
   const stop = await lab.capture.stop().then(() => 'ok', (e: { code?: string }) => e.code ?? 'error');
   lab.stopped = true;
   const result = lab.capture.result;

@@ -70,19 +70,21 @@ export async function expectExactStretches(demo: DemoServer, sessionId: string, 
   const bytes = new Uint8Array(await r.arrayBuffer());
   const stored = new Int16Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 2).slice();
   const input = decodeFloat32(done.input);
-  const bounds = [0, ...done.cuts, input.length];
+  const bounds = [0, ...done.cuts.map((c) => c.frames), input.length];
   const parts = bounds.slice(1).map((end, k) => encodeLikeThePage(input.subarray(bounds[k]!, end), done.rate[0]!, done.kernel as 'wasm' | 'js'));
   const expected = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
-  const atSamples: number[] = [];
-  for (const p of parts) {
-    if (at > 0) atSamples.push(at);
+  const cutSamples: number[] = [];
+  parts.forEach((p, k) => {
+    if (k > 0) cutSamples.push(at);
     expected.set(p, at);
     at += p.length;
-  }
+  });
   expect(stored.length).toBe(expected.length);
   expect(stored).toEqual(expected);
-  expect(done.gaps.map((g) => g.atSample)).toEqual(atSamples);
+  // Each cut at its exact session sample: a gap's atSample, a drop's sessionSample.
+  expect(done.gaps.map((g) => g.atSample)).toEqual(cutSamples.filter((_, k) => done.cuts[k]!.kind === 'gap'));
+  expect(done.cuts.flatMap((c) => (c.kind === 'drop' ? [c.sessionSample] : []))).toEqual(cutSamples.filter((_, k) => done.cuts[k]!.kind === 'drop'));
   expect(done.capturedSamples).toBe(String(expected.length));
   expect(done.sentSamples).toBe(expected.length);
   return parts;

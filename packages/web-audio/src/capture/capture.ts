@@ -96,6 +96,11 @@ export class Capture {
   readonly #books = new CaptureBooks();
   readonly #suspension = new Suspension();
   #recovering = false;
+  /**
+   * A starvation episode: the last frame before it, and the first that came after (late audio
+   * arriving: the episode ends once it has caught up with the clock).
+   */
+  #starving: { readonly lastFrameMs: number; resumedMs: number | undefined } | undefined;
   /** A cut under way (its last frames reach the session): stop() waits for it, so none arrives after stop() resolved. */
   #cutting: Promise<void> | undefined;
   /** Aborted by stop(): a search for a device ends. */
@@ -297,6 +302,7 @@ export class Capture {
   onBlock(block: Float32Array): void {
     const now = this.#now();
     if (this.#gaps.open !== undefined && !this.#recovering && !this.#suspension.active) this.#closeGap(now);
+    if (this.#starving !== undefined) this.#starving.resumedMs ??= now;
     this.#health.flowing();
     this.#clock.frames(block.length, now);
     this.#checkStarvation(now);
@@ -390,6 +396,7 @@ export class Capture {
         return; // the session refused the cut: the capture has already failed and is stopping
       }
       this.#clock.restart(this.sampleRate);
+      this.#starving = undefined;
       this.#health.set('starting', 'resumed after a suspension, no audio yet');
     }
   }
@@ -412,11 +419,17 @@ export class Capture {
    */
   #checkStarvation(now: number): void {
     if (this.#health.state !== 'running' || this.#clock.lastFrameMs === null) return;
+    const lastFrameMs = this.#clock.lastFrameMs;
     const reading = this.#clock.check(now);
     if (reading.started) {
+      this.#starving = { lastFrameMs, resumedMs: undefined };
       this.#events.next({ type: 'starved', behindMs: Math.round(reading.behindMs), atMs: now });
       this.#health.explain(`starved: ${Math.round(reading.behindMs)} ms behind the clock`);
     } else if (reading.ended) {
+      // Caught up: how long no audio came (the last frame before to the first after), once.
+      const episode = this.#starving;
+      this.#starving = undefined;
+      if (episode !== undefined) this.#events.next({ type: 'recovered', device: this.#slot.device(), cause: 'starved', afterMs: Math.round((episode.resumedMs ?? now) - episode.lastFrameMs), atMs: now });
       this.#health.explain('audio flows');
     }
   }
@@ -556,6 +569,7 @@ export class Capture {
       this.#meter = new LevelMeter(to, this.#r.levelWindowMs, (level) => this.#level.next(level));
     }
     this.#clock.restart(to);
+    this.#starving = undefined;
     this.#watch();
     this.#health.set('starting', 'new device opened, no audio yet');
     connectGraph(next);
