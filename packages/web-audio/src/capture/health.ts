@@ -37,8 +37,8 @@ export interface RecoveryOptions {
    * microphone (startCapture opened it, or openMicrophone() did) is opened again by getUserMedia (the
    * same device, else the default one), and a stream the app got elsewhere (a screen share's audio,
    * a WebRTC track, a processed mix) is never re-opened: its loss ends the capture with
-   * WEB_AUDIO_DEVICE_LOST, everything before it in the session (a closed AudioContext, when the
-   * stream still runs, only gets a new context for the same stream).
+   * WEB_AUDIO_DEVICE_LOST, everything before it in the session. A closed AudioContext under such a
+   * stream whose track still runs is no device question: the same stream goes on in a new context.
    */
   readonly reacquire?: (request: ReacquireRequest) => Promise<MediaStream | null>;
   /** Attempts before giving up with WEB_AUDIO_DEVICE_LOST (default 8). Each tries the same device, then the default one. */
