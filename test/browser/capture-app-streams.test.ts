@@ -161,6 +161,43 @@ describe('web-audio: streams the app supplies (Chromium)', () => {
       await page.close();
     }
   });
+
+  it('recovery.reacquire that answers something else than a stream, then null: no microphone opened, WEB_AUDIO_DEVICE_LOST at that attempt', async () => {
+    const page = await browser.newPage();
+    await page.addInitScript(watchPlatform);
+    try {
+      await openLab(page, lab);
+      const grant = await lab.grant();
+      await page.evaluate(async ({ grant, raw }) => {
+        const w = window as unknown as LabWindow & { asked: number[] };
+        w.asked = [];
+        const stream = await navigator.mediaDevices.getUserMedia({ audio: raw });
+        w.run = await w.lab.run(grant, {
+          stream,
+          recovery: {
+            nextDelayMs: () => 20,
+            // A buggy app: undefined is a failed attempt (never a reason to open a microphone); null gives up.
+            reacquire: async ({ attempt }) => {
+              w.asked.push(attempt);
+              return (attempt === 1 ? undefined : null) as unknown as MediaStream | null;
+            },
+          },
+        });
+      }, { grant, raw: RAW });
+      await captureFor(page, 1);
+      await endTrack(page);
+      await pageUntil(page, 'failed', () => (window as unknown as LabWindow).run.events.some((e) => e.type === 'failed'));
+      expect(await page.evaluate(() => (window as unknown as { asked: number[] }).asked)).toEqual([1, 2]);
+      const failure = await page.evaluate(() => (window as unknown as LabWindow).run.capture.failure?.message);
+      expect(failure).toContain('recovery.reacquire gave no usable one in 2 attempts');
+      const done = await page.evaluate(() => (window as unknown as LabWindow).lab.finish((window as unknown as LabWindow).run));
+      expect(done.stop).toBe('WEB_AUDIO_DEVICE_LOST');
+      await expectExactStretches(demo, grant.sessionId, done);
+      expect(await platform(page)).toMatchObject({ calls: 1, openContexts: 0, rejections: [], reported: ['WEB_AUDIO_DEVICE_LOST'] });
+    } finally {
+      await page.close();
+    }
+  });
 });
 
 function decodeLength(base64: string): number {

@@ -451,17 +451,19 @@ export class Capture {
     const detected = this.#now();
     const lost = this.#slot.graph;
     const device = this.#slot.device();
-    this.#events.next({ type: 'device-lost', cause: 'device-lost', device, detail, atMs: detected });
-    this.#health.set('recovering', `device lost (${detail}): reconnecting`);
     const rebuild = this.#r.rebuild;
     const recovery = this.#r.recovery ?? {};
+    const origin = lost.origin ?? 'microphone';
+    this.#events.next({ type: 'device-lost', cause: 'device-lost', device, detail, atMs: detected });
+    this.#health.set('recovering', origin === 'app' && recovery.reacquire === undefined && detail !== 'context-closed'
+      ? `stream lost (${detail}): the app's stream is not re-opened by the capture`
+      : `device lost (${detail}): reconnecting`);
     if (rebuild === undefined || recovery.enabled === false) {
       // No recovery: the capture ends cleanly, as stop() (the tab-audio case: nothing to re-acquire).
       this.#recovering = false;
       void this.stop().catch(() => undefined);
       return;
     }
-    const origin = lost.origin ?? 'microphone';
     const keepStream = origin === 'app' && detail === 'context-closed' && lost.track?.readyState === 'live';
     try {
       await this.#cut('device-lost', detected, keepStream);
@@ -478,7 +480,7 @@ export class Capture {
         else this.#install(found.graph, found.generation);
         return;
       }
-      this.#setFailure(found === undefined ? streamLostFailure(detail) : deviceLostFailure(detail, found.attempts), true);
+      this.#setFailure(found === undefined ? streamLostFailure(detail) : deviceLostFailure(detail, found.attempts, recovery.reacquire !== undefined), true);
       this.#events.next({ type: 'failed', error: this.#failure as WebAudioError, atMs: this.#now() });
       reportLater(this.#failure);
       void this.stop().catch(() => undefined);

@@ -83,6 +83,8 @@ async function askTheApp(s: DeviceSearch, source: Extract<DeviceSearch['source']
     return 'retry';
   }
   if (stream === null) return { outcome: 'gave-up', attempts: attempt };
+  // Anything but a stream is a failed attempt: never let it reach the graph, which would open a microphone.
+  if (typeof (stream as Partial<MediaStream> | undefined)?.getAudioTracks !== 'function') return 'retry';
   const release = (): void => {
     if (source.releaseStream) for (const track of stream.getTracks()) track.stop();
   };
