@@ -23,6 +23,11 @@ export function streamLostFailure(detail: string): WebAudioError {
   return new WebAudioError('WEB_AUDIO_DEVICE_LOST', `the stream the app passed was lost (${detail}); the capture does not re-open a stream it did not open (recovery.reacquire can supply the next one), so it stopped`);
 }
 
+/** setDevice() when stop() came before the new device took over. */
+export function stoppedBeforeSwitch(): WebAudioError {
+  return new WebAudioError('WEB_AUDIO_STOPPED', 'setDevice() did not complete: stop() came before the new device took over; the capture stopped on the old one');
+}
+
 /** An error no caller waits for (the app's callback threw, the capture failed): reported as the browser reports a listener's exception. */
 export function reportLater(error: unknown): void {
   const report = (globalThis as { reportError?: (error: unknown) => void }).reportError;

@@ -5,15 +5,15 @@ import { WebAudioError } from '../errors.js';
 import type { CaptureMode } from '../worklet/protocol.js';
 import { LevelMeter, SILENT_LEVEL, type AudioLevel } from './level-meter.js';
 import { CaptureBooks } from './capture-books.js';
-import { captureFailure, deviceLostFailure, reportLater, streamLostFailure } from './capture-failure.js';
+import { captureFailure, deviceLostFailure, reportLater, stoppedBeforeSwitch, streamLostFailure } from './capture-failure.js';
 import { CaptureClock } from './capture-clock.js';
 import { GapBook } from './gap-book.js';
 import { watchDevice } from './device-watch.js';
-import { closeGraphContext, connectGraph, disposeGraph, releaseGraph, type CaptureGraph, type GraphInput } from './graph.js';
+import { closeGraphContext, connectGraph, disposeGraph, releaseGraph, type CaptureGraph } from './graph.js';
 import { GraphSlot } from './graph-slot.js';
 import { HealthReport } from './health-report.js';
 import type { WebCaptureEvent } from './health.js';
-import { searchDevice, type DeviceSearchResult } from './device-recovery.js';
+import { sameStream, searchDevice, type DeviceSearchResult } from './device-recovery.js';
 import { Suspension } from './suspension.js';
 import type { FeedSink, FeedTotals } from './sample-feed.js';
 import type { CaptureGraphParts, CaptureResources } from './capture-resources.js';
@@ -96,11 +96,6 @@ export class Capture {
   readonly #books = new CaptureBooks();
   readonly #suspension = new Suspension();
   #recovering = false;
-  /**
-   * A starvation episode: the last frame before it, and the first that came after (late audio
-   * arriving: the episode ends once it has caught up with the clock).
-   */
-  #starving: { readonly lastFrameMs: number; resumedMs: number | undefined } | undefined;
   /** A cut under way (its last frames reach the session): stop() waits for it, so none arrives after stop() resolved. */
   #cutting: Promise<void> | undefined;
   /** Aborted by stop(): a search for a device ends. */
@@ -302,7 +297,6 @@ export class Capture {
   onBlock(block: Float32Array): void {
     const now = this.#now();
     if (this.#gaps.open !== undefined && !this.#recovering && !this.#suspension.active) this.#closeGap(now);
-    if (this.#starving !== undefined) this.#starving.resumedMs ??= now;
     this.#health.flowing();
     this.#clock.frames(block.length, now);
     this.#checkStarvation(now);
@@ -396,7 +390,6 @@ export class Capture {
         return; // the session refused the cut: the capture has already failed and is stopping
       }
       this.#clock.restart(this.sampleRate);
-      this.#starving = undefined;
       this.#health.set('starting', 'resumed after a suspension, no audio yet');
     }
   }
@@ -419,17 +412,13 @@ export class Capture {
    */
   #checkStarvation(now: number): void {
     if (this.#health.state !== 'running' || this.#clock.lastFrameMs === null) return;
-    const lastFrameMs = this.#clock.lastFrameMs;
     const reading = this.#clock.check(now);
     if (reading.started) {
-      this.#starving = { lastFrameMs, resumedMs: undefined };
       this.#events.next({ type: 'starved', behindMs: Math.round(reading.behindMs), atMs: now });
       this.#health.explain(`starved: ${Math.round(reading.behindMs)} ms behind the clock`);
     } else if (reading.ended) {
       // Caught up: how long no audio came (the last frame before to the first after), once.
-      const episode = this.#starving;
-      this.#starving = undefined;
-      if (episode !== undefined) this.#events.next({ type: 'recovered', device: this.#slot.device(), cause: 'starved', afterMs: Math.round((episode.resumedMs ?? now) - episode.lastFrameMs), atMs: now });
+      if (reading.starvedMs !== undefined) this.#events.next({ type: 'recovered', device: this.#slot.device(), cause: 'starved', afterMs: Math.round(reading.starvedMs), atMs: now });
       this.#health.explain('audio flows');
     }
   }
@@ -467,7 +456,9 @@ export class Capture {
     const keepStream = origin === 'app' && detail === 'context-closed' && lost.track?.readyState === 'live';
     try {
       await this.#cut('device-lost', detected, keepStream);
-      let found: DeviceSearchResult | undefined = keepStream ? await this.#sameStream(rebuild, lost) : undefined;
+      let found: DeviceSearchResult | undefined = keepStream
+        ? await sameStream({ rebuild, lost, slot: this.#slot, sink: this.#sink, health: this.#health, stopped: this.#stopped.signal })
+        : undefined;
       if (found === undefined && (recovery.reacquire !== undefined || origin === 'microphone')) {
         const source = recovery.reacquire !== undefined
           ? { kind: 'app' as const, reacquire: recovery.reacquire, releaseStream: lost.releaseStream }
@@ -489,35 +480,6 @@ export class Capture {
     } finally {
       this.#recovering = false;
     }
-  }
-
-  /**
-   * The app's stream after its context closed under it: a new graph (a context of the capture's own)
-   * on the same stream. undefined when it cannot be built; the stream is then released as the cut
-   * would have released it.
-   */
-  async #sameStream(rebuild: (input: GraphInput, sink: FeedSink) => Promise<CaptureGraph>, lost: CaptureResources['graph']): Promise<DeviceSearchResult | undefined> {
-    const release = (): void => {
-      if (lost.releaseStream) for (const track of lost.stream.getTracks()) track.stop();
-    };
-    if (this.#stopped.signal.aborted) {
-      release();
-      return { outcome: 'stopped' };
-    }
-    this.#health.set('recovering', 'AudioContext closed: the same stream on a new one');
-    const generation = this.#slot.nextGeneration;
-    let graph: CaptureGraph;
-    try {
-      graph = await rebuild({ stream: lost.stream, releaseStream: lost.releaseStream, ...this.#slot.appContext() }, this.#slot.sinkFor(generation, this.#sink));
-    } catch {
-      release();
-      return undefined;
-    }
-    if (this.#stopped.signal.aborted) {
-      await disposeGraph(graph);
-      return { outcome: 'stopped' };
-    }
-    return { outcome: 'found', graph, generation };
   }
 
   /**
@@ -571,7 +533,6 @@ export class Capture {
       this.#meter = new LevelMeter(to, this.#r.levelWindowMs, (level) => this.#level.next(level));
     }
     this.#clock.restart(to);
-    this.#starving = undefined;
     this.#watch();
     this.#health.set('starting', 'new device opened, no audio yet');
     connectGraph(next);
@@ -650,7 +611,3 @@ export class Capture {
   }
 }
 
-/** setDevice() when stop() came before the new device took over. */
-function stoppedBeforeSwitch(): WebAudioError {
-  return new WebAudioError('WEB_AUDIO_STOPPED', 'setDevice() did not complete: stop() came before the new device took over; the capture stopped on the old one');
-}

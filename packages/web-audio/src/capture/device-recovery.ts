@@ -107,3 +107,33 @@ async function askTheApp(s: DeviceSearch, source: Extract<DeviceSearch['source']
   }
   return { outcome: 'found', graph, generation };
 }
+
+/**
+ * The app's stream after its context closed under it (no device question): a new graph, on a context
+ * of the capture's own, for the same stream. undefined when it cannot be built; the stream is then
+ * released as the cut would have released it (the cut kept it for this).
+ */
+export async function sameStream(s: Pick<DeviceSearch, 'rebuild' | 'slot' | 'sink' | 'health' | 'stopped'> & { readonly lost: Pick<CaptureGraph, 'stream' | 'releaseStream'> }): Promise<DeviceSearchResult | undefined> {
+  const { lost } = s;
+  const release = (): void => {
+    if (lost.releaseStream) for (const track of lost.stream.getTracks()) track.stop();
+  };
+  if (s.stopped.aborted) {
+    release();
+    return { outcome: 'stopped' };
+  }
+  s.health.set('recovering', 'AudioContext closed: the same stream on a new one');
+  const generation = s.slot.nextGeneration;
+  let graph: CaptureGraph;
+  try {
+    graph = await s.rebuild({ stream: lost.stream, releaseStream: lost.releaseStream, ...s.slot.appContext() }, s.slot.sinkFor(generation, s.sink));
+  } catch {
+    release();
+    return undefined;
+  }
+  if (s.stopped.aborted) {
+    await disposeGraph(graph);
+    return { outcome: 'stopped' };
+  }
+  return { outcome: 'found', graph, generation };
+}
