@@ -68,6 +68,17 @@ describe('ResilientMicrophone decisions', () => {
     expect(mic.health.state).toBe('failed');
   });
 
+  it('setDevice() with recovery off settles with the capture\'s terminal error instead of waiting forever', async () => {
+    const mic = await ResilientMicrophone.open('parec', 'usb', { open: async () => device('usb', 16_000, 1000), recovery: { enabled: false } });
+    const reading = (async () => {
+      for await (const block of mic) expect(block.length).toBe(320);
+    })().then(() => null, (e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 20));
+    await expect(mic.setDevice('other')).rejects.toMatchObject({ name: 'MicrophoneError', code: 'MIC_DEVICE_LOST' });
+    expect(await reading).toMatchObject({ code: 'MIC_DEVICE_LOST' });
+    expect(mic.health.state).toBe('failed');
+  });
+
   it('stop() while looking for a device ends the capture cleanly: stopped, no failure', async () => {
     let calls = 0;
     const mic = await ResilientMicrophone.open('arecord', undefined, {

@@ -7,7 +7,7 @@ import type { CaptureEvent, RealtimeFinishResult } from '@soundclone/core';
 import { openMicrophone, transcribeLive, type AudioSource, type CaptureItem, type Microphone, type MicrophoneBackendName, type MicrophoneOptions } from '@soundclone/node-mic';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientFor, encodeOffline, sampleSamples, startRetainingServer, storedAudio, writeWav } from './support/audio.js';
-import { requireTools, soxDrivers, startFakeMic, usePulse, type FakeMic } from './support/fake-mic.js';
+import { recordingClients, requireTools, soxDrivers, startFakeMic, usePulse, type FakeMic } from './support/fake-mic.js';
 
 /**
  * A microphone that loses its device mid-session, for real: the private PulseAudio daemon's source is
@@ -222,6 +222,50 @@ describe('capture that survives its device (PulseAudio, parec)', () => {
     expect(run.events.some((e) => e.type === 'device-lost')).toBe(false);
     expect(run.stretches.map((s) => s.blocks.length > 0)).toEqual([true, true]);
     await expectExact(server, run, result);
+  });
+
+  it('stop() while setDevice() is in flight, and setDevice() after stop(): typed rejections, no capture left running, nothing written after stop', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    const baseline = recordingClients(mic).length;
+    try {
+      // Three windows: stop() while setDevice() lists the devices, right after the switch began (its
+      // device is being opened: parec is starting), and once the switch is under way for a while.
+      for (const window of ['listing', 'opening', 'late'] as const) {
+        const run = await capture(server, { backend: 'parec', device: 'fakemic', recovery: { pollMs: 100 } });
+        await sleep(500);
+        let stopping: Promise<RealtimeFinishResult> | undefined;
+        const sub = run.mic.health$.subscribe((h) => {
+          if (window === 'listing' || stopping !== undefined || h.state !== 'recovering') return;
+          stopping = new Promise((resolve) => setTimeout(resolve, window === 'opening' ? 5 : 40)).then(() => run.live.stop());
+        });
+        const switching = run.mic.setDevice('fakespk.monitor').then(() => 'switched', (e: unknown) => e);
+        if (window === 'listing') stopping = run.live.stop();
+        const outcome = await switching;
+        const result = await (stopping ?? run.live.stop());
+        sub.unsubscribe();
+        log(`stop() ${window}: setDevice ${outcome === 'switched' ? 'switched' : String((outcome as Error).message)}`);
+        // The switch either completed before stop() or was refused with the typed error; never left pending.
+        if (outcome !== 'switched') {
+          expect(outcome).toMatchObject({ name: 'MicrophoneError', code: 'MIC_CAPTURE_FAILED' });
+          expect((outcome as Error).message).toMatch(/stop\(\)|stopped capture/);
+        }
+        expect(run.mic.health.state).toBe('stopped');
+        // No recording client of ours is left on the audio server (only the fixture's keeper).
+        expect(recordingClients(mic)).toHaveLength(baseline);
+        // Nothing more reaches the session: the count stays, and the server holds exactly what was delivered.
+        const delivered = run.mic.deliveredFrames;
+        await sleep(300);
+        expect(run.mic.deliveredFrames).toBe(delivered);
+        await expectExact(server, run, result);
+        // After stop(): refused at once, typed.
+        await expect(run.mic.setDevice('fakemic')).rejects.toMatchObject({ name: 'MicrophoneError', code: 'MIC_CAPTURE_FAILED' });
+      }
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
   });
 
   it('arecord through ALSA\'s pulse plugin: the audio server moves the stream to its fallback when the source goes, so audio goes on with no break (not seen as a loss)', async () => {

@@ -76,10 +76,13 @@ export class DemoServerError extends Error {
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = join(here, '..');
 
-/** Bundles the page's script: web-audio and core from their TypeScript sources, rxjs and eventemitter3 included. */
-export async function bundlePage(): Promise<string> {
+/**
+ * Bundles the page's script: web-audio and core from their TypeScript sources, rxjs and eventemitter3
+ * included. `entry`: another page script bundled the same way (the browser tests' own pages).
+ */
+export async function bundlePage(entry = join(here, 'page', 'main.ts')): Promise<string> {
   const result = await build({
-    entryPoints: [join(here, 'page', 'main.ts')],
+    entryPoints: [entry],
     bundle: true,
     format: 'esm',
     platform: 'browser',

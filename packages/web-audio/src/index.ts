@@ -2,7 +2,7 @@ export { startCapture, type StartCaptureOptions } from './capture/start-capture.
 export { openMicrophone, type OpenMicrophoneOptions } from './capture/open-microphone.js';
 export { Capture, type CaptureDrop, type CaptureState, type CaptureStats, type CaptureResult } from './capture/capture.js';
 export type { CaptureSession } from './capture/session.js';
-export { defaultRecoveryDelayMs, type RecoveryOptions, type WebCaptureEvent, type WebCaptureEventType } from './capture/health.js';
+export { defaultRecoveryDelayMs, type ReacquireRequest, type RecoveryOptions, type WebCaptureEvent, type WebCaptureEventType } from './capture/health.js';
 export type { AudioLevel } from './capture/level-meter.js';
 export type { FeedTotals } from './capture/sample-feed.js';
 export { attachSession, type BrowserSessionGrant } from './session/attach-session.js';

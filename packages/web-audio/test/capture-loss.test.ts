@@ -312,6 +312,11 @@ describe('an audio thread that stops delivering (worklet class + page side, into
     expect(capture.health.silentForMs).toBeGreaterThan(300);
     await play(1, 'alive'); // audio again, more of it than the clock asks for: caught up
     expect(capture.health.reason).toBe('audio flows');
+    // Once caught up: how long no audio came, from the last frame before to the first after.
+    const recovered = events.find((e) => e.type === 'recovered') as Extract<WebCaptureEvent, { type: 'recovered' }>;
+    expect(recovered).toMatchObject({ cause: 'starved' });
+    expect(recovered.afterMs).toBeGreaterThanOrEqual(starved.behindMs);
+    expect(events.map((e) => e.type)).toEqual(['starved', 'recovered']);
     expect(capture.health.gaps).toBe(0); // late audio is not missing audio: nothing was cut
     const result = await capture.stop();
     expect(result.worklet).toMatchObject({ exact: true, dropped: 0 });

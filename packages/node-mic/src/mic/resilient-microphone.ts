@@ -169,14 +169,17 @@ export class ResilientMicrophone implements AsyncIterable<AudioBlock> {
    * Moves the capture to another device by the same path as a recovery: a gap (cause
    * device-changed) for the moment between the two, and a break in the audio. Resolves once audio
    * comes from the new device; rejects with MIC_DEVICE_NOT_FOUND (nothing moved) when the backend
-   * does not list it, or with the recovery's terminal error.
+   * does not list it, or with the recovery's terminal error. A stop() before the new device delivered
+   * rejects it with MIC_CAPTURE_FAILED (no device was switched to; stop() ends whatever was opened).
    */
   async setDevice(device: string | number): Promise<void> {
-    if (this.#stopAsked || this.#health.state === 'failed') throw new MicrophoneError('MIC_CAPTURE_FAILED', 'setDevice() on a stopped capture', { backend: this.backend });
+    if (this.#ended()) throw new MicrophoneError('MIC_CAPTURE_FAILED', 'setDevice() on a stopped capture', { backend: this.backend });
     if (this.#list !== undefined) {
       const found = selectDevice(await this.#list(), device, this.backend);
       if (found !== undefined) device = found.name;
     }
+    // stop() may have come while the devices were listed: nothing moves then.
+    if (this.#ended()) throw stoppedBeforeSwitch(this.backend);
     this.#preferred = device;
     const done = new Promise<void>((resolve, reject) => this.#switched.push({ resolve, reject }));
     this.#requestSwitch('device-changed', device);
@@ -188,6 +191,9 @@ export class ResilientMicrophone implements AsyncIterable<AudioBlock> {
     this.#stopped ??= (async () => {
       this.#stopAsked = true;
       clearInterval(this.#timer);
+      // A switch still waiting for its device never completes now: its caller learns so at once,
+      // while #run() stops a device that opens after this (stop() waits for that below).
+      for (const waiter of this.#switched.splice(0)) waiter.reject(stoppedBeforeSwitch(this.backend));
       await this.#capture.stop();
       if (!this.#iterating) this.#finish('stopped', 'stopped');
       await this.#done;
@@ -363,7 +369,14 @@ export class ResilientMicrophone implements AsyncIterable<AudioBlock> {
     return { kind: 'break', gap, format: this.#capture.format };
   }
 
+  /** stop() was called, or the capture failed: no switch can complete. */
+  #ended(): boolean {
+    return this.#stopAsked || this.#health.state === 'failed';
+  }
+
   #fail(error: MicrophoneError): never {
+    // A switch waiting for its device (recovery off, or none came back) ends with the capture.
+    for (const waiter of this.#switched.splice(0)) waiter.reject(error);
     this.#health.emit({ type: 'failed', error, atMs: this.#health.nowMs });
     this.#finish('failed', error.message);
     throw error;
@@ -376,6 +389,10 @@ export class ResilientMicrophone implements AsyncIterable<AudioBlock> {
     this.#health.complete();
     this.#resolveDone();
   }
+}
+
+function stoppedBeforeSwitch(backend: string): MicrophoneError {
+  return new MicrophoneError('MIC_CAPTURE_FAILED', 'setDevice() did not complete: stop() was called before the new device delivered audio; the capture stopped', { backend });
 }
 
 function deviceOf(capture: OpenedCapture): CaptureDevice {

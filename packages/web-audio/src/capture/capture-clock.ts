@@ -15,6 +15,8 @@ export class CaptureClock {
   #firstAudioMs: number | null = null;
   #lastFrameMs: number | null = null;
   #underruns = 0;
+  /** The current starvation episode: the last frame before it, the first after (late audio arriving). */
+  #starving: { readonly lastFrameMs: number | null; resumedMs: number | null } | undefined;
 
   constructor(startedAt: number, sampleRate: number, starvationMs: number) {
     this.#t0 = startedAt;
@@ -48,6 +50,7 @@ export class CaptureClock {
   /** A block of `count` frames arrived at `now`. */
   frames(count: number, now: number): void {
     if (this.#firstAudioMs === null) this.#firstAudioMs = now;
+    if (this.#starving !== undefined) this.#starving.resumedMs ??= now;
     this.#lastFrameMs = now;
     this.#runFrames += count;
     this.#drift.add(this.#runFrames, now);
@@ -58,17 +61,28 @@ export class CaptureClock {
     this.#runFrames += count;
   }
 
-  /** A starvation reading (call it on blocks and on a timer); counts each episode once. */
-  check(now: number): StarvationReading {
+  /**
+   * A starvation reading (call it on blocks and on a timer); counts each episode once. When an episode
+   * ends (the late audio caught up), `starvedMs` is how long no audio came: from the last frame before
+   * it to the first after.
+   */
+  check(now: number): StarvationReading & { readonly starvedMs?: number } {
     const reading = this.#starvation.check(this.#runFrames, now);
-    if (reading.started) this.#underruns++;
-    return reading;
+    if (reading.started) {
+      this.#underruns++;
+      this.#starving = { lastFrameMs: this.#lastFrameMs, resumedMs: null };
+    }
+    if (!reading.ended || this.#starving === undefined) return reading;
+    const { lastFrameMs, resumedMs } = this.#starving;
+    this.#starving = undefined;
+    return { ...reading, starvedMs: (resumedMs ?? now) - (lastFrameMs ?? now) };
   }
 
   /** Another device or a resumed context: a new run, at `sampleRate`. */
   restart(sampleRate: number): void {
     this.#runFrames = 0;
     this.#lastFrameMs = null;
+    this.#starving = undefined;
     this.#drift = new DriftEstimator({ sampleRate });
     this.#starvation = new StarvationDetector({ sampleRate, thresholdMs: this.#starvationMs });
   }

@@ -11,9 +11,21 @@ export function captureFailure(error: unknown, asIs = false): WebAudioError {
   return new WebAudioError('WEB_AUDIO_CAPTURE_FAILED', `captured audio could not be handed to the session (${detail}); the capture stopped`, { cause: error });
 }
 
-/** A lost device that did not come back within the recovery attempts. */
-export function deviceLostFailure(detail: string, attempts: number): WebAudioError {
-  return new WebAudioError('WEB_AUDIO_DEVICE_LOST', `the microphone was lost (${detail}) and neither it nor a default one came back after ${attempts} attempts; the capture stopped`);
+/** A lost device that did not come back within the recovery attempts (`byApp`: the app's reacquire() gave none). */
+export function deviceLostFailure(detail: string, attempts: number, byApp = false): WebAudioError {
+  return new WebAudioError('WEB_AUDIO_DEVICE_LOST', byApp
+    ? `the stream was lost (${detail}) and recovery.reacquire gave no usable one in ${attempts} attempts; the capture stopped`
+    : `the microphone was lost (${detail}) and neither it nor a default one came back after ${attempts} attempts; the capture stopped`);
+}
+
+/** A stream the app passed, lost, with nothing that may replace it (no recovery.reacquire). */
+export function streamLostFailure(detail: string): WebAudioError {
+  return new WebAudioError('WEB_AUDIO_DEVICE_LOST', `the stream the app passed was lost (${detail}); the capture does not re-open a stream it did not open (recovery.reacquire can supply the next one), so it stopped`);
+}
+
+/** setDevice() when stop() came before the new device took over. */
+export function stoppedBeforeSwitch(): WebAudioError {
+  return new WebAudioError('WEB_AUDIO_STOPPED', 'setDevice() did not complete: stop() came before the new device took over; the capture stopped on the old one');
 }
 
 /** An error no caller waits for (the app's callback threw, the capture failed): reported as the browser reports a listener's exception. */

@@ -27,8 +27,11 @@ export interface CaptureResources {
 }
 
 /** A graph as the capture uses it (a Node test harness passes one without a track). */
-export type CaptureGraphParts = Omit<CaptureGraph, 'track' | 'deviceId' | 'label'> & {
+export type CaptureGraphParts = Omit<CaptureGraph, 'track' | 'deviceId' | 'label' | 'origin' | 'audio'> & {
   readonly track?: MediaStreamTrack | undefined;
   readonly deviceId?: string;
   readonly label?: string;
+  /** Default 'microphone'. */
+  readonly origin?: CaptureGraph['origin'];
+  readonly audio?: MediaTrackConstraints | undefined;
 };

@@ -5,7 +5,7 @@ import { WebAudioError } from '../errors.js';
 import type { CaptureMode } from '../worklet/protocol.js';
 import { LevelMeter, SILENT_LEVEL, type AudioLevel } from './level-meter.js';
 import { CaptureBooks } from './capture-books.js';
-import { captureFailure, deviceLostFailure, reportLater } from './capture-failure.js';
+import { captureFailure, deviceLostFailure, reportLater, stoppedBeforeSwitch, streamLostFailure } from './capture-failure.js';
 import { CaptureClock } from './capture-clock.js';
 import { GapBook } from './gap-book.js';
 import { watchDevice } from './device-watch.js';
@@ -13,7 +13,7 @@ import { closeGraphContext, connectGraph, disposeGraph, releaseGraph, type Captu
 import { GraphSlot } from './graph-slot.js';
 import { HealthReport } from './health-report.js';
 import type { WebCaptureEvent } from './health.js';
-import { searchDevice } from './device-recovery.js';
+import { sameStream, searchDevice, type DeviceSearchResult } from './device-recovery.js';
 import { Suspension } from './suspension.js';
 import type { FeedSink, FeedTotals } from './sample-feed.js';
 import type { CaptureGraphParts, CaptureResources } from './capture-resources.js';
@@ -96,6 +96,8 @@ export class Capture {
   readonly #books = new CaptureBooks();
   readonly #suspension = new Suspension();
   #recovering = false;
+  /** A cut under way (its last frames reach the session): stop() waits for it, so none arrives after stop() resolved. */
+  #cutting: Promise<void> | undefined;
   /** Aborted by stop(): a search for a device ends. */
   readonly #stopped = new AbortController();
   #failure: WebAudioError | undefined;
@@ -238,7 +240,9 @@ export class Capture {
    * between the two graphs is not captured) and the new one takes over, at whatever rate it runs.
    * Rejects (and keeps the current device) when the new one cannot be opened: WEB_AUDIO_DEVICE_NOT_FOUND,
    * WEB_AUDIO_PERMISSION_DENIED, ...; WEB_AUDIO_INVALID_OPTION without recovery (a stream the app passed
-   * with recovery off).
+   * with recovery off). A stop() before the new device took over rejects it with WEB_AUDIO_STOPPED:
+   * the capture stopped on the old device, and the new one is released as soon as it is open (a
+   * getUserMedia under way cannot be called back).
    */
   async setDevice(deviceId: string, options: { signal?: AbortSignal } = {}): Promise<void> {
     this.#assertRunning('setDevice');
@@ -249,17 +253,18 @@ export class Capture {
     this.#recovering = true;
     try {
       const generation = this.#slot.nextGeneration;
-      const next = await rebuild({ deviceId, ...this.#slot.appContext() }, this.#slot.sinkFor(generation, this.#sink));
+      const audio = this.#slot.graph.audio;
+      const next = await rebuild({ deviceId, ...(audio !== undefined ? { audio } : {}), ...this.#slot.appContext() }, this.#slot.sinkFor(generation, this.#sink));
       if (this.#stopping !== undefined || options.signal?.aborted === true) {
         await disposeGraph(next);
         if (options.signal?.aborted === true) throw options.signal.reason;
-        return;
+        throw stoppedBeforeSwitch();
       }
       await this.#cut('device-changed', this.#now());
       // stop() may have come while the old graph was being cut: the new one must not outlive it.
       if (this.#stopping !== undefined) {
         await disposeGraph(next);
-        return;
+        throw stoppedBeforeSwitch();
       }
       this.#install(next, generation);
     } finally {
@@ -343,7 +348,10 @@ export class Capture {
   #watch(): void {
     const graph = this.#slot.graph;
     this.#health.watchTrack(graph.track?.muted === true);
-    this.#unwatch = watchDevice({ context: graph.context, deviceId: graph.deviceId ?? '', track: graph.track }, this.#r.devices, {
+    // A stream the app got elsewhere may be no listed device at all (a screen share's audio, a WebRTC
+    // track): its track's ended is its loss; the device list is not consulted ('' = not compared).
+    const deviceId = graph.origin === 'app' ? '' : graph.deviceId ?? '';
+    this.#unwatch = watchDevice({ context: graph.context, deviceId, track: graph.track }, this.#r.devices, {
       ended: () => void this.#lose('track-ended'),
       muted: (muted) => {
         this.#events.next({ type: muted ? 'track-muted' : 'track-unmuted', device: this.#slot.device(), atMs: this.#now() });
@@ -409,6 +417,8 @@ export class Capture {
       this.#events.next({ type: 'starved', behindMs: Math.round(reading.behindMs), atMs: now });
       this.#health.explain(`starved: ${Math.round(reading.behindMs)} ms behind the clock`);
     } else if (reading.ended) {
+      // Caught up: how long no audio came (the last frame before to the first after), once.
+      if (reading.starvedMs !== undefined) this.#events.next({ type: 'recovered', device: this.#slot.device(), cause: 'starved', afterMs: Math.round(reading.starvedMs), atMs: now });
       this.#health.explain('audio flows');
     }
   }
@@ -417,32 +427,51 @@ export class Capture {
   // Recovery
   // ------------------------------------------------------------------------------------------------
 
-  /** The device is gone: cut, then look for it (or the default one) within the retries (searchDevice), and take over what it found. */
+  /**
+   * The device is gone: cut, then find what replaces it, and take over what was found. What may
+   * replace it depends on where the stream came from (RecoveryOptions.reacquire): the app's
+   * reacquire() when it gave one; else a microphone is looked for again (searchDevice), while a
+   * stream the app got elsewhere is never re-opened by getUserMedia: its loss ends the capture. A
+   * closed context under a stream of the app's that still runs only needs a new context.
+   */
   async #lose(detail: 'track-ended' | 'device-removed' | 'context-closed'): Promise<void> {
     if (this.#stopping !== undefined || this.#recovering) return;
     this.#recovering = true;
     const detected = this.#now();
+    const lost = this.#slot.graph;
     const device = this.#slot.device();
-    this.#events.next({ type: 'device-lost', cause: 'device-lost', device, detail, atMs: detected });
-    this.#health.set('recovering', `device lost (${detail}): reconnecting`);
     const rebuild = this.#r.rebuild;
     const recovery = this.#r.recovery ?? {};
+    const origin = lost.origin ?? 'microphone';
+    this.#events.next({ type: 'device-lost', cause: 'device-lost', device, detail, atMs: detected });
+    this.#health.set('recovering', origin === 'app' && recovery.reacquire === undefined && detail !== 'context-closed'
+      ? `stream lost (${detail}): the app's stream is not re-opened by the capture`
+      : `device lost (${detail}): reconnecting`);
     if (rebuild === undefined || recovery.enabled === false) {
       // No recovery: the capture ends cleanly, as stop() (the tab-audio case: nothing to re-acquire).
       this.#recovering = false;
       void this.stop().catch(() => undefined);
       return;
     }
+    const keepStream = origin === 'app' && detail === 'context-closed' && lost.track?.readyState === 'live';
     try {
-      await this.#cut('device-lost', detected);
-      const found = await searchDevice({ rebuild, recovery, lostDeviceId: device.id, detail, slot: this.#slot, sink: this.#sink, health: this.#health, devices: this.#r.devices, stopped: this.#stopped.signal });
-      if (found.outcome === 'stopped') return;
-      if (found.outcome === 'found') {
+      await this.#cut('device-lost', detected, keepStream);
+      let found: DeviceSearchResult | undefined = keepStream
+        ? await sameStream({ rebuild, lost, slot: this.#slot, sink: this.#sink, health: this.#health, stopped: this.#stopped.signal })
+        : undefined;
+      if (found === undefined && (recovery.reacquire !== undefined || origin === 'microphone')) {
+        const source = recovery.reacquire !== undefined
+          ? { kind: 'app' as const, reacquire: recovery.reacquire, releaseStream: lost.releaseStream }
+          : { kind: 'microphone' as const, audio: lost.audio };
+        found = await searchDevice({ rebuild, recovery, source, lostDeviceId: device.id, detail, slot: this.#slot, sink: this.#sink, health: this.#health, devices: this.#r.devices, stopped: this.#stopped.signal });
+      }
+      if (found?.outcome === 'stopped') return;
+      if (found?.outcome === 'found') {
         if (this.#stopping !== undefined) await disposeGraph(found.graph);
         else this.#install(found.graph, found.generation);
         return;
       }
-      this.#setFailure(deviceLostFailure(detail, found.attempts), true);
+      this.#setFailure(found === undefined ? streamLostFailure(detail) : deviceLostFailure(detail, found.attempts, recovery.reacquire !== undefined), true);
       this.#events.next({ type: 'failed', error: this.#failure as WebAudioError, atMs: this.#now() });
       reportLater(this.#failure);
       void this.stop().catch(() => undefined);
@@ -457,14 +486,22 @@ export class Capture {
    * Ends the current graph at a cut: its feed stops (the frames it holds are handed on first), its
    * resources are released, the session's segment ends, and a gap opens at the exact position.
    */
-  async #cut(cause: CaptureCause, detectedMs: number): Promise<void> {
-    const graph = this.#slot.graph;
-    const lastFrameMs = this.#suspension.end()?.lastFrameMs ?? this.#clock.lastFrameMs ?? this.#now();
-    this.#unwatch();
-    this.#books.addTotals(await this.#slot.cut(this.#r.stopTimeoutMs));
-    await disposeGraph(graph as CaptureGraph);
-    // The frames handed on by the stop may be later than the detection: the gap starts after them.
-    this.#openGapAt(cause, this.#clock.lastFrameMs !== null && this.#clock.lastFrameMs > lastFrameMs ? this.#clock.lastFrameMs : lastFrameMs, detectedMs);
+  async #cut(cause: CaptureCause, detectedMs: number, keepStream = false): Promise<void> {
+    const cutting = (async () => {
+      const graph = this.#slot.graph;
+      const lastFrameMs = this.#suspension.end()?.lastFrameMs ?? this.#clock.lastFrameMs ?? this.#now();
+      this.#unwatch();
+      this.#books.addTotals(await this.#slot.cut(this.#r.stopTimeoutMs));
+      await disposeGraph(graph as CaptureGraph, keepStream);
+      // The frames handed on by the stop may be later than the detection: the gap starts after them.
+      this.#openGapAt(cause, this.#clock.lastFrameMs !== null && this.#clock.lastFrameMs > lastFrameMs ? this.#clock.lastFrameMs : lastFrameMs, detectedMs);
+    })();
+    this.#cutting = cutting;
+    try {
+      await cutting;
+    } finally {
+      if (this.#cutting === cutting) this.#cutting = undefined;
+    }
   }
 
   /** The segment ends here; the gap closes at the next frame (its length is the clock's). */
@@ -510,10 +547,13 @@ export class Capture {
   // ------------------------------------------------------------------------------------------------
 
   async #stop(): Promise<CaptureResult> {
-    const graph = this.#slot.graph;
     this.#state.next('stopping');
     this.#unwatch();
     if (this.#tick !== undefined) clearInterval(this.#tick);
+    // A cut under way (a setDevice() or a loss) finishes first: the cut graph's last frames reach the
+    // session and its totals the books before the result is made, and nothing reaches the session after.
+    await this.#cutting?.catch(() => undefined);
+    const graph = this.#slot.graph;
     let totals: FeedTotals;
     try {
       // A graph already cut (recovery gave up, or stop() came mid-recovery) holds nothing more.
@@ -570,3 +610,4 @@ export class Capture {
     if (this.#stopping !== undefined) throw new WebAudioError('WEB_AUDIO_STOPPED', `${call}() after stop(): start a new capture`);
   }
 }
+

@@ -1,7 +1,7 @@
 import { isSupportedRate, SUPPORTED_RATES } from '@soundclone/core';
 import { WebAudioError } from '../errors.js';
 import { PROCESSOR_NAME } from '../worklet/protocol.js';
-import { openMicrophone } from './open-microphone.js';
+import { microphoneConstraints, openMicrophone } from './open-microphone.js';
 import { DEFAULT_BUFFER_MS, poolSizeFor, SharedRingFeed, TransferFeed, type FeedSink, type SampleFeed } from './sample-feed.js';
 
 /** How a capture graph is built, the same for the first one and for each one made after a device loss. */
@@ -22,6 +22,8 @@ export interface GraphInput {
   readonly stream?: MediaStream;
   readonly releaseStream?: boolean;
   readonly deviceId?: string;
+  /** getUserMedia constraints for the microphone this graph opens (default: the spec's). */
+  readonly audio?: MediaTrackConstraints;
   /** The app's context (kept open); none: a new one at the device's native rate, closed with the graph. */
   readonly context?: AudioContext;
 }
@@ -43,6 +45,14 @@ export interface CaptureGraph {
   /** The microphone's id and label as the track reports them ('' when it does not say). */
   readonly deviceId: string;
   readonly label: string;
+  /**
+   * 'microphone': a stream opened with getUserMedia, by the capture or by openMicrophone(): after a
+   * loss the capture may open one again (with `audio`). 'app': a stream the app got elsewhere (a
+   * screen share's audio, a WebRTC track, a processed mix): only the app can say what replaces it.
+   */
+  readonly origin: 'microphone' | 'app';
+  /** The constraints a 'microphone' graph's device was opened with (undefined: the spec's). */
+  readonly audio: MediaTrackConstraints | undefined;
 }
 
 /** Where startCapture makes its own context when the device's native rate is not one the encoder takes. */
@@ -92,13 +102,15 @@ export async function buildGraph(spec: GraphSpec, input: GraphInput, sink: FeedS
 
   let stream: MediaStream;
   const opened = input.stream === undefined;
+  let audio = input.audio ?? spec.audio;
   if (input.stream !== undefined) {
     stream = input.stream;
+    audio = microphoneConstraints(stream);
   } else {
     try {
       stream = await openMicrophone({
         ...(input.deviceId !== undefined ? { deviceId: input.deviceId } : {}),
-        ...(spec.audio !== undefined ? { audio: spec.audio } : {}),
+        ...(audio !== undefined ? { audio } : {}),
         ...(spec.mediaDevices !== undefined ? { mediaDevices: spec.mediaDevices } : {}),
       });
     } catch (caught) {
@@ -144,6 +156,7 @@ export async function buildGraph(spec: GraphSpec, input: GraphInput, sink: FeedS
   return {
     context, ownsContext, stream, releaseStream: input.releaseStream ?? opened, track, source, node, feed,
     deviceId: settings.deviceId ?? '', label: track.label,
+    origin: opened || audio !== undefined ? 'microphone' : 'app', audio,
   };
 }
 
@@ -155,9 +168,10 @@ export function connectGraph(graph: CaptureGraph): void {
 
 /**
  * Everything but the context close, synchronous so that a failure half-way still releases the rest.
- * The feed must have been stopped or disposed by the caller.
+ * The feed must have been stopped or disposed by the caller. `keepStream`: the tracks stay live
+ * whatever releaseStream says (the next graph captures the same stream).
  */
-export function releaseGraph(graph: CaptureGraph): void {
+export function releaseGraph(graph: CaptureGraph, keepStream = false): void {
   graph.feed.dispose();
   try {
     graph.source.disconnect();
@@ -170,12 +184,12 @@ export function releaseGraph(graph: CaptureGraph): void {
     // Already disconnected.
   }
   graph.node.port.close();
-  if (graph.releaseStream) for (const track of graph.stream.getTracks()) track.stop();
+  if (graph.releaseStream && !keepStream) for (const track of graph.stream.getTracks()) track.stop();
 }
 
 /** Releases a graph and closes the context it made for itself (a cut graph, or one no capture takes over). */
-export async function disposeGraph(graph: CaptureGraph): Promise<void> {
-  releaseGraph(graph);
+export async function disposeGraph(graph: CaptureGraph, keepStream = false): Promise<void> {
+  releaseGraph(graph, keepStream);
   await closeGraphContext(graph);
 }
 

@@ -73,10 +73,12 @@ export interface StartCaptureOptions {
   readonly mediaDevices?: Pick<MediaDevices, 'getUserMedia'> & Partial<Pick<MediaDevices, 'enumerateDevices' | 'addEventListener' | 'removeEventListener'>>;
   /**
    * What happens when the device goes away (its track ends, it leaves the device list, the context is
-   * closed): by default the capture looks for it again, else opens the default microphone, and goes
-   * on in the same session, the gap recorded (events$, health, gaps); WEB_AUDIO_DEVICE_LOST when
-   * nothing comes back. `{ enabled: false }`: the capture stops cleanly instead, the right choice for
-   * a stream that is not a microphone (tab or screen audio, a mix), which getUserMedia cannot reopen.
+   * closed): by default the capture looks for a microphone it opened (or openMicrophone() did) again,
+   * else opens the default one, and goes on in the same session, the gap recorded (events$, health,
+   * gaps); WEB_AUDIO_DEVICE_LOST when nothing comes back. A `stream` the app got elsewhere is never
+   * re-opened by getUserMedia: `reacquire` supplies its replacement, and without it its loss ends the
+   * capture with WEB_AUDIO_DEVICE_LOST. `{ enabled: false }`: the capture stops cleanly instead (no
+   * failure), for a stream whose end is the capture's end (tab or screen audio).
    */
   readonly recovery?: RecoveryOptions;
   /** Audio this far behind the wall clock (ms) is reported as starvation (default 1500; 100 to 60000). */
