@@ -2,6 +2,7 @@ import { apiErrorFromResponse, type ApiError } from '../errors/api-errors.js';
 import { AbortError, ConnectionError, RequestTimeoutError, ResponseFormatError } from '../errors/client-errors.js';
 import { ENVELOPE_CODE, HEADERS, RETRY_STATUSES } from '../protocol.js';
 import { LinkedAbort, sleep, throwIfAborted } from '../util/abort.js';
+import { checkCallOptions } from './call-options.js';
 import { parseRetryAfterMs, retryDelayMs, type BackoffPolicy } from './retry-timing.js';
 
 /**
@@ -101,6 +102,8 @@ export class Transport {
   }
 
   async request<T = unknown>(spec: RequestSpec, call: CallOptions = {}): Promise<HttpResult<T>> {
+    checkCallOptions(call);
+    call ??= {};
     const url = this.url(spec);
     const init = this.init(spec);
     const maxRetries = call.maxRetries ?? this.config.maxRetries;
@@ -135,7 +138,10 @@ export class Transport {
       body = JSON.stringify(spec.json);
       headers['Content-Type'] = 'application/json';
     }
-    return { method: spec.method, headers, ...(body !== undefined ? { body } : {}) };
+    // Redirects are not followed: fetch would send the accessKey header on to whatever host the
+    // Location names (only Authorization is dropped across origins), and a 307/308 would replay a
+    // create there. A redirect is answered as an ApiError instead (redirectError below).
+    return { method: spec.method, headers, redirect: 'manual', ...(body !== undefined ? { body } : {}) };
   }
 
   /** One attempt: send, read the whole body, classify. Never throws except AbortError for the caller. */
@@ -144,6 +150,7 @@ export class Transport {
     try {
       const response = await this.config.fetch(url, { ...init, signal: link.signal });
       const requestId = response.headers.get(HEADERS.requestId) ?? undefined;
+      if (isRedirect(response)) return { ok: false, error: redirectError(response, url) };
       if (response.ok) {
         const data = await readSuccess(response, expect);
         return { ok: true, result: { data, status: response.status, requestId, headers: response.headers } };
@@ -175,6 +182,39 @@ async function readSuccess(response: Response, expect: Expect): Promise<unknown>
     throw ResponseFormatError.malformed('body.code', `the success envelope (code ${ENVELOPE_CODE.success})`, (parsed as { code?: unknown } | null)?.code);
   }
   return (parsed as { data?: unknown }).data;
+}
+
+/** A 3xx answer, or a browser's opaque one for `redirect: 'manual'` (status 0, no headers). */
+function isRedirect(response: Response): boolean {
+  return response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400);
+}
+
+/**
+ * ApiError `HTTP_<status>` (docs/errors.md: a failure without an errorCode), not retried. The message
+ * names where the service pointed, so the caller can fix its baseUrl; the body is not read.
+ */
+function redirectError(response: Response, url: string): ApiError {
+  const location = response.headers.get('location');
+  const target = location === null ? undefined : safeResolve(location, url);
+  const message =
+    `the service answered ${response.status === 0 ? 'with a redirect' : `${response.status}, a redirect`}` +
+    (target !== undefined ? ` to ${redactedUrl(target)}` : '') +
+    '; the SDK does not follow redirects (the access key would go along): set baseUrl to the address that answers';
+  void response.body?.cancel().catch(() => undefined);
+  return apiErrorFromResponse({
+    status: response.status,
+    body: { message, ...(target !== undefined ? { details: { location: redactedUrl(target) } } : {}) },
+    headers: response.headers,
+    requestIdHeader: HEADERS.requestId,
+  });
+}
+
+function safeResolve(location: string, base: string): string | undefined {
+  try {
+    return new URL(location, base).toString();
+  } catch {
+    return undefined;
+  }
 }
 
 function tryJson(text: string): unknown {

@@ -8,6 +8,23 @@ import type { TranscriptionTask } from '../../types/transcription.js';
 import { object } from '../../util/read.js';
 import { parseDeletedUpload, parseUpload } from '../../parse/media.js';
 import { parseTask } from '../../parse/transcription.js';
+import { checkCallOptions } from '../../http/call-options.js';
+import { Checks, requireParams } from '../validation/checks.js';
+
+/**
+ * contentType travels as a header and filename in the query: a wrong type would be sent as "5", and a
+ * line break in the header would fail as a connection error, so both are checked first (before a
+ * file is read).
+ */
+function checkUploadOptions(options: UploadOptions): void {
+  const c = new Checks();
+  if (options.contentType !== undefined && (typeof options.contentType !== 'string' || !/^[\x21-\x7e][\x20-\x7e]*$/.test(options.contentType))) {
+    c.add('contentType', 'must be a media type of visible ASCII characters, e.g. audio/wav');
+  }
+  c.string('filename', options.filename, 255);
+  c.throwIfAny();
+  checkCallOptions(options);
+}
 
 /** Bytes, a Blob or File, or (Node) a file path. */
 export type UploadSource = Uint8Array | ArrayBuffer | Blob | string;
@@ -26,6 +43,8 @@ export class Uploads {
   constructor(private readonly transport: Transport) {}
 
   async create(source: UploadSource, options: UploadOptions = {}): Promise<Upload> {
+    options = requireParams(options, 'options');
+    checkUploadOptions(options);
     let blob: Blob;
     let named: string | undefined;
     if (typeof source === 'string') {

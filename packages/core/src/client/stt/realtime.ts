@@ -6,7 +6,8 @@ import { toDecimalString, type CountInput } from '../../util/decimal.js';
 import { newIdempotencyKey } from '../../util/ids.js';
 import { object, string } from '../../util/read.js';
 import { parseSession } from '../../parse/realtime.js';
-import { Checks, isPlainObject } from '../validation/checks.js';
+import { Checks, isHttpUrl, isPlainObject, requireParams } from '../validation/checks.js';
+import { isAbortSignalLike } from '../../http/call-options.js';
 import { RealtimeSocketSession } from '../../realtime/realtime-session.js';
 import { socketUrlFor } from '../../realtime/socket-address.js';
 import { resolveWebSocket } from '../../realtime/socket-transport.js';
@@ -26,6 +27,8 @@ export class Realtime {
   constructor(private readonly transport: Transport) {}
 
   async create(params: CreateRealtimeSessionParams = {}, options: CreateTranscriptionOptions = {}): Promise<RealtimeSessionCreated> {
+    params = requireParams(params);
+    options = requireParams(options, 'options');
     const c = new Checks();
     c.string('title', params.title, LIMITS.titleMaxChars, { allowEmpty: true });
     c.oneOf('languageHint', params.languageHint, LANGUAGE_HINTS);
@@ -53,6 +56,10 @@ export class Realtime {
    * WebSocket (Node 20 without `ws`) it rejects with `REALTIME_NO_WEBSOCKET` before anything is sent.
    */
   async connect(params: RealtimeConnectParams = {}): Promise<RealtimeSocketSession> {
+    params = requireParams(params);
+    // Checked before the session is created: a bad socketUrl or signal found only at the socket would
+    // leave a created session holding one of the account's slots until its recovery window passes.
+    checkSocketParams(params.socketUrl, params.signal);
     const { title, languageHint, options, idempotencyKey, socketUrl, ...session } = params;
     // A runtime with no WebSocket (Node 20 without `ws`) fails here, before a session is created on
     // the server that nothing could stream into. start() resolves it again (the import is cached).
@@ -78,7 +85,8 @@ export class Realtime {
    * reaches the page). No REST call is made; the socket's session.ready is the reconnect read.
    */
   async attach(params: RealtimeAttachParams): Promise<RealtimeSocketSession> {
-    const { sessionId, token, baseUrl, socketUrl, ...session } = params;
+    const { sessionId, token, baseUrl, socketUrl, ...session } = requireParams(params);
+    checkSocketParams(socketUrl, session.signal, baseUrl);
     const c = new Checks();
     if (typeof sessionId !== 'string' || sessionId === '') c.add('sessionId', 'is required and must be a non-empty string');
     if (typeof token !== 'string' || token === '') c.add('token', 'is required and must be a non-empty string');
@@ -150,4 +158,23 @@ export interface RealtimeAttachParams extends RealtimeSocketOptions {
   readonly baseUrl?: string;
   /** Or the creation's `socket.url` as is. */
   readonly socketUrl?: string;
+}
+
+/** socketUrl: an absolute ws(s) URL without query or fragment (the session appends its own query); signal: an AbortSignal; baseUrl: http(s). */
+function checkSocketParams(socketUrl: unknown, signal: unknown, baseUrl?: unknown): void {
+  const c = new Checks();
+  if (socketUrl !== undefined && !isWebSocketUrl(socketUrl)) c.add('socketUrl', 'must be an absolute ws or wss URL');
+  if (signal !== undefined && !isAbortSignalLike(signal)) c.add('signal', 'must be an AbortSignal');
+  if (baseUrl !== undefined && !(typeof baseUrl === 'string' && isHttpUrl(baseUrl))) c.add('baseUrl', 'must be an absolute http or https URL');
+  c.throwIfAny();
+}
+
+function isWebSocketUrl(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'ws:' || url.protocol === 'wss:') && url.username === '' && url.password === '' && !value.includes('?') && !value.includes('#');
+  } catch {
+    return false;
+  }
 }
