@@ -108,6 +108,13 @@ describe('REST client: bad input is refused before sending', () => {
     expect(fieldsOf(await rejectionOf(client.stt.realtime.attach({ sessionId: 'rs_x', token: 't', baseUrl: 'ftp://x' })))).toEqual(['baseUrl']);
     expect(requestsTo(server, 'POST', '/stt/realtime/sessions', from)).toEqual([]);
   });
+
+  it("connect() with the session's signal already aborted is REALTIME_ABORTED, and creates nothing", async () => {
+    const from = server.requests.length;
+    const error = await rejectionOf(client.stt.realtime.connect({ signal: AbortSignal.abort(new Error('user left')) }));
+    expect(error).toMatchObject({ name: 'RealtimeError', code: 'REALTIME_ABORTED' });
+    expect(requestsTo(server, 'POST', '/stt/realtime/sessions', from)).toEqual([]);
+  });
 });
 
 /**

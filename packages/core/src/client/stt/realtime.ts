@@ -8,6 +8,8 @@ import { object, string } from '../../util/read.js';
 import { parseSession } from '../../parse/realtime.js';
 import { Checks, isHttpUrl, isPlainObject, requireParams } from '../validation/checks.js';
 import { isAbortSignalLike } from '../../http/call-options.js';
+import { RealtimeError } from '../../errors/realtime-error.js';
+import { isAbortError } from '../../errors/guards.js';
 import { RealtimeSocketSession } from '../../realtime/realtime-session.js';
 import { socketUrlFor } from '../../realtime/socket-address.js';
 import { resolveWebSocket } from '../../realtime/socket-transport.js';
@@ -64,10 +66,16 @@ export class Realtime {
     // A runtime with no WebSocket (Node 20 without `ws`) fails here, before a session is created on
     // the server that nothing could stream into. start() resolves it again (the import is cached).
     await resolveWebSocket(session.WebSocket);
+    // The session's signal aborting while it is created is the session's abort (REALTIME_ABORTED,
+    // docs/errors.md), as it is once the socket opens, not the REST call's ABORTED.
+    if (session.signal?.aborted === true) throw RealtimeError.aborted('connect', session.signal.reason);
     const created = await this.create(
       { ...(title !== undefined ? { title } : {}), ...(languageHint !== undefined ? { languageHint } : {}), ...(options !== undefined ? { options } : {}) },
       { ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), ...(session.signal !== undefined ? { signal: session.signal } : {}) },
-    );
+    ).catch((error: unknown) => {
+      if (isAbortError(error) && session.signal?.aborted === true) throw RealtimeError.aborted('connect', session.signal.reason);
+      throw error;
+    });
     const live = new RealtimeSocketSession({
       ...this.#logger(),
       ...session,
