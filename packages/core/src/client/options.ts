@@ -20,12 +20,17 @@ export interface SoundCloneOptions {
   readonly logger?: Logger;
   /** Random source for backoff jitter, [0, 1) (tests pin it). */
   readonly random?: () => number;
+  /**
+   * The largest response body the client reads, in bytes (default 64 MiB); a larger one is a
+   * ResponseFormatError MALFORMED_RESPONSE instead of exhausting memory. Raise it for very large downloads.
+   */
+  readonly maxResponseBytes?: number;
 }
 
 export const DEFAULTS = { timeoutMs: 60_000, maxRetries: 2, maxRetryAfterMs: 60_000 } as const;
 
 /** Every option the constructor reads: a misspelt one (`apiKey`, `timeout`) is refused, never ignored. */
-const KNOWN_OPTIONS: ReadonlySet<string> = new Set(['accessKey', 'baseUrl', 'fetch', 'timeoutMs', 'maxRetries', 'retryDelay', 'logger', 'random']);
+const KNOWN_OPTIONS: ReadonlySet<string> = new Set(['accessKey', 'baseUrl', 'fetch', 'timeoutMs', 'maxRetries', 'retryDelay', 'logger', 'random', 'maxResponseBytes']);
 const KNOWN_RETRY_DELAY: ReadonlySet<string> = new Set(['baseMs', 'maxMs', 'maxRetryAfterMs']);
 
 /** Checks the options (every problem at once) and fills the defaults. */
@@ -59,6 +64,9 @@ export function resolveOptions(options: SoundCloneOptions): TransportConfig {
   nonNegative('retryDelay.baseMs', o.retryDelay?.baseMs);
   nonNegative('retryDelay.maxMs', o.retryDelay?.maxMs);
   nonNegative('retryDelay.maxRetryAfterMs', o.retryDelay?.maxRetryAfterMs);
+  if (o.maxResponseBytes !== undefined && !(typeof o.maxResponseBytes === 'number' && Number.isSafeInteger(o.maxResponseBytes) && o.maxResponseBytes >= 1)) {
+    problems.push({ field: 'maxResponseBytes', rule: 'must be a positive integer' });
+  }
   if (o.random !== undefined && typeof o.random !== 'function') problems.push({ field: 'random', rule: 'must be a function' });
   if (o.retryDelay !== undefined) {
     if (o.retryDelay === null || typeof o.retryDelay !== 'object') problems.push({ field: 'retryDelay', rule: 'must be an object' });
@@ -76,5 +84,6 @@ export function resolveOptions(options: SoundCloneOptions): TransportConfig {
     maxRetryAfterMs: o.retryDelay?.maxRetryAfterMs ?? DEFAULTS.maxRetryAfterMs,
     logger: o.logger,
     random: o.random,
+    maxResponseBytes: o.maxResponseBytes,
   };
 }

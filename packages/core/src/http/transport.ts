@@ -41,7 +41,16 @@ export interface TransportConfig {
   readonly maxRetryAfterMs: number;
   readonly logger?: Logger | undefined;
   readonly random?: (() => number) | undefined;
+  /** The largest response body read (default DEFAULT_MAX_RESPONSE_BYTES); a larger one is MALFORMED_RESPONSE. */
+  readonly maxResponseBytes?: number | undefined;
 }
+
+/**
+ * 64 MiB: many times the largest answer the service gives (the json view of a 4-hour transcript with
+ * character alignments is some 15 MB), small enough that a broken or hostile server streaming an
+ * endless body cannot exhaust the client's memory (the body is held as text and then parsed).
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
 export type TransportEndpoint = Pick<TransportConfig, 'accessKey' | 'baseUrl' | 'logger'>;
 
@@ -151,11 +160,12 @@ export class Transport {
       const response = await this.config.fetch(url, { ...init, signal: link.signal });
       const requestId = response.headers.get(HEADERS.requestId) ?? undefined;
       if (isRedirect(response)) return { ok: false, error: redirectError(response, url) };
+      const maxBytes = this.config.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
       if (response.ok) {
-        const data = await readSuccess(response, expect);
+        const data = await readSuccess(response, expect, maxBytes);
         return { ok: true, result: { data, status: response.status, requestId, headers: response.headers } };
       }
-      const text = await response.text();
+      const text = decodeUtf8(await readBounded(response, maxBytes));
       const retryAfterMs = parseRetryAfterMs(response.headers.get(HEADERS.retryAfter), Date.now());
       const error = apiErrorFromResponse({ status: response.status, body: tryJson(text), headers: response.headers, requestIdHeader: HEADERS.requestId, retryAfterMs });
       return { ok: false, error, retryAfterMs };
@@ -170,9 +180,10 @@ export class Transport {
   }
 }
 
-async function readSuccess(response: Response, expect: Expect): Promise<unknown> {
-  if (expect === 'bytes') return new Uint8Array(await response.arrayBuffer());
-  const text = await response.text();
+async function readSuccess(response: Response, expect: Expect, maxBytes: number): Promise<unknown> {
+  const bytes = await readBounded(response, maxBytes);
+  if (expect === 'bytes') return bytes;
+  const text = decodeUtf8(bytes);
   if (expect === 'text') return text;
   const parsed = tryJson(text);
   if (parsed === undefined) throw ResponseFormatError.malformed('body', 'JSON', text.slice(0, 40));
@@ -182,6 +193,51 @@ async function readSuccess(response: Response, expect: Expect): Promise<unknown>
     throw ResponseFormatError.malformed('body.code', `the success envelope (code ${ENVELOPE_CODE.success})`, (parsed as { code?: unknown } | null)?.code);
   }
   return (parsed as { data?: unknown }).data;
+}
+
+/**
+ * The whole body, refused past `maxBytes` (by its Content-Length before reading, else as it streams in):
+ * the stream is cancelled, so the connection stops delivering it.
+ */
+async function readBounded(response: Response, maxBytes: number): Promise<Uint8Array> {
+  const tooLarge = (): ResponseFormatError =>
+    new ResponseFormatError('MALFORMED_RESPONSE', 'body', `larger than the client's maxResponseBytes (${maxBytes} bytes)`);
+  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await response.body?.cancel().catch(() => undefined);
+    throw tooLarge();
+  }
+  if (response.body === null) return new Uint8Array(0);
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  // One array of its own, as arrayBuffer() gave: a caller may view `bytes.buffer` whole.
+  const only = chunks.length === 1 ? (chunks[0] as Uint8Array) : undefined;
+  if (only !== undefined && only.byteOffset === 0 && only.byteLength === only.buffer.byteLength) return only;
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return out;
+}
+
+const utf8 = new TextDecoder();
+
+/** As Response.text(): UTF-8, a leading BOM dropped, malformed sequences replaced. */
+function decodeUtf8(bytes: Uint8Array): string {
+  return utf8.decode(bytes);
 }
 
 /** A 3xx answer, or a browser's opaque one for `redirect: 'manual'` (status 0, no headers). */
