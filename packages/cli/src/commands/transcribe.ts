@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { protocol } from '@soundclone/core/internal';
 import { parse, str } from '../args.js';
 import { CliUsageError } from '../cli-error.js';
@@ -30,6 +31,11 @@ export async function transcribe(ctx: CommandContext): Promise<number> {
   const target = downloadTarget(values, ctx.out);
   const wait = values['wait'] === true || values['format'] !== undefined || target.outPath !== undefined;
   const isUrl = /^https?:\/\//i.test(input);
+  // Another scheme (ftp://, s3://, file://) is neither fetched by the service nor a file here: say so
+  // rather than "no such file".
+  if (!isUrl && /^[a-z][a-z0-9+.-]*:\/\//i.test(input) && !existsSync(input)) {
+    throw new CliUsageError(`transcribe takes a FILE or an http(s) URL; ${input.slice(0, input.indexOf(':'))}:// URLs are not fetched (download the file first)`);
+  }
   // A file that cannot be read fails here, like a captions source: before any server or upload.
   if (!isUrl) await checkReadableFile(input);
   const connection = await connect(values, ctx.env, ctx.out);
