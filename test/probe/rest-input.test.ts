@@ -109,6 +109,24 @@ describe('REST client: bad input is refused before sending', () => {
     expect(requestsTo(server, 'POST', '/stt/realtime/sessions', from)).toEqual([]);
   });
 
+  it('refuses "." and ".." as ids: a URL parser collapses them even percent-encoded, so the call would reach another path', async () => {
+    const from = server.requests.length;
+    const calls: Array<[string, () => Promise<unknown>]> = [
+      ['transcriptions.get', () => client.stt.transcriptions.get('..')],
+      ['realtime.get', () => client.stt.realtime.get('.')],
+      ['realtime.finish', () => client.stt.realtime.finish('..', 0)],
+      ['realtime.pause', () => client.stt.realtime.pause('..', 0)],
+      ['realtime.socketToken', () => client.stt.realtime.socketToken('..')],
+      ['uploads.delete', () => client.uploads.delete('..')],
+      ['downloads.get', () => client.downloads.get('..', 'txt')],
+    ];
+    for (const [name, call] of calls) {
+      const error = await rejectionOf(call());
+      expect({ name, code: (error as { code?: unknown }).code }).toEqual({ name, code: 'VALIDATION_FAILED' });
+    }
+    expect(server.requests.slice(from)).toEqual([]);
+  });
+
   it("connect() with the session's signal already aborted is REALTIME_ABORTED, and creates nothing", async () => {
     const from = server.requests.length;
     const error = await rejectionOf(client.stt.realtime.connect({ signal: AbortSignal.abort(new Error('user left')) }));
