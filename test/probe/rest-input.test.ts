@@ -127,6 +127,21 @@ describe('REST client: bad input is refused before sending', () => {
     expect(server.requests.slice(from)).toEqual([]);
   });
 
+  it('uploads PCM16 given as an Int16Array (its bytes), and refuses what is not bytes', async () => {
+    const pcm = new Int16Array(16_000).map((_, i) => Math.round(8000 * Math.sin(i / 6)));
+    const upload = await client.uploads.create(pcm, { contentType: 'audio/L16' });
+    expect(upload.sizeBytes).toBe(32_000n);
+    expect(upload.media.durationMs).toBe(1000n);
+    expect(fieldsOf(await rejectionOf(client.uploads.create({ length: 3 } as never)))).toEqual(['source']);
+  });
+
+  it('tells a single voice file given instead of a list, and a named file without a name, apart from "no file"', async () => {
+    const single = await rejectionOf(client.voices.create({ name: 'Solo', files: wav() as never }));
+    expect((single as ValidationError).violations).toEqual([{ field: 'files', rule: 'must be an array of files (paths, bytes, Blobs or Files)' }]);
+    const unnamed = await rejectionOf(client.voices.create({ name: 'Solo', files: [{ data: wav(), filename: 5 as never }] }));
+    expect(fieldsOf(unnamed)).toEqual(['files[0].filename']);
+  });
+
   it("connect() with the session's signal already aborted is REALTIME_ABORTED, and creates nothing", async () => {
     const from = server.requests.length;
     const error = await rejectionOf(client.stt.realtime.connect({ signal: AbortSignal.abort(new Error('user left')) }));

@@ -26,8 +26,8 @@ function checkUploadOptions(options: UploadOptions): void {
   checkCallOptions(options);
 }
 
-/** Bytes, a Blob or File, or (Node) a file path. */
-export type UploadSource = Uint8Array | ArrayBuffer | Blob | string;
+/** Bytes (a Uint8Array, any other ArrayBuffer view such as an Int16Array of PCM16, an ArrayBuffer), a Blob or File, or (Node) a file path. */
+export type UploadSource = Uint8Array | ArrayBufferView | ArrayBuffer | Blob | string;
 
 export interface UploadOptions extends CallOptions {
   /** Content-Type of the media; defaults to the Blob's type, else application/octet-stream. */
@@ -58,8 +58,11 @@ export class Uploads {
       named = typeof name === 'string' && name !== '' ? name : undefined;
     } else if (source instanceof Uint8Array || source instanceof ArrayBuffer) {
       blob = new Blob([source as Uint8Array<ArrayBuffer>]);
+    } else if (ArrayBuffer.isView(source)) {
+      // Any other view (an Int16Array of PCM16 for audio/L16, a DataView): its bytes as they are in memory.
+      blob = new Blob([new Uint8Array(source.buffer as ArrayBuffer, source.byteOffset, source.byteLength)]);
     } else {
-      throw new ValidationError([{ field: 'source', rule: 'must be a file path, Uint8Array, ArrayBuffer or Blob' }]);
+      throw new ValidationError([{ field: 'source', rule: 'must be a file path, bytes (a Uint8Array or other ArrayBuffer view, an ArrayBuffer) or a Blob' }]);
     }
     if (blob.size > LIMITS.uploadMaxBytes) throw new ValidationError([{ field: 'source', rule: `must be at most ${LIMITS.uploadMaxBytes} bytes` }]);
     const contentType = options.contentType ?? (blob.type !== '' ? blob.type : 'application/octet-stream');
