@@ -7,6 +7,27 @@ import { buildCli, cli } from '../cli/support/cli.js';
 
 const KEY = 'key-cli-probe';
 
+/** One second of a 440 Hz tone as 16 kHz mono PCM16 WAV. */
+function tinyWav(): Uint8Array {
+  const n = 16_000;
+  const out = new Uint8Array(44 + n * 2);
+  const view = new DataView(out.buffer);
+  out.set([...'RIFF'].map((c) => c.charCodeAt(0)), 0);
+  view.setUint32(4, 36 + n * 2, true);
+  out.set([...'WAVEfmt '].map((c) => c.charCodeAt(0)), 8);
+  view.setUint32(16, 16, true);
+  view.setUint16(20, 1, true);
+  view.setUint16(22, 1, true);
+  view.setUint32(24, 16_000, true);
+  view.setUint32(28, 32_000, true);
+  view.setUint16(32, 2, true);
+  view.setUint16(34, 16, true);
+  out.set([...'data'].map((c) => c.charCodeAt(0)), 36);
+  view.setUint32(40, n * 2, true);
+  for (let i = 0; i < n; i++) view.setInt16(44 + i * 2, Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / 16_000)), true);
+  return out;
+}
+
 /**
  * The `soundclone` command given what users get wrong: every mistake is one line on stderr with a
  * code, exit 2 for bad command-line use (before any server starts or anything is uploaded), exit 1 for
@@ -74,6 +95,25 @@ describe('soundclone: bad input', () => {
     const run = await cli(['transcribe', join(dir, 'notes.txt')], env());
     expect(run.code).toBe(1);
     expect(run.stderr.trim().split('\n').at(-1)).toMatch(/\[UNSUPPORTED_TYPE\]$/);
+  });
+
+  it('an --out path that cannot be written, and flags the service would refuse, are usage errors before anything is uploaded or charged', async () => {
+    const audio = join(dir, 'speech.wav');
+    writeFileSync(audio, Buffer.from(tinyWav()));
+    const cases: Array<[string[], RegExp]> = [
+      [['transcribe', audio, '--wait', '--out', join(dir, 'no-such-folder', 'out.txt')], /cannot write --out .*: the folder .* does not exist/],
+      [['transcribe', audio, '--wait', '--out', join(dir, 'folder')], /cannot write --out .*: it is a directory/],
+      [['transcripts', 'get', 'tr_x', '--out', join(dir, 'no-such-folder', 'out.txt')], /cannot write --out/],
+      [['transcribe', audio, '--language', 'xx'], /--language must be one of auto, en, eng/],
+      [['transcribe', audio, '--title', 't'.repeat(300)], /--title must be at most 256 characters/],
+    ];
+    const from = server.requests.length;
+    for (const [args, message] of cases) {
+      const run = await cli(args, env());
+      expect({ args: args.slice(0, 2), code: run.code }).toEqual({ args: args.slice(0, 2), code: 2 });
+      expect(oneLine(run.stderr)).toMatch(message);
+    }
+    expect(server.requests.slice(from)).toEqual([]);
   });
 
   it('a base URL with a query is refused as invalid, not sent to the wrong path', async () => {
