@@ -142,6 +142,21 @@ describe('REST client: bad input is refused before sending', () => {
     expect(fieldsOf(unnamed)).toEqual(['files[0].filename']);
   });
 
+  it("connect() refuses the session's own bad options before the session is created on the server", async () => {
+    const from = server.requests.length;
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ sampleRate: 44 }, 'DSP_UNSUPPORTED_RATE'],
+      [{ channels: 0 }, 'DSP_INVALID_OPTION'],
+      [{ bufferMs: Number.NaN }, 'DSP_INVALID_OPTION'],
+      [{ stableWindowMs: -1 }, 'VALIDATION_FAILED'],
+    ];
+    for (const [options, code] of cases) {
+      const error = await rejectionOf(client.stt.realtime.connect(options as never));
+      expect({ options, code: (error as { code?: unknown }).code }).toEqual({ options, code });
+    }
+    expect(requestsTo(server, 'POST', '/stt/realtime/sessions', from)).toEqual([]);
+  });
+
   it("connect() with the session's signal already aborted is REALTIME_ABORTED, and creates nothing", async () => {
     const from = server.requests.length;
     const error = await rejectionOf(client.stt.realtime.connect({ signal: AbortSignal.abort(new Error('user left')) }));

@@ -66,6 +66,12 @@ export class Realtime {
     // A runtime with no WebSocket (Node 20 without `ws`) fails here, before a session is created on
     // the server that nothing could stream into. start() resolves it again (the import is cached).
     await resolveWebSocket(session.WebSocket);
+    // The session's own options (sampleRate, channels, bufferMs, policy options) are checked by its
+    // constructor, which has no side effects: build one first, so a refused option throws before a
+    // session exists on the server (it would hold one of the account's slots and a History row until
+    // its recovery window passed). The logger is left out: this one is never used.
+    const { logger: _unusedLogger, ...checked } = session;
+    new RealtimeSocketSession({ ...checked, sessionId: 'rs_unchecked', socketUrl: socketUrl ?? 'ws://127.0.0.1/', accessKey: this.transport.endpoint.accessKey });
     // The session's signal aborting while it is created is the session's abort (REALTIME_ABORTED,
     // docs/errors.md), as it is once the socket opens, not the REST call's ABORTED.
     if (session.signal?.aborted === true) throw RealtimeError.aborted('connect', session.signal.reason);
