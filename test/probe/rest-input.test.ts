@@ -65,6 +65,15 @@ describe('REST client: bad input is refused before sending', () => {
     server.faults.clear();
   });
 
+  it('a logger that throws never turns a retried call into a failure', async () => {
+    server.faults.inject({ method: 'GET', path: '/user/info', times: 1, action: { kind: 'status', status: 503, retryAfterSec: 0 } });
+    let called = 0;
+    const logged = clientFor(server, { logger: { debug: () => { called += 1; throw new Error('log sink down'); } } });
+    expect((await logged.user.info()).plan).toBeTypeOf('string');
+    expect(called).toBe(1);
+    server.faults.clear();
+  });
+
   it('refuses params that are not objects instead of throwing a TypeError', async () => {
     expect(fieldsOf(await rejectionOf(client.stt.transcriptions.create(null as never)))).toEqual(['params']);
     expect(fieldsOf(await rejectionOf(client.stt.transcriptions.create(undefined as never)))).toEqual(['params']);

@@ -129,12 +129,23 @@ export class Transport {
         maxRetryAfterMs: this.config.maxRetryAfterMs,
         ...(this.config.random ? { random: this.config.random } : {}),
       });
-      this.config.logger?.debug?.('soundclone: retrying', { method: spec.method, path: spec.path, retry: retry + 1, delayMs: delay, code: outcome.error.code });
+      this.#log('soundclone: retrying', { method: spec.method, path: spec.path, retry: retry + 1, delayMs: delay, code: outcome.error.code });
       await sleep(delay, call.signal);
     }
   }
 
-  private url(spec: RequestSpec): string {
+  /** A retry notice; a logger that throws (or whose debug is not a function) never turns a retry into a failure. */
+  #log(message: string, fields: Record<string, unknown>): void {
+    const debug = this.config.logger?.debug;
+    if (typeof debug !== 'function') return;
+    try {
+      debug.call(this.config.logger, message, fields);
+    } catch {
+      // The application's logger failed; the call goes on.
+    }
+  }
+
+    private url(spec: RequestSpec): string {
     const url = new URL(this.config.baseUrl.replace(/\/+$/, '') + spec.path);
     for (const [key, value] of Object.entries(spec.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
     return url.toString();
