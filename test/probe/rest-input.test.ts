@@ -41,6 +41,7 @@ describe('REST client: bad input is refused before sending', () => {
     expect(fieldsOf(construct({ accessKey: KEY_A, baseUrl: `${server.url}/?region=eu` }))).toEqual(['baseUrl']);
     expect(fieldsOf(construct({ accessKey: KEY_A, baseUrl: `${server.url}#x` }))).toEqual(['baseUrl']);
     expect(fieldsOf(construct({ accessKey: KEY_A, baseUrl: server.url.replace('http://', 'http://user:pw@') }))).toEqual(['baseUrl']);
+    expect(fieldsOf(construct({ accessKey: KEY_A, baseUrl: `${server.url}/sound_clone/api/v1/` }))).toEqual(['baseUrl']);
     expect(fieldsOf(construct({ accessKey: KEY_A, baseUrl: server.url, retryDelay: { base: 5 } }))).toEqual(['retryDelay.base']);
     expect(fieldsOf(construct({ accessKey: KEY_A, baseUrl: server.url, fetch: 'fetch' }))).toEqual(['fetch']);
     expect(fieldsOf(construct(null))).toEqual(['accessKey', 'baseUrl']);

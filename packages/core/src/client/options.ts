@@ -2,6 +2,7 @@ import { ValidationError } from '../errors/client-errors.js';
 import { DEFAULT_BACKOFF } from '../http/retry-timing.js';
 import type { Logger, TransportConfig } from '../http/transport.js';
 import { isHttpUrl } from './validation/checks.js';
+import { API_PREFIX } from '../protocol.js';
 
 export interface SoundCloneOptions {
   /** The account's API key, sent as the accessKey header (spec "Authentication"). */
@@ -48,6 +49,8 @@ export function resolveOptions(options: SoundCloneOptions): TransportConfig {
     // refuses user info in a URL.
     const base = new URL(o.baseUrl);
     if (base.search !== '' || base.hash !== '' || o.baseUrl.includes('?') || o.baseUrl.includes('#')) problems.push({ field: 'baseUrl', rule: 'must not have a query or fragment' });
+    // The client adds the API prefix itself: a base that already ends with it would double it (404s).
+    if (base.pathname.replace(/\/+$/, '').endsWith(API_PREFIX)) problems.push({ field: 'baseUrl', rule: `must be the service's base URL without ${API_PREFIX} (the client adds it)` });
     if (base.username !== '' || base.password !== '') problems.push({ field: 'baseUrl', rule: 'must not carry user info (user:password@): the access key authenticates' });
   }
   const fetchImpl = o.fetch ?? (typeof globalThis.fetch === 'function' ? globalThis.fetch.bind(globalThis) : undefined);
