@@ -45,7 +45,7 @@ export function parse<O extends Options>(args: readonly string[], options: O): P
   try {
     result = parseArgs({ args: normalized, options: { ...GLOBAL_OPTIONS, ...options }, allowPositionals: true, strict: true });
   } catch (caught) {
-    throw new CliUsageError(caught instanceof Error ? caught.message.replace(/\. To specify a positional.*$/s, '') : String(caught));
+    throw new CliUsageError(caught instanceof Error ? usageMessage(caught.message) : String(caught));
   }
   const v = result.values as Record<string, string | boolean | string[] | undefined>;
   return {
@@ -61,6 +61,16 @@ export function parse<O extends Options>(args: readonly string[], options: O): P
     },
     positionals: result.positionals,
   };
+}
+
+/**
+ * parseArgs' wording, made into one line a user can act on. A value that starts with a dash
+ * (`--limit -1`) is "ambiguous" to parseArgs: say which flag and how to write such a value.
+ */
+function usageMessage(message: string): string {
+  const ambiguous = /^Option '(-[^' ]+)' argument is ambiguous/.exec(message);
+  if (ambiguous !== null) return `${ambiguous[1] as string} needs a value; write a value that starts with "-" as ${ambiguous[1] as string}=VALUE`;
+  return (message.replace(/\. To specify a positional.*$/s, '').split('\n')[0] ?? message).trim();
 }
 
 export function str(values: Record<string, unknown>, name: string): string | undefined {

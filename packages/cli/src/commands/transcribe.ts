@@ -1,4 +1,5 @@
-import { protocol } from '@soundclone/core/internal';
+import { existsSync } from 'node:fs';
+import { checkCreateTranscription, protocol } from '@soundclone/core/internal';
 import { parse, str } from '../args.js';
 import { CliUsageError } from '../cli-error.js';
 import { connect } from '../context.js';
@@ -30,8 +31,24 @@ export async function transcribe(ctx: CommandContext): Promise<number> {
   const target = downloadTarget(values, ctx.out);
   const wait = values['wait'] === true || values['format'] !== undefined || target.outPath !== undefined;
   const isUrl = /^https?:\/\//i.test(input);
+  // Another scheme (ftp://, s3://, file://) is neither fetched by the service nor a file here: say so
+  // rather than "no such file".
+  if (!isUrl && /^[a-z][a-z0-9+.-]*:\/\//i.test(input) && !existsSync(input)) {
+    throw new CliUsageError(`transcribe takes a FILE or an http(s) URL; ${input.slice(0, input.indexOf(':'))}:// URLs are not fetched (download the file first)`);
+  }
   // A file that cannot be read fails here, like a captions source: before any server or upload.
   if (!isUrl) await checkReadableFile(input);
+  // So do --title and --language the service would refuse: an upload made before that refusal would
+  // only take up the account's storage. The flags are named as the user typed them.
+  const titleFlag = str(values, 'title');
+  const languageFlag = str(values, 'language');
+  const refused = checkCreateTranscription({
+    ...(isUrl ? { mediaUrl: input } : { uploadId: 'up_pending' }),
+    ...(titleFlag !== undefined ? { title: titleFlag } : {}),
+    ...(languageFlag !== undefined ? { languageHint: languageFlag } : {}),
+  }).violations;
+  const flagOf: Record<string, string> = { title: '--title', languageHint: '--language', mediaUrl: 'URL' };
+  if (refused.length > 0) throw new CliUsageError(refused.map((v) => `${flagOf[v.field] ?? v.field} ${v.rule}`).join('; '));
   const connection = await connect(values, ctx.env, ctx.out);
   try {
     const { client } = connection;

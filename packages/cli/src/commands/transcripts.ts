@@ -1,4 +1,6 @@
+import { accessSync, constants, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { type SoundClone, type TranscriptionTask } from '@soundclone/core';
 import { protocol } from '@soundclone/core/internal';
 import { oneOf, parse, str } from '../args.js';
@@ -50,7 +52,31 @@ export function downloadTarget(values: Record<string, unknown>, out: Output): Do
   if ((format === 'docx' || format === 'pdf') && outPath === undefined && out.tty) {
     throw new CliUsageError(`--format ${format} is binary and stdout is a terminal: give --out PATH or redirect stdout`);
   }
+  if (outPath !== undefined) checkWritable(outPath);
   return { format, outPath };
+}
+
+/**
+ * --out must be writable before anything is uploaded or charged (as captions checks --vtt/--srt): a
+ * transcription that ends in "cannot open" after it ran is paid for and its result not saved. Checked
+ * without creating or truncating the file: a directory is refused, else the file (when it exists) or
+ * its folder must be writable.
+ */
+function checkWritable(path: string): void {
+  const refuse = (why: string): never => {
+    throw new CliUsageError(`cannot write --out ${path}: ${why}`);
+  };
+  const target = statSync(path, { throwIfNoEntry: false });
+  if (target?.isDirectory() === true) refuse('it is a directory; give a file path');
+  const probe = target !== undefined ? path : dirname(resolve(path));
+  const folder = target !== undefined ? undefined : statSync(probe, { throwIfNoEntry: false });
+  if (target === undefined && folder === undefined) refuse(`the folder ${probe} does not exist`);
+  if (folder !== undefined && !folder.isDirectory()) refuse(`${probe} is not a folder`);
+  try {
+    accessSync(probe, constants.W_OK);
+  } catch (caught) {
+    refuse((caught as NodeJS.ErrnoException).code === 'EACCES' ? 'permission denied' : (caught as Error).message);
+  }
 }
 
 /**

@@ -2,6 +2,7 @@ import { ValidationError } from '../errors/client-errors.js';
 import { DEFAULT_BACKOFF } from '../http/retry-timing.js';
 import type { Logger, TransportConfig } from '../http/transport.js';
 import { isHttpUrl } from './validation/checks.js';
+import { API_PREFIX } from '../protocol.js';
 
 export interface SoundCloneOptions {
   /** The account's API key, sent as the accessKey header (spec "Authentication"). */
@@ -20,18 +21,41 @@ export interface SoundCloneOptions {
   readonly logger?: Logger;
   /** Random source for backoff jitter, [0, 1) (tests pin it). */
   readonly random?: () => number;
+  /**
+   * The largest response body the client reads, in bytes (default 64 MiB); a larger one is a
+   * ResponseFormatError MALFORMED_RESPONSE instead of exhausting memory. Raise it for very large downloads.
+   */
+  readonly maxResponseBytes?: number;
 }
 
 export const DEFAULTS = { timeoutMs: 60_000, maxRetries: 2, maxRetryAfterMs: 60_000 } as const;
 
+/** Every option the constructor reads: a misspelt one (`apiKey`, `timeout`) is refused, never ignored. */
+const KNOWN_OPTIONS: ReadonlySet<string> = new Set(['accessKey', 'baseUrl', 'fetch', 'timeoutMs', 'maxRetries', 'retryDelay', 'logger', 'random', 'maxResponseBytes']);
+const KNOWN_RETRY_DELAY: ReadonlySet<string> = new Set(['baseMs', 'maxMs', 'maxRetryAfterMs']);
+
 /** Checks the options (every problem at once) and fills the defaults. */
 export function resolveOptions(options: SoundCloneOptions): TransportConfig {
   const problems: Array<{ field: string; rule: string }> = [];
-  const o = (options ?? {}) as Partial<SoundCloneOptions>;
+  const o = (options !== null && typeof options === 'object' ? options : {}) as Partial<SoundCloneOptions>;
+  for (const key of Object.keys(o)) if (!KNOWN_OPTIONS.has(key)) problems.push({ field: key, rule: 'is not a known option' });
   if (typeof o.accessKey !== 'string' || o.accessKey.trim() === '') problems.push({ field: 'accessKey', rule: 'is required and must be a non-empty string' });
+  // It travels as a header value: a newline or a non-ASCII character would fail every call as a
+  // "connection" error (fetch refuses the header) instead of saying what is wrong.
+  else if (!/^[\x21-\x7e]+$/.test(o.accessKey)) problems.push({ field: 'accessKey', rule: 'must be visible ASCII characters (no spaces, line breaks or other characters a header cannot carry)' });
   if (typeof o.baseUrl !== 'string' || !isHttpUrl(o.baseUrl)) problems.push({ field: 'baseUrl', rule: 'must be an absolute http or https URL' });
+  else {
+    // Paths are appended to the base as text: a query or fragment would swallow them, and fetch
+    // refuses user info in a URL.
+    const base = new URL(o.baseUrl);
+    if (base.search !== '' || base.hash !== '' || o.baseUrl.includes('?') || o.baseUrl.includes('#')) problems.push({ field: 'baseUrl', rule: 'must not have a query or fragment' });
+    // The client adds the API prefix itself: a base that already ends with it would double it (404s).
+    if (base.pathname.replace(/\/+$/, '').endsWith(API_PREFIX)) problems.push({ field: 'baseUrl', rule: `must be the service's base URL without ${API_PREFIX} (the client adds it)` });
+    if (base.username !== '' || base.password !== '') problems.push({ field: 'baseUrl', rule: 'must not carry user info (user:password@): the access key authenticates' });
+  }
   const fetchImpl = o.fetch ?? (typeof globalThis.fetch === 'function' ? globalThis.fetch.bind(globalThis) : undefined);
-  if (typeof fetchImpl !== 'function') problems.push({ field: 'fetch', rule: 'no global fetch in this runtime; pass one' });
+  if (o.fetch !== undefined && typeof o.fetch !== 'function') problems.push({ field: 'fetch', rule: 'must be a function' });
+  else if (typeof fetchImpl !== 'function') problems.push({ field: 'fetch', rule: 'no global fetch in this runtime; pass one' });
   const nonNegative = (field: string, value: unknown, integer = false): void => {
     if (value === undefined) return;
     if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (integer && !Number.isInteger(value))) {
@@ -43,7 +67,15 @@ export function resolveOptions(options: SoundCloneOptions): TransportConfig {
   nonNegative('retryDelay.baseMs', o.retryDelay?.baseMs);
   nonNegative('retryDelay.maxMs', o.retryDelay?.maxMs);
   nonNegative('retryDelay.maxRetryAfterMs', o.retryDelay?.maxRetryAfterMs);
+  if (o.maxResponseBytes !== undefined && !(typeof o.maxResponseBytes === 'number' && Number.isSafeInteger(o.maxResponseBytes) && o.maxResponseBytes >= 1)) {
+    problems.push({ field: 'maxResponseBytes', rule: 'must be a positive integer' });
+  }
   if (o.random !== undefined && typeof o.random !== 'function') problems.push({ field: 'random', rule: 'must be a function' });
+  if (o.retryDelay !== undefined) {
+    if (o.retryDelay === null || typeof o.retryDelay !== 'object') problems.push({ field: 'retryDelay', rule: 'must be an object' });
+    else for (const key of Object.keys(o.retryDelay)) if (!KNOWN_RETRY_DELAY.has(key)) problems.push({ field: `retryDelay.${key}`, rule: 'is not a known option' });
+  }
+  if (o.logger !== undefined && (o.logger === null || (typeof o.logger !== 'object' && typeof o.logger !== 'function'))) problems.push({ field: 'logger', rule: 'must be a logger object (debug/info/warn/error methods)' });
   if (problems.length > 0) throw new ValidationError(problems);
   return {
     accessKey: o.accessKey as string,
@@ -55,5 +87,6 @@ export function resolveOptions(options: SoundCloneOptions): TransportConfig {
     maxRetryAfterMs: o.retryDelay?.maxRetryAfterMs ?? DEFAULTS.maxRetryAfterMs,
     logger: o.logger,
     random: o.random,
+    maxResponseBytes: o.maxResponseBytes,
   };
 }

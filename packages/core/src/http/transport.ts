@@ -2,6 +2,7 @@ import { apiErrorFromResponse, type ApiError } from '../errors/api-errors.js';
 import { AbortError, ConnectionError, RequestTimeoutError, ResponseFormatError } from '../errors/client-errors.js';
 import { ENVELOPE_CODE, HEADERS, RETRY_STATUSES } from '../protocol.js';
 import { LinkedAbort, sleep, throwIfAborted } from '../util/abort.js';
+import { checkCallOptions } from './call-options.js';
 import { parseRetryAfterMs, retryDelayMs, type BackoffPolicy } from './retry-timing.js';
 
 /**
@@ -40,7 +41,16 @@ export interface TransportConfig {
   readonly maxRetryAfterMs: number;
   readonly logger?: Logger | undefined;
   readonly random?: (() => number) | undefined;
+  /** The largest response body read (default DEFAULT_MAX_RESPONSE_BYTES); a larger one is MALFORMED_RESPONSE. */
+  readonly maxResponseBytes?: number | undefined;
 }
+
+/**
+ * 64 MiB: many times the largest answer the service gives (the json view of a 4-hour transcript with
+ * character alignments is some 15 MB), small enough that a broken or hostile server streaming an
+ * endless body cannot exhaust the client's memory (the body is held as text and then parsed).
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
 export type TransportEndpoint = Pick<TransportConfig, 'accessKey' | 'baseUrl' | 'logger'>;
 
@@ -101,6 +111,8 @@ export class Transport {
   }
 
   async request<T = unknown>(spec: RequestSpec, call: CallOptions = {}): Promise<HttpResult<T>> {
+    checkCallOptions(call);
+    call ??= {};
     const url = this.url(spec);
     const init = this.init(spec);
     const maxRetries = call.maxRetries ?? this.config.maxRetries;
@@ -117,12 +129,23 @@ export class Transport {
         maxRetryAfterMs: this.config.maxRetryAfterMs,
         ...(this.config.random ? { random: this.config.random } : {}),
       });
-      this.config.logger?.debug?.('soundclone: retrying', { method: spec.method, path: spec.path, retry: retry + 1, delayMs: delay, code: outcome.error.code });
+      this.#log('soundclone: retrying', { method: spec.method, path: spec.path, retry: retry + 1, delayMs: delay, code: outcome.error.code });
       await sleep(delay, call.signal);
     }
   }
 
-  private url(spec: RequestSpec): string {
+  /** A retry notice; a logger that throws (or whose debug is not a function) never turns a retry into a failure. */
+  #log(message: string, fields: Record<string, unknown>): void {
+    const debug = this.config.logger?.debug;
+    if (typeof debug !== 'function') return;
+    try {
+      debug.call(this.config.logger, message, fields);
+    } catch {
+      // The application's logger failed; the call goes on.
+    }
+  }
+
+    private url(spec: RequestSpec): string {
     const url = new URL(this.config.baseUrl.replace(/\/+$/, '') + spec.path);
     for (const [key, value] of Object.entries(spec.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
     return url.toString();
@@ -135,7 +158,10 @@ export class Transport {
       body = JSON.stringify(spec.json);
       headers['Content-Type'] = 'application/json';
     }
-    return { method: spec.method, headers, ...(body !== undefined ? { body } : {}) };
+    // Redirects are not followed: fetch would send the accessKey header on to whatever host the
+    // Location names (only Authorization is dropped across origins), and a 307/308 would replay a
+    // create there. A redirect is answered as an ApiError instead (redirectError below).
+    return { method: spec.method, headers, redirect: 'manual', ...(body !== undefined ? { body } : {}) };
   }
 
   /** One attempt: send, read the whole body, classify. Never throws except AbortError for the caller. */
@@ -144,11 +170,13 @@ export class Transport {
     try {
       const response = await this.config.fetch(url, { ...init, signal: link.signal });
       const requestId = response.headers.get(HEADERS.requestId) ?? undefined;
+      if (isRedirect(response)) return { ok: false, error: redirectError(response, url) };
+      const maxBytes = this.config.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
       if (response.ok) {
-        const data = await readSuccess(response, expect);
+        const data = await readSuccess(response, expect, maxBytes);
         return { ok: true, result: { data, status: response.status, requestId, headers: response.headers } };
       }
-      const text = await response.text();
+      const text = decodeUtf8(await readBounded(response, maxBytes));
       const retryAfterMs = parseRetryAfterMs(response.headers.get(HEADERS.retryAfter), Date.now());
       const error = apiErrorFromResponse({ status: response.status, body: tryJson(text), headers: response.headers, requestIdHeader: HEADERS.requestId, retryAfterMs });
       return { ok: false, error, retryAfterMs };
@@ -163,9 +191,10 @@ export class Transport {
   }
 }
 
-async function readSuccess(response: Response, expect: Expect): Promise<unknown> {
-  if (expect === 'bytes') return new Uint8Array(await response.arrayBuffer());
-  const text = await response.text();
+async function readSuccess(response: Response, expect: Expect, maxBytes: number): Promise<unknown> {
+  const bytes = await readBounded(response, maxBytes);
+  if (expect === 'bytes') return bytes;
+  const text = decodeUtf8(bytes);
   if (expect === 'text') return text;
   const parsed = tryJson(text);
   if (parsed === undefined) throw ResponseFormatError.malformed('body', 'JSON', text.slice(0, 40));
@@ -175,6 +204,84 @@ async function readSuccess(response: Response, expect: Expect): Promise<unknown>
     throw ResponseFormatError.malformed('body.code', `the success envelope (code ${ENVELOPE_CODE.success})`, (parsed as { code?: unknown } | null)?.code);
   }
   return (parsed as { data?: unknown }).data;
+}
+
+/**
+ * The whole body, refused past `maxBytes` (by its Content-Length before reading, else as it streams in):
+ * the stream is cancelled, so the connection stops delivering it.
+ */
+async function readBounded(response: Response, maxBytes: number): Promise<Uint8Array> {
+  const tooLarge = (): ResponseFormatError =>
+    new ResponseFormatError('MALFORMED_RESPONSE', 'body', `larger than the client's maxResponseBytes (${maxBytes} bytes)`);
+  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await response.body?.cancel().catch(() => undefined);
+    throw tooLarge();
+  }
+  if (response.body === null) return new Uint8Array(0);
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  // One array of its own, as arrayBuffer() gave: a caller may view `bytes.buffer` whole.
+  const only = chunks.length === 1 ? (chunks[0] as Uint8Array) : undefined;
+  if (only !== undefined && only.byteOffset === 0 && only.byteLength === only.buffer.byteLength) return only;
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return out;
+}
+
+const utf8 = new TextDecoder();
+
+/** As Response.text(): UTF-8, a leading BOM dropped, malformed sequences replaced. */
+function decodeUtf8(bytes: Uint8Array): string {
+  return utf8.decode(bytes);
+}
+
+/** A 3xx answer, or a browser's opaque one for `redirect: 'manual'` (status 0, no headers). */
+function isRedirect(response: Response): boolean {
+  return response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400);
+}
+
+/**
+ * ApiError `HTTP_<status>` (docs/errors.md: a failure without an errorCode), not retried. The message
+ * names where the service pointed, so the caller can fix its baseUrl; the body is not read.
+ */
+function redirectError(response: Response, url: string): ApiError {
+  const location = response.headers.get('location');
+  const target = location === null ? undefined : safeResolve(location, url);
+  const message =
+    `the service answered ${response.status === 0 ? 'with a redirect' : `${response.status}, a redirect`}` +
+    (target !== undefined ? ` to ${redactedUrl(target)}` : '') +
+    '; the SDK does not follow redirects (the access key would go along): set baseUrl to the address that answers';
+  void response.body?.cancel().catch(() => undefined);
+  return apiErrorFromResponse({
+    status: response.status,
+    body: { message, ...(target !== undefined ? { details: { location: redactedUrl(target) } } : {}) },
+    headers: response.headers,
+    requestIdHeader: HEADERS.requestId,
+  });
+}
+
+function safeResolve(location: string, base: string): string | undefined {
+  try {
+    return new URL(location, base).toString();
+  } catch {
+    return undefined;
+  }
 }
 
 function tryJson(text: string): unknown {

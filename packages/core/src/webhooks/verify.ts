@@ -1,3 +1,4 @@
+import { ValidationError } from '../errors/client-errors.js';
 import { WebhookVerificationError } from '../errors/webhook-errors.js';
 import { WEBHOOK } from '../protocol.js';
 import { parseWebhookEvent, type WebhookEvent } from './event.js';
@@ -33,6 +34,12 @@ export async function verifyWebhook(
   secrets: string | readonly string[],
   options: VerifyOptions = {},
 ): Promise<VerifiedWebhook> {
+  // Misuse is told as such: a parsed body (express.json()) cannot be verified at all, and a clock that
+  // reads NaN would make every timestamp pass the tolerance check (NaN compares false).
+  if (typeof rawBody !== 'string' && !(rawBody instanceof Uint8Array)) {
+    throw new ValidationError([{ field: 'rawBody', rule: 'must be the raw body exactly as received, a string or bytes (not parsed JSON)' }]);
+  }
+  if (headers === null || typeof headers !== 'object') throw new ValidationError([{ field: 'headers', rule: 'must be the request headers (a Headers object or a plain object)' }]);
   const list = (typeof secrets === 'string' ? [secrets] : [...secrets]).filter((s) => typeof s === 'string' && s !== '');
   if (list.length === 0) throw new WebhookVerificationError('WEBHOOK_NO_SECRET', 'verify needs at least one signing secret');
   const tolerance = options.toleranceSec ?? WEBHOOK.defaultToleranceSec;
@@ -49,6 +56,7 @@ export async function verifyWebhook(
   if (!matched) throw new WebhookVerificationError('WEBHOOK_SIGNATURE_MISMATCH', 'no signature matches the body with any of the given secrets');
 
   const nowMs = typeof options.now === 'function' ? options.now() : (options.now ?? Date.now());
+  if (typeof nowMs !== 'number' || !Number.isFinite(nowMs)) throw new ValidationError([{ field: 'now', rule: 'must be (or return) a finite time in ms since the epoch' }]);
   const age = nowMs / 1000 - header.timestampSec;
   if (age > tolerance) throw new WebhookVerificationError('WEBHOOK_TIMESTAMP_TOO_OLD', `signed ${Math.round(age)} s ago; tolerance is ${tolerance} s`);
   if (-age > tolerance) throw new WebhookVerificationError('WEBHOOK_TIMESTAMP_IN_FUTURE', `signed ${Math.round(-age)} s in the future; tolerance is ${tolerance} s`);

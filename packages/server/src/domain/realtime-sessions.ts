@@ -431,7 +431,9 @@ export class RealtimeSessions {
 
 /** Spec "pause"/"finish" body: capturedSamples, a decimal string (preferred) or a JSON number; required. */
 function capturedFrom(body: Record<string, unknown>): bigint {
-  const value = parseCount(body['capturedSamples']);
-  if (value === undefined) throw ApiError.invalidField('capturedSamples', 'is required: a non-negative integer as a decimal string (or a JSON number)');
+  const raw = body['capturedSamples'];
+  const value = parseCount(raw);
+  // Say which it is: a value that was sent but is wrong (-1, 1.5, "01") is not "required".
+  if (value === undefined) throw ApiError.invalidField('capturedSamples', `${raw === undefined ? 'is required: ' : 'must be '}a non-negative integer as a decimal string (or a JSON number)`);
   return value;
 }

@@ -4,7 +4,8 @@ import { LIMITS, PATHS, TTS_LIST_PARAMS_IN } from '../../protocol.js';
 import type { TtsHistoryItem, TtsHistoryPage, TtsListParams, UserInfo } from '../../types/account.js';
 import { PageRequest } from '../pagination.js';
 import { parseTtsPage, parseUserInfo } from '../../parse/account.js';
-import { Checks } from '../validation/checks.js';
+import { Checks, requireParams } from '../validation/checks.js';
+import { checkCallOptions } from '../../http/call-options.js';
 
 /** Spec "GET /user/info": gets or creates the user. */
 export class User {
@@ -26,6 +27,8 @@ export class Tts {
   constructor(private readonly transport: Transport) {}
 
   list(params: TtsListParams = {}, call?: CallOptions): PageRequest<TtsHistoryPage, TtsHistoryItem> {
+    params = requireParams(params);
+    checkCallOptions(call);
     const c = new Checks();
     c.integer('limit', params.limit, LIMITS.ttsListLimitMin, LIMITS.ttsListLimitMax);
     c.string('startBeforeTTSId', params.startBeforeTTSId, 256, { allowEmpty: true });

@@ -1,4 +1,5 @@
-import { BatchIncompleteError } from '../../errors/client-errors.js';
+import { BatchIncompleteError, ValidationError } from '../../errors/client-errors.js';
+import { checkCallOptions } from '../../http/call-options.js';
 import { buildPath } from '../../http/path.js';
 import type { CallOptions, Transport } from '../../http/transport.js';
 import { LIMITS, PATHS } from '../../protocol.js';
@@ -17,6 +18,11 @@ export class Covers {
   constructor(private readonly transport: Transport) {}
 
   async delete(ids: Iterable<string>, call?: CallOptions): Promise<CoverDeleteResult> {
+    // A string is iterable too: delete('cov_1') would otherwise delete the ids 'c', 'o', 'v', ...
+    if (typeof ids === 'string' || ids === null || typeof (ids as { [Symbol.iterator]?: unknown } | undefined)?.[Symbol.iterator] !== 'function') {
+      throw new ValidationError([{ field: 'ids', rule: 'must be an array (or another iterable) of id strings, not a single string' }]);
+    }
+    checkCallOptions(call);
     const unique = [...new Set(ids)];
     const c = new Checks();
     unique.forEach((id, i) => {

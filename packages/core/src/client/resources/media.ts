@@ -8,9 +8,26 @@ import type { TranscriptionTask } from '../../types/transcription.js';
 import { object } from '../../util/read.js';
 import { parseDeletedUpload, parseUpload } from '../../parse/media.js';
 import { parseTask } from '../../parse/transcription.js';
+import { checkCallOptions } from '../../http/call-options.js';
+import { Checks, requireParams } from '../validation/checks.js';
 
-/** Bytes, a Blob or File, or (Node) a file path. */
-export type UploadSource = Uint8Array | ArrayBuffer | Blob | string;
+/**
+ * contentType travels as a header and filename in the query: a wrong type would be sent as "5", and a
+ * line break in the header would fail as a connection error, so both are checked first (before a
+ * file is read).
+ */
+function checkUploadOptions(options: UploadOptions): void {
+  const c = new Checks();
+  if (options.contentType !== undefined && (typeof options.contentType !== 'string' || !/^[\x21-\x7e][\x20-\x7e]*$/.test(options.contentType))) {
+    c.add('contentType', 'must be a media type of visible ASCII characters, e.g. audio/wav');
+  }
+  c.string('filename', options.filename, 255);
+  c.throwIfAny();
+  checkCallOptions(options);
+}
+
+/** Bytes (a Uint8Array, any other ArrayBuffer view such as an Int16Array of PCM16, an ArrayBuffer), a Blob or File, or (Node) a file path. */
+export type UploadSource = Uint8Array | ArrayBufferView | ArrayBuffer | Blob | string;
 
 export interface UploadOptions extends CallOptions {
   /** Content-Type of the media; defaults to the Blob's type, else application/octet-stream. */
@@ -26,6 +43,8 @@ export class Uploads {
   constructor(private readonly transport: Transport) {}
 
   async create(source: UploadSource, options: UploadOptions = {}): Promise<Upload> {
+    options = requireParams(options, 'options');
+    checkUploadOptions(options);
     let blob: Blob;
     let named: string | undefined;
     if (typeof source === 'string') {
@@ -39,8 +58,11 @@ export class Uploads {
       named = typeof name === 'string' && name !== '' ? name : undefined;
     } else if (source instanceof Uint8Array || source instanceof ArrayBuffer) {
       blob = new Blob([source as Uint8Array<ArrayBuffer>]);
+    } else if (ArrayBuffer.isView(source)) {
+      // Any other view (an Int16Array of PCM16 for audio/L16, a DataView): its bytes as they are in memory.
+      blob = new Blob([new Uint8Array(source.buffer as ArrayBuffer, source.byteOffset, source.byteLength)]);
     } else {
-      throw new ValidationError([{ field: 'source', rule: 'must be a file path, Uint8Array, ArrayBuffer or Blob' }]);
+      throw new ValidationError([{ field: 'source', rule: 'must be a file path, bytes (a Uint8Array or other ArrayBuffer view, an ArrayBuffer) or a Blob' }]);
     }
     if (blob.size > LIMITS.uploadMaxBytes) throw new ValidationError([{ field: 'source', rule: `must be at most ${LIMITS.uploadMaxBytes} bytes` }]);
     const contentType = options.contentType ?? (blob.type !== '' ? blob.type : 'application/octet-stream');

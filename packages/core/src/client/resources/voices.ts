@@ -4,7 +4,7 @@ import { LIMITS, PATHS } from '../../protocol.js';
 import type { Voice, VoiceId } from '../../types/account.js';
 import { list } from '../../util/read.js';
 import { parseVoice, parseVoiceId } from '../../parse/account.js';
-import { Checks, codePoints } from '../validation/checks.js';
+import { Checks, codePoints, requireParams } from '../validation/checks.js';
 import { loadVoiceFiles, type VoiceFileInput } from '../voices/voice-files.js';
 
 export interface CreateVoiceParams {
@@ -35,6 +35,7 @@ export class Voices {
 
   /** Multipart create; name, count, size and content type are checked first (ValidationError). */
   async create(params: CreateVoiceParams, call?: CallOptions): Promise<VoiceId> {
+    params = requireParams(params);
     const files = await loadVoiceFiles(params.name, params.files);
     const form = new FormData();
     form.append('name', params.name);
@@ -44,6 +45,7 @@ export class Voices {
   }
 
   async saveDesign(params: SaveDesignParams, call?: CallOptions): Promise<VoiceId> {
+    params = requireParams(params);
     const c = new Checks();
     if (typeof params.designId !== 'string' || params.designId === '') c.add('designId', 'is required and must be a non-empty string');
     checkName(c, params.name);

@@ -6,7 +6,10 @@ import { toDecimalString, type CountInput } from '../../util/decimal.js';
 import { newIdempotencyKey } from '../../util/ids.js';
 import { object, string } from '../../util/read.js';
 import { parseSession } from '../../parse/realtime.js';
-import { Checks, isPlainObject } from '../validation/checks.js';
+import { Checks, isHttpUrl, isPlainObject, requireParams } from '../validation/checks.js';
+import { isAbortSignalLike } from '../../http/call-options.js';
+import { RealtimeError } from '../../errors/realtime-error.js';
+import { isAbortError } from '../../errors/guards.js';
 import { RealtimeSocketSession } from '../../realtime/realtime-session.js';
 import { socketUrlFor } from '../../realtime/socket-address.js';
 import { resolveWebSocket } from '../../realtime/socket-transport.js';
@@ -26,6 +29,8 @@ export class Realtime {
   constructor(private readonly transport: Transport) {}
 
   async create(params: CreateRealtimeSessionParams = {}, options: CreateTranscriptionOptions = {}): Promise<RealtimeSessionCreated> {
+    params = requireParams(params);
+    options = requireParams(options, 'options');
     const c = new Checks();
     c.string('title', params.title, LIMITS.titleMaxChars, { allowEmpty: true });
     c.oneOf('languageHint', params.languageHint, LANGUAGE_HINTS);
@@ -53,14 +58,30 @@ export class Realtime {
    * WebSocket (Node 20 without `ws`) it rejects with `REALTIME_NO_WEBSOCKET` before anything is sent.
    */
   async connect(params: RealtimeConnectParams = {}): Promise<RealtimeSocketSession> {
+    params = requireParams(params);
+    // Checked before the session is created: a bad socketUrl or signal found only at the socket would
+    // leave a created session holding one of the account's slots until its recovery window passes.
+    checkSocketParams(params.socketUrl, params.signal);
     const { title, languageHint, options, idempotencyKey, socketUrl, ...session } = params;
     // A runtime with no WebSocket (Node 20 without `ws`) fails here, before a session is created on
     // the server that nothing could stream into. start() resolves it again (the import is cached).
     await resolveWebSocket(session.WebSocket);
+    // The session's own options (sampleRate, channels, bufferMs, policy options) are checked by its
+    // constructor, which has no side effects: build one first, so a refused option throws before a
+    // session exists on the server (it would hold one of the account's slots and a History row until
+    // its recovery window passed). The logger is left out: this one is never used.
+    const { logger: _unusedLogger, ...checked } = session;
+    new RealtimeSocketSession({ ...checked, sessionId: 'rs_unchecked', socketUrl: socketUrl ?? 'ws://127.0.0.1/', accessKey: this.transport.endpoint.accessKey });
+    // The session's signal aborting while it is created is the session's abort (REALTIME_ABORTED,
+    // docs/errors.md), as it is once the socket opens, not the REST call's ABORTED.
+    if (session.signal?.aborted === true) throw RealtimeError.aborted('connect', session.signal.reason);
     const created = await this.create(
       { ...(title !== undefined ? { title } : {}), ...(languageHint !== undefined ? { languageHint } : {}), ...(options !== undefined ? { options } : {}) },
       { ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), ...(session.signal !== undefined ? { signal: session.signal } : {}) },
-    );
+    ).catch((error: unknown) => {
+      if (isAbortError(error) && session.signal?.aborted === true) throw RealtimeError.aborted('connect', session.signal.reason);
+      throw error;
+    });
     const live = new RealtimeSocketSession({
       ...this.#logger(),
       ...session,
@@ -78,7 +99,8 @@ export class Realtime {
    * reaches the page). No REST call is made; the socket's session.ready is the reconnect read.
    */
   async attach(params: RealtimeAttachParams): Promise<RealtimeSocketSession> {
-    const { sessionId, token, baseUrl, socketUrl, ...session } = params;
+    const { sessionId, token, baseUrl, socketUrl, ...session } = requireParams(params);
+    checkSocketParams(socketUrl, session.signal, baseUrl);
     const c = new Checks();
     if (typeof sessionId !== 'string' || sessionId === '') c.add('sessionId', 'is required and must be a non-empty string');
     if (typeof token !== 'string' || token === '') c.add('token', 'is required and must be a non-empty string');
@@ -150,4 +172,23 @@ export interface RealtimeAttachParams extends RealtimeSocketOptions {
   readonly baseUrl?: string;
   /** Or the creation's `socket.url` as is. */
   readonly socketUrl?: string;
+}
+
+/** socketUrl: an absolute ws(s) URL without query or fragment (the session appends its own query); signal: an AbortSignal; baseUrl: http(s). */
+function checkSocketParams(socketUrl: unknown, signal: unknown, baseUrl?: unknown): void {
+  const c = new Checks();
+  if (socketUrl !== undefined && !isWebSocketUrl(socketUrl)) c.add('socketUrl', 'must be an absolute ws or wss URL');
+  if (signal !== undefined && !isAbortSignalLike(signal)) c.add('signal', 'must be an AbortSignal');
+  if (baseUrl !== undefined && !(typeof baseUrl === 'string' && isHttpUrl(baseUrl))) c.add('baseUrl', 'must be an absolute http or https URL');
+  c.throwIfAny();
+}
+
+function isWebSocketUrl(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'ws:' || url.protocol === 'wss:') && url.username === '' && url.password === '' && !value.includes('?') && !value.includes('#');
+  } catch {
+    return false;
+  }
 }

@@ -1,6 +1,7 @@
 import { ValidationError, WaitTimeoutError } from '../../errors/client-errors.js';
 import { buildPath } from '../../http/path.js';
 import type { CallOptions, Transport } from '../../http/transport.js';
+import { callOptionViolations, checkCallOptions } from '../../http/call-options.js';
 import { HEADERS, LIMITS, PATHS } from '../../protocol.js';
 import type {
   CreateTranscriptionParams, CreatedTranscription, HistoryItem, HistoryListParams, HistoryPage, TranscriptionTask,
@@ -10,7 +11,7 @@ import { newIdempotencyKey } from '../../util/ids.js';
 import { string } from '../../util/read.js';
 import { PageRequest } from '../pagination.js';
 import { parseHistoryPage, parseTask } from '../../parse/transcription.js';
-import { Checks } from '../validation/checks.js';
+import { Checks, requireParams } from '../validation/checks.js';
 import { pollTask, type PollOptions } from './task-polling.js';
 import { transcriptionChecks } from './transcription-options.js';
 
@@ -52,6 +53,9 @@ export class Transcriptions {
   constructor(private readonly transport: Transport) {}
 
   async create(params: CreateTranscriptionParams, options: CreateTranscriptionOptions = {}): Promise<CreatedTranscription> {
+    if (params === undefined) throw new ValidationError([{ field: 'params', rule: 'is required: an object with uploadId or mediaUrl' }]);
+    requireParams(params);
+    options = requireParams(options, 'options');
     const checks = transcriptionChecks(params);
     const key = options.idempotencyKey ?? newIdempotencyKey();
     checkIdempotencyKey(checks, key);
@@ -76,6 +80,8 @@ export class Transcriptions {
 
   /** Awaitable (one page) and async-iterable (every History item, batch and real-time together). */
   list(params: HistoryListParams = {}, call?: CallOptions): PageRequest<HistoryPage, HistoryItem> {
+    params = requireParams(params);
+    checkCallOptions(call);
     const c = new Checks();
     c.integer('page', params.page, 1);
     c.integer('pageSize', params.pageSize, 1, LIMITS.historyPageSizeMax);
@@ -95,6 +101,8 @@ export class Transcriptions {
   /** Resolves with the terminal task (COMPLETED, PARTIAL or FAILED: a FAILED task resolves, see task.error). */
   async wait(transcriptionId: string, options: WaitOptions = {}): Promise<TranscriptionTask> {
     requireId('transcriptionId', transcriptionId);
+    options = requireParams(options, 'options');
+    checkWaitOptions(options, true);
     const budget = new LinkedAbort(options.signal, options.timeoutMs);
     let last: TranscriptionTask | undefined;
     try {
@@ -121,6 +129,8 @@ export class Transcriptions {
    */
   watch(transcriptionId: string, options: WatchOptions = {}): AsyncIterable<TranscriptionTask> {
     requireId('transcriptionId', transcriptionId);
+    options = requireParams(options, 'options');
+    checkWaitOptions(options, false);
     return { [Symbol.asyncIterator]: () => this.#changes(transcriptionId, options) };
   }
 
@@ -140,6 +150,24 @@ export class Transcriptions {
       stop.dispose();
     }
   }
+}
+
+/**
+ * wait()/watch() options: a NaN, negative or zero poll interval would poll in a tight loop, a NaN
+ * budget would silently mean none, and a non-signal would fail as a TypeError.
+ */
+function checkWaitOptions(options: WaitOptions, withBudget: boolean): void {
+  const c = new Checks();
+  const positive = (field: string, value: unknown): void => {
+    if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value > 0)) c.add(field, 'must be a positive finite number of milliseconds');
+  };
+  positive('pollIntervalMs', options.pollIntervalMs);
+  positive('maxPollIntervalMs', options.maxPollIntervalMs);
+  if (withBudget && options.timeoutMs !== undefined && !(typeof options.timeoutMs === 'number' && !Number.isNaN(options.timeoutMs) && options.timeoutMs >= 0)) {
+    c.add('timeoutMs', 'must be a non-negative number of milliseconds (Infinity: no budget)');
+  }
+  for (const v of callOptionViolations({ signal: options.signal, timeoutMs: options.requestTimeoutMs })) c.add(v.field === 'timeoutMs' ? 'requestTimeoutMs' : v.field, v.rule);
+  c.throwIfAny();
 }
 
 /** Ours: 1 to 255 visible ASCII characters (protocol.ts LIMITS.idempotencyKeyMaxChars). */

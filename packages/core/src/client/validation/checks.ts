@@ -125,3 +125,13 @@ export function jsonDepth(value: unknown): number {
   for (const child of children) deepest = Math.max(deepest, jsonDepth(child));
   return 1 + deepest;
 }
+
+/**
+ * The parameters object of a call: undefined means none given; anything but a plain object (null, a
+ * string, an array) is a ValidationError rather than a TypeError from reading a field of it.
+ */
+export function requireParams<T extends object>(value: T | undefined, field = 'params'): T {
+  if (value === undefined) return {} as T;
+  if (!isPlainObject(value)) throw new ValidationError([{ field, rule: 'must be an object' }]);
+  return value;
+}

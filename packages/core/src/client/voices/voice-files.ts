@@ -25,7 +25,9 @@ export async function loadVoiceFiles(name: unknown, files: readonly VoiceFileInp
   else if (codePoints(name) > LIMITS.voiceNameMaxChars) c.add('name', `must be at most ${LIMITS.voiceNameMaxChars} characters`);
 
   const list = Array.isArray(files) ? files : [];
-  if (list.length === 0) c.add('files', 'at least one file is required');
+  // A single path or Blob instead of a list is told as such, not as "no file".
+  if (files !== undefined && !Array.isArray(files)) c.add('files', 'must be an array of files (paths, bytes, Blobs or Files)');
+  else if (list.length === 0) c.add('files', 'at least one file is required');
   if (list.length > LIMITS.voiceFilesMax) c.add('files', `at most ${LIMITS.voiceFilesMax} files`);
 
   const loaded: LoadedVoiceFile[] = [];
@@ -58,6 +60,10 @@ async function toBlob(input: VoiceFileInput, c: Checks, field: string): Promise<
     return typeof name === 'string' && name !== '' ? { blob: input, filename: name } : { blob: input };
   }
   if (input !== null && typeof input === 'object' && 'data' in input) {
+    if (typeof input.filename !== 'string' || input.filename.trim() === '') {
+      c.add(`${field}.filename`, 'is required and must be a non-empty string');
+      return undefined;
+    }
     const inner = await toBlob(input.data, c, field);
     return inner === undefined ? undefined : { blob: inner.blob, filename: input.filename };
   }
