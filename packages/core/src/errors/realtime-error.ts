@@ -14,6 +14,7 @@ export type RealtimeErrorCode =
   | 'REALTIME_SESSION_FAILED'
   | 'REALTIME_BALANCE_EXHAUSTED'
   | 'REALTIME_INVALID_STATE'
+  | 'REALTIME_WRITE_TOO_LARGE'
   | 'REALTIME_TIMEOUT'
   | 'REALTIME_ABORTED'
   | 'REALTIME_CLOSED';
@@ -132,6 +133,16 @@ export class RealtimeError extends SoundCloneError {
 
   static closed(call: string): RealtimeError {
     return new RealtimeError('REALTIME_CLOSED', `${call}() cannot complete: the session was closed`);
+  }
+
+  /**
+   * The session ended before `call` could complete: REALTIME_CLOSED when it was closed, otherwise
+   * REALTIME_INVALID_STATE naming the end (a pause() overtaken by finish(), an attach() to a session
+   * that was already finished: its result is read with GET).
+   */
+  static ended(call: string, state: string): RealtimeError {
+    if (state === 'closed') return RealtimeError.closed(call);
+    return new RealtimeError('REALTIME_INVALID_STATE', `${call}() cannot complete: the session is already ${state === 'finished' ? 'finished (read its result with client.stt.realtime.get())' : state}`);
   }
 }
 

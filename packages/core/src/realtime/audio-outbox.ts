@@ -5,6 +5,7 @@ import { REALTIME } from '../protocol.js';
 import { FrameSlots, type OutgoingFrame } from './frame-slots.js';
 import { GapLedger, type Gap } from './gap-ledger.js';
 import { RealtimeError } from '../errors/realtime-error.js';
+import { checkBlockFits, checkFloatBlock, checkPcm16Block } from './write-input.js';
 
 export type { Gap } from './gap-ledger.js';
 export type { OutgoingFrame } from './frame-slots.js';
@@ -109,6 +110,8 @@ export class AudioOutbox {
   #overflow = 0;
   readonly #gaps: GapLedger;
   readonly #slotCount: number;
+  /** Samples bufferMs keeps (whole slots): the most one write may add. */
+  readonly #keptSamples: number;
 
   constructor(options: { sampleRate: number; channels: number; bufferMs: number; startSample?: number; frameMs?: number; onGap: (gap: Gap) => void }) {
     this.#gaps = new GapLedger(options.onGap);
@@ -125,6 +128,7 @@ export class AudioOutbox {
     // bufferMs of audio, plus room for the largest single write whatever the input rate (so one format
     // change keeps the same layout), plus the open slot.
     const kept = Math.ceil((options.bufferMs * REALTIME.sampleRate) / 1000 / frameSamples);
+    this.#keptSamples = kept * frameSamples;
     this.#slotCount = kept + Math.ceil(MAX_OUTPUTS_PER_CALL / frameSamples) + 2;
     this.#runs = new Int32Array(2 * (Math.ceil(MAX_OUTPUTS_PER_CALL / frameSamples) + 2));
     this.#format = { sampleRate: options.sampleRate, channels: options.channels, kernel: 'auto' };
@@ -144,6 +148,16 @@ export class AudioOutbox {
   /** Samples the slots hold at most (bufferMs, rounded up to whole slots, plus room for one write). */
   get capacity(): number {
     return this.#slots.capacity;
+  }
+
+  /** Samples bufferMs keeps (whole slots): the most one write may add. */
+  get keptSamples(): number {
+    return this.#keptSamples;
+  }
+
+  /** Samples a write can add now without dropping audio the server has not acknowledged. */
+  get writableSamples(): number {
+    return Math.max(0, this.#keptSamples - (this.#slots.writeCursor - this.#slots.releaseCursor));
   }
 
   /** Copies the encoded samples [from, from + out.length) still held into `out`; returns how many (for checks). */
@@ -226,6 +240,7 @@ export class AudioOutbox {
    * declared rate and channels. Returns the 16 kHz samples it added.
    */
   writeFloat(block: SampleBlock): number {
+    this.checkFloat(block);
     if (this.#mode !== 'float') this.#setMode('float');
     if (this.#resampler.flushed) throw new DspError('DSP_INVALID_STATE', 'write() after the stream was flushed');
     this.#segmentOpen = true;
@@ -238,6 +253,7 @@ export class AudioOutbox {
 
   /** PCM16 at 16 kHz mono: copied into the slots as it is, bit-exact (no resampling, no requantisation). */
   writePcm16(samples: Int16Array): number {
+    this.checkPcm16(samples);
     if (this.#mode !== 'pcm16') this.#setMode('pcm16');
     const slots = this.#slots;
     for (let at = 0; at < samples.length; at += this.frameSamples) {
@@ -246,6 +262,24 @@ export class AudioOutbox {
       slots.writeSamples(samples, at, count, this.#runs);
     }
     return samples.length;
+  }
+
+  /**
+   * What writeFloat() refuses, checked without taking anything (DSP_INVALID_BUFFER for a wrong type or
+   * a partial frame, REALTIME_WRITE_TOO_LARGE for a block bufferMs cannot hold): the session checks a
+   * block it does not take too, so a bad one is an error whatever the state.
+   */
+  checkFloat(block: unknown): void {
+    const channels = this.#format.channels;
+    checkFloatBlock(block, channels);
+    const frames = (block as SampleBlock).length / channels;
+    checkBlockFits('write', Math.ceil((frames * REALTIME.sampleRate) / this.#format.sampleRate) + 1, this.#keptSamples, REALTIME.sampleRate);
+  }
+
+  /** What writePcm16() refuses, checked without taking anything (see checkFloat). */
+  checkPcm16(samples: unknown): void {
+    checkPcm16Block(samples);
+    checkBlockFits('writePcm16', (samples as Int16Array).length, this.#keptSamples, REALTIME.sampleRate);
   }
 
   /** Encodes what the resampler still holds and ends the stream (finish). A PCM16-only session has nothing there. */

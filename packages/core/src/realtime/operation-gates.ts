@@ -73,7 +73,7 @@ export const RESUME: StateOperation = {
 /** Once it may decide: done already (in `to`), the error to throw (ended, or a state it cannot start from), or go. */
 export function operationGate(op: StateOperation, v: OperationView): OperationGate {
   if (v.state === op.to) return 'done';
-  if (v.terminal) return v.failure ?? RealtimeError.closed(op.call);
+  if (v.terminal) return v.failure ?? RealtimeError.ended(op.call, v.state);
   return v.state === op.from ? 'go' : RealtimeError.invalidState(op.call, v.state);
 }
 

@@ -6,6 +6,7 @@ import { GuardedEmitter } from './guarded-emitter.js';
 import type { SessionLine } from './line-store.js';
 import { SessionTranscript } from './session-transcript.js';
 import { RealtimeError } from '../errors/realtime-error.js';
+import { ValidationError } from '../errors/client-errors.js';
 import { PAUSE, RESUME, finishesNow, operationGate, operationWait, refusedAtOnce, type OperationView, type StateOperation } from './operation-gates.js';
 import { balanceError, exhaustedAt, failedBeforeReady, finalViewEnding, finishGaveUp, settle, unsavedEnding, type Ending, type Exhaustion } from './session-ending.js';
 import { sessionParts } from './session-parts.js';
@@ -72,6 +73,8 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   readonly #messages: SessionMessages;
   #result: RealtimeFinishResult | undefined;
   #failure: Error | undefined;
+  /** close() ended the session: each call it cut short gets REALTIME_CLOSED under its own name. */
+  #closedByClient = false;
   /** Set by session.notice BALANCE_EXHAUSTED: how the session ends once the final view arrives. */
   #exhausted: Exhaustion | undefined;
   #finishPromise: Promise<RealtimeFinishResult> | undefined;
@@ -139,9 +142,9 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
       this.#end('failed', caught instanceof Error ? caught : RealtimeError.noWebSocket(), 'no WebSocket');
       throw caught;
     }
-    if (this.#machine.terminal) throw this.#failure ?? RealtimeError.closed('connect');
+    if (this.#machine.terminal) throw this.#failureFor('connect') ?? RealtimeError.ended('connect', this.state);
     this.#openSocket();
-    await this.#waiters.until(() => this.#everReady, { call: 'connect', timeoutMs: Number.POSITIVE_INFINITY, failure: () => this.#failure });
+    await this.#waiters.until(() => this.#everReady, { call: 'connect', timeoutMs: Number.POSITIVE_INFINITY, failure: () => this.#failureFor('connect') });
     return this;
   }
 
@@ -154,7 +157,10 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
    * reconnecting, audio is buffered if the session was streaming and dropped if it was paused or finishing.
    */
   write(block: Float32Array | Int16Array): number {
-    if (!this.#takesAudio()) return 0;
+    if (!this.#takesAudio()) {
+      this.#outbox.checkFloat(block); // a bad block is an error whatever the state
+      return 0;
+    }
     this.#outbox.writeFloat(block);
     this.#pump();
     return block.length;
@@ -193,10 +199,31 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
    * alternate only at a discontinuity (REALTIME_INVALID_STATE inside a segment).
    */
   writePcm16(samples: Int16Array): number {
-    if (!this.#takesAudio()) return 0;
+    if (!this.#takesAudio()) {
+      this.#outbox.checkPcm16(samples);
+      return 0;
+    }
     this.#outbox.writePcm16(samples);
     this.#pump();
     return samples.length;
+  }
+
+  /**
+   * Resolves once `samples` more 16 kHz samples (default a quarter of bufferMs) fit in the retained
+   * audio without dropping any the server has not acknowledged: the pacing for a writer faster than the
+   * network (a file, a pipe), which otherwise overflows the buffer on a healthy socket (a `gap` with
+   * cause `overflow`). Resolves at once when they fit, and when the session no longer takes audio
+   * (write() would return 0). Rejects on `signal` (REALTIME_ABORTED), `timeoutMs` (default none) and the
+   * session's failure.
+   */
+  whenWritable(options: OperationOptions & { readonly samples?: number } = {}): Promise<void> {
+    const wait = operationWait('whenWritable', options, Number.POSITIVE_INFINITY, () => this.#failureFor('whenWritable'));
+    const kept = this.#outbox.keptSamples;
+    const samples = options.samples ?? Math.floor(kept / 4);
+    if (!Number.isInteger(samples) || samples < 0 || samples > kept) {
+      return Promise.reject(new ValidationError([{ field: 'samples', rule: `must be a whole number of 16 kHz samples in [0, ${kept}] (bufferMs); whenWritable() got ${String(samples)}` }]));
+    }
+    return this.#waiters.until(() => !this.#takesAudio() || this.#outbox.writableSamples >= samples, wait);
   }
 
   #takesAudio(): boolean {
@@ -249,8 +276,8 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   finish(options: OperationOptions = {}): Promise<RealtimeFinishResult> {
     if (this.#result !== undefined) return Promise.resolve(this.#result);
     if (this.#finishPromise !== undefined) return this.#finishPromise;
-    if (this.#machine.terminal) return Promise.reject(this.#failure ?? RealtimeError.closed('finish'));
-    const wait = operationWait('finish', options, 60_000, () => this.#failure);
+    if (this.#machine.terminal) return Promise.reject(this.#failureFor('finish') ?? RealtimeError.ended('finish', this.state));
+    const wait = operationWait('finish', options, 60_000, () => this.#failureFor('finish'));
     const invalid = invalidTimeout('finish', wait.timeoutMs);
     if (invalid !== undefined) return Promise.reject(invalid);
     this.#intent.finishAsked();
@@ -273,12 +300,12 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
 
   /** pause() or resume() (operation-gates.ts decides); `send` runs in the tick of the decision, so audio written right after follows it. */
   async #operate(op: StateOperation, options: OperationOptions, send: () => void): Promise<void> {
-    const wait = operationWait(op.call, options, 30_000, () => this.#failure);
+    const wait = operationWait(op.call, options, 30_000, () => this.#failureFor(op.call));
     const refused = refusedAtOnce(wait);
     if (refused !== undefined) throw refused;
-    const can = (): boolean => op.canDecide(this.#operationView());
+    const can = (): boolean => op.canDecide(this.#operationView(op.call));
     if (!can()) await this.#waiters.until(can, wait);
-    const gate = operationGate(op, this.#operationView());
+    const gate = operationGate(op, this.#operationView(op.call));
     if (gate === 'done') return;
     if (gate !== 'go') throw gate;
     send();
@@ -290,14 +317,20 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     }
   }
 
-  #operationView(): OperationView {
-    return { state: this.state, terminal: this.#machine.terminal, intent: this.#intent, failure: this.#failure };
+  #operationView(call: string): OperationView {
+    return { state: this.state, terminal: this.#machine.terminal, intent: this.#intent, failure: this.#failureFor(call) };
+  }
+
+  /** The session's failure as `call` reports it: a close() names the call it cut short. */
+  #failureFor(call: string): Error | undefined {
+    if (this.#failure === undefined) return undefined;
+    return this.#closedByClient ? RealtimeError.closed(call) : this.#failure;
   }
 
   /** pause() or resume() gave up: withdrawn unless its message went out on the live socket (then it proceeds). */
   #withdraw(op: StateOperation): void {
     const id = this.#readySocket()?.id;
-    if (!op.withdraws(this.#operationView(), op.call === 'pause' ? this.#sender.sent.pauseSentOn(id) : this.#sender.sent.resumeSentOn(id))) return;
+    if (!op.withdraws(this.#operationView(op.call), op.call === 'pause' ? this.#sender.sent.pauseSentOn(id) : this.#sender.sent.resumeSentOn(id))) return;
     if (op.call === 'resume') return this.#intent.withdrawResume(); // still `paused`, audio dropped
     this.#intent.withdrawPause();
     if (this.state === 'pausing') this.#machine.set('streaming', 'pause() withdrawn before session.pause went out');
@@ -310,7 +343,9 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
    * REST to save it. Pending operations reject with REALTIME_CLOSED.
    */
   close(): void {
-    this.#end('closed', RealtimeError.closed('operation'), 'closed by the client');
+    if (this.#machine.terminal) return;
+    this.#closedByClient = true;
+    this.#end('closed', RealtimeError.closed('close'), 'closed by the client');
   }
 
   /** Captured ranges declared lost so far (see the `gap` event), merged. */
@@ -653,7 +688,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     if (this.#machine.terminal) this.#teardown();
     this.#waiters.check();
     // Terminal without the awaited condition (e.g. pause() when the session finished): nothing waits forever.
-    if (this.#machine.terminal) this.#waiters.rejectAll(this.#failure ?? RealtimeError.closed('operation'));
+    if (this.#machine.terminal) this.#waiters.rejectAll((call) => this.#failureFor(call) ?? RealtimeError.ended(call, this.state));
     this.emit('state', change);
   }
 

@@ -21,6 +21,7 @@ export interface WaitOptions {
 }
 
 interface Pending {
+  readonly call: string;
   readonly predicate: () => boolean;
   readonly settle: (error?: Error) => void;
   readonly failure: () => Error | undefined;
@@ -51,6 +52,7 @@ export class Waiters {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const onAbort = (): void => entry.settle(RealtimeError.aborted(options.call, options.signal?.reason));
       const entry: Pending = {
+        call: options.call,
         predicate,
         failure: options.failure,
         settle: (error) => {
@@ -80,7 +82,7 @@ export class Waiters {
   }
 
   /** Terminal state reached without the condition: reject what is left with `error`. */
-  rejectAll(error: Error): void {
-    for (const entry of [...this.#pending]) entry.settle(error);
+  rejectAll(errorFor: (call: string) => Error): void {
+    for (const entry of [...this.#pending]) entry.settle(errorFor(entry.call));
   }
 }
