@@ -58,6 +58,8 @@ export function longSessionText(result: LongSessionResult): string {
     ['server heap after GC, MiB', series((r) => mib(r.serverHeap)), ''],
     [`server heap − its lines (${result.serverBytesPerLine.toFixed(0)} B/line), MiB`, series((r) => mib(r.serverHeap - r.serverLines * result.serverBytesPerLine)), ''],
     ['server RSS (/proc VmRSS), MiB', series((r) => mib(r.serverRss)), ''],
+    ['heap reserved (heapTotal): client / server, MiB', series((r) => `${mib(r.clientHeapTotal)}/${mib(r.serverHeapTotal)}`), ''],
+    ['outside the heap (external: Buffers, ArrayBuffers): client / server, MiB', series((r) => `${mib(r.clientExternal)}/${mib(r.serverExternal)}`), ''],
     ['lines held: client / server', series((r) => `${String(r.lines)}/${String(r.serverLines)}`), ''],
     ['reconnects so far', series((r) => String(r.reconnects)), ''],
     ['session listeners client / server; client handles; server sockets', series((r) => `${String(r.clientListeners)}/${String(r.serverListeners)};${String(r.clientHandles)};${String(r.serverSockets)}`), 'no growth'],
