@@ -1,4 +1,4 @@
-import { DefaultReconnectPolicy, SoundClone } from '@soundclone/core';
+import { DefaultReconnectPolicy, SoundClone, type RealtimeSocketSession } from '@soundclone/core';
 import { ChaosProxy } from '@soundclone/server';
 import { progress } from '../collect/progress.js';
 import { sleep } from '../realtime/speech.js';
@@ -90,7 +90,8 @@ export interface LongSessionResult {
   readonly exact: boolean;
 }
 
-function gcBoth(): void {
+/** Two full collections: the second takes what the first's finalizers let go. */
+function collect(): void {
   const gc = (globalThis as { gc?: () => void }).gc;
   gc?.();
   gc?.();
@@ -122,6 +123,7 @@ export async function runLongSession(options: LongSessionOptions = LONG_SESSION_
   const target = new URL(server.url);
   const proxy = await new ChaosProxy(Number(target.port), target.hostname).listen();
   const started = Date.now();
+  let opened: RealtimeSocketSession | undefined;
   try {
     const client = new SoundClone({ accessKey: KEY, baseUrl: server.url });
     const session = await client.stt.realtime.connect({
@@ -129,6 +131,7 @@ export async function runLongSession(options: LongSessionOptions = LONG_SESSION_
       stableWindowMs: scaled.stableWindowMs,
       reconnect: new DefaultReconnectPolicy({ baseMs: scaled.reconnectBaseMs, maxMs: scaled.reconnectMaxMs }),
     });
+    opened = session;
     const audio = new LongAudio();
     const digest = new PcmDigest();
     // Wall time each block was written: the sample clock behind the latencies (as the health meter's).
@@ -147,8 +150,8 @@ export async function runLongSession(options: LongSessionOptions = LONG_SESSION_
     const blockAt = (sample: number): number | undefined => (sample <= 0 ? undefined : writtenAt[Math.min(totalBlocks, Math.ceil(sample / BLOCK)) - 1]);
     session.on('message', (m) => {
       if (m.type !== 'audio.ack') return;
-      // Audio sent and not yet acknowledged when the ack arrived (after the session applied it the
-      // pump may have sent more: read the sent position the ack answered, from before this message).
+      // Audio sent and not yet acknowledged as the ack arrives. `message` fires after the session applied
+      // the ack, and applying it may have sent more: an upper bound by at most one pump's frames.
       ackLag.add(Math.max(0, (session.stats.sentSamples - m.receivedSamples) / (RATE / 1000)));
       ackedNow = m.receivedSamples;
     });
@@ -172,7 +175,7 @@ export async function runLongSession(options: LongSessionOptions = LONG_SESSION_
     const read = async (block: number): Promise<void> => {
       // A reading of the steady state: the socket up and streaming (not in the middle of a rotation).
       for (let waited = 0; session.state !== 'streaming' && waited < 2000; waited += 5) await sleep(5);
-      gcBoth();
+      collect();
       const m = process.memoryUsage();
       const s = await server.memory(session.sessionId);
       readings.push({
@@ -231,10 +234,10 @@ export async function runLongSession(options: LongSessionOptions = LONG_SESSION_
     const mine = digest.value;
     // The lines' share of the client heap: a deep copy of them, measured (a line's own objects, as the
     // session holds them, are about the same size as their copy).
-    gcBoth();
+    collect();
     const before = process.memoryUsage().heapUsed;
     const copy = structuredClone(session.lines);
-    gcBoth();
+    collect();
     const bytesPerLine = copy.length > 0 ? Math.max(0, process.memoryUsage().heapUsed - before) / copy.length : 0;
     const serverLines = await server.lineBytes(session.sessionId);
     const received = Number(result.session.usage.receivedSamples);
@@ -269,6 +272,8 @@ export async function runLongSession(options: LongSessionOptions = LONG_SESSION_
       exact: result.session.status === 'COMPLETED' && received === mine.samples && served.samples === mine.samples && served.hash === mine.hash && session.gaps.length === 0,
     };
   } finally {
+    // A run that threw leaves no session reconnecting in the background (a no-op once finished).
+    opened?.close();
     await proxy.close();
     await server.close();
   }

@@ -63,7 +63,7 @@ export function longSessionText(result: LongSessionResult): string {
     ['lines held: client / server', series((r) => `${String(r.lines)}/${String(r.serverLines)}`), ''],
     ['reconnects so far', series((r) => String(r.reconnects)), ''],
     ['session listeners client / server; client handles; server sockets', series((r) => `${String(r.clientListeners)}/${String(r.serverListeners)};${String(r.clientHandles)};${String(r.serverSockets)}`), 'no growth'],
-    ['retained buffer high-water (session.stats, every write)', `${(result.bufferedHighWaterMs / 1000).toFixed(2)} s of audio, ${(result.bufferFillHighWater * 100).toFixed(1)} % of the ring`, 'bounded'],
+    ['retained buffer high-water (session.stats after each batch of writes)', `${(result.bufferedHighWaterMs / 1000).toFixed(2)} s of audio, ${(result.bufferFillHighWater * 100).toFixed(1)} % of the ring`, 'bounded'],
     ['reconnects (cuts made) and causes', `${String(result.reconnects)} (${String(result.cuts)}): ${causes}; flapping reports ${String(result.flappingReports)}`, '= cuts, 0 flapping'],
     ['reconnect duration p50 / max (health `reconnected`)', `${ms(result.reconnectMs.p50)} / ${ms(result.reconnectMs.max)} ms`, ''],
     ['server rotations (session `rotated`)', String(result.rotations), ''],
