@@ -1,5 +1,5 @@
 /** The parts of the benchmark `--only` can pick; all of them by default. */
-export const SECTIONS = ['resample', 'stream', 'quality', 'pcm16', 'session-encode', 'ring', 'realtime-capacity', 'realtime-latency', 'recognizer', 'captions'] as const;
+export const SECTIONS = ['resample', 'stream', 'quality', 'pcm16', 'session-encode', 'ring', 'realtime-capacity', 'realtime-latency', 'recognizer', 'captions', 'long-session'] as const;
 /** The encode-path sections, whose targets the report states. */
 export const ENCODE_SECTIONS: readonly Section[] = ['resample', 'stream', 'quality', 'pcm16', 'session-encode', 'ring'];
 export type Section = (typeof SECTIONS)[number];
@@ -20,6 +20,9 @@ export interface CliOptions {
   readonly quick: boolean;
   /** Reference-server recognizers the realtime capacity bench runs with. */
   readonly recognizers: readonly string[];
+  /** long-session: minutes of audio through the one session, and how many times real time. */
+  readonly longMinutes: number;
+  readonly longSpeed: number;
 }
 
 export const USAGE = `usage: node --expose-gc bench/dist/run.js [--only s1,s2] [--quick] [--minutes N] [--max-time S] [--write]
@@ -32,6 +35,11 @@ export const USAGE = `usage: node --expose-gc bench/dist/run.js [--only s1,s2] [
   --write       write bench/results/ even for a partial run
   --recognizer  realtime-capacity: the reference server's recognizers, comma-separated (default deterministic;
                 also auto, pocketsphinx)
+  --long-minutes N  long-session: minutes of audio through the one session (default 60; --quick 10)
+  --long-speed X    long-session: audio seconds per wall second (default 30)
+  long-session  one realtime session, an hour of audio at 30x with a proxy cut every 30 s of audio and a server
+                rotation every 5 min (about 2.5 min); at its default length, or with --write, also
+                bench/results/long-session.md and .json
   captions      the caption churn/delay table of pnpm bench:captions: LibriVox speech at 1x through
                 PocketSphinx (about 40 s); where results are written, also bench/results/captions.md`;
 
@@ -44,6 +52,8 @@ export function parseArgs(argv: readonly string[]): CliOptions {
   let write: boolean | null = null;
   let quick = false;
   let recognizers = ['deterministic'];
+  let longMinutes: number | null = null;
+  let longSpeed = 30;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const value = (): string => {
@@ -70,6 +80,10 @@ export function parseArgs(argv: readonly string[]): CliOptions {
       maxTime = positive(arg, value());
     } else if (arg === '--recognizer') {
       recognizers = value().split(',').map((s) => s.trim()).filter((s) => s !== '');
+    } else if (arg === '--long-minutes') {
+      longMinutes = positive(arg, value());
+    } else if (arg === '--long-speed') {
+      longSpeed = positive(arg, value());
     } else if (arg === '--write') {
       write = true;
     } else if (arg === '--help' || arg === '-h') {
@@ -79,7 +93,7 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     }
   }
   const complete = sections.size === SECTIONS.length && contenders.length === 0;
-  return { sections, maxTime, rounds, contenders, minutes, write: write ?? complete, quick, recognizers };
+  return { sections, maxTime, rounds, contenders, minutes, write: write ?? complete, quick, recognizers, longMinutes: longMinutes ?? (quick ? 10 : 60), longSpeed };
 }
 
 function positive(name: string, text: string): number {

@@ -6,6 +6,7 @@ import type { CapacityRow, PacedRow } from './realtime/capacity.js';
 import type { LatencyRow } from './realtime/latency.js';
 import type { RecognizerBenchRow, RecognizerPacedRow } from './recognizer.js';
 import type { CaptionsBench } from './captions/bench.js';
+import type { LongSessionResult } from './long-session/session.js';
 
 /** Streaming figures over ten minutes of 128-sample blocks. */
 export interface StreamFigures {
@@ -83,4 +84,5 @@ export interface BenchReport {
   readonly recognizer?: { rows: RecognizerBenchRow[]; paced: RecognizerPacedRow[] };
   /** Caption cues on real speech: churn and added delay per stability setting. */
   readonly captions?: CaptionsBench;
+  readonly longSession?: LongSessionResult;
 }

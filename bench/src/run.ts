@@ -14,6 +14,8 @@ import { collectRealtime } from './realtime/collect.js';
 import { realtimeText } from './realtime/tables.js';
 import { recognizerText, runRecognizerBench } from './recognizer.js';
 import { captionsText, runCaptionsBench, writeCaptionsResult } from './captions/bench.js';
+import { runLongSessionSection, writeLongSessionResult } from './long-session/section.js';
+import { longSessionText } from './long-session/table.js';
 
 /**
  * `pnpm bench`: every suite in one process, so the ratios the targets are stated in compare runs
@@ -36,6 +38,7 @@ async function main(): Promise<void> {
   const recognizer = options.sections.has('recognizer') ? await runRecognizerBench({ quick: options.quick }) : undefined;
   if (options.sections.has('captions')) progress('captions: streaming the LibriVox clips at 1x through PocketSphinx…');
   const captions = options.sections.has('captions') ? await runCaptionsBench() : undefined;
+  const longSession = options.sections.has('long-session') ? await runLongSessionSection(options) : undefined;
 
   const report: BenchReport = {
     meta: {
@@ -54,6 +57,7 @@ async function main(): Promise<void> {
     ...(realtime !== undefined ? { realtime } : {}),
     ...(recognizer !== undefined ? { recognizer } : {}),
     ...(captions !== undefined ? { captions } : {}),
+    ...(longSession !== undefined ? { longSession } : {}),
   };
   const text = render(report, options.minutes);
   process.stdout.write(`\n${text}\n`);
@@ -62,6 +66,9 @@ async function main(): Promise<void> {
     if (captions !== undefined) written.push(await writeCaptionsResult(captionsText(captions), 'pnpm bench'));
     progress(`wrote ${written.join(', ')}`);
   }
+  // The long session's own record: written at its default length even from a partial run (it touches
+  // only its own files), never from a shortened one unless asked.
+  if (longSession !== undefined && (options.write || options.longMinutes === 60)) progress(`wrote ${(await writeLongSessionResult(longSession, longSessionText(longSession))).join(', ')}`);
 }
 
 function render(report: BenchReport, minutes: number): string {
@@ -82,6 +89,7 @@ function render(report: BenchReport, minutes: number): string {
   if (report.realtime !== undefined) parts.push('', realtimeText(report.realtime));
   if (report.recognizer !== undefined) parts.push('', recognizerText(report.recognizer));
   if (report.captions !== undefined) parts.push('', captionsText(report.captions).trimEnd());
+  if (report.longSession !== undefined) parts.push('', longSessionText(report.longSession));
   return parts.join('\n');
 }
 
