@@ -51,7 +51,7 @@ describe('AudioOutbox', () => {
     box.writePcm16(ramp(0, 320));
     box.nextFrame(1, false);
     // Socket down: far more than the ring holds arrives meanwhile.
-    box.writePcm16(ramp(320, capacity * 2));
+    inFrames(box, ramp(320, capacity * 2)); // blocks that fit (one larger than bufferMs is refused whole)
     const produced = 320 + capacity * 2;
     box.rewindTo(320);
     const frames = [];
@@ -85,7 +85,7 @@ describe('AudioOutbox', () => {
     // Sent up to 960 while acks were withheld; then the ring overflowed past what was sent.
     box.writePcm16(ramp(0, 960));
     while (box.nextFrame(1, false) !== null);
-    box.writePcm16(ramp(960, capacity * 2));
+    inFrames(box, ramp(960, capacity * 2));
     const produced = 960 + capacity * 2;
     const kept = produced - capacity;
     expect(box.nextFrame(1, false)?.startSample).toBe(960); // gap [960, kept) declared, audio continues at 960
@@ -219,3 +219,8 @@ describe('AudioOutbox', () => {
     expect(box.produced).toBe(1600);
   });
 });
+
+/** Writes PCM16 in 20 ms blocks, as a live writer does: only many writes can outgrow bufferMs. */
+function inFrames(box: AudioOutbox, samples: Int16Array): void {
+  for (let at = 0; at < samples.length; at += 320) box.writePcm16(samples.subarray(at, at + 320));
+}

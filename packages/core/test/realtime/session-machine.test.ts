@@ -157,7 +157,7 @@ describe('RealtimeSocketSession state machine (fake socket)', () => {
     first.receive({ type: 'audio.ack', epoch: 1, receivedSamples: '640' });
     first.drop(1006);
     // While the socket is down, more than the ring holds: the oldest 3200 unacknowledged samples go.
-    session.writePcm16(new Int16Array(capacity + 3200));
+    for (let at = 0; at < capacity + 3200; at += 320) session.writePcm16(new Int16Array(Math.min(320, capacity + 3200 - at)));
     await tick();
     await tick();
     const second = FakeSocket.last;
