@@ -14,15 +14,6 @@ export interface SocketCredentials {
  */
 export type CredentialsProvider = () => Promise<SocketCredentials>;
 
-/** The checks of the policy options connect() and attach() take, every broken rule at once. */
-export function checkPolicyOptions(options: { readonly credentials?: unknown; readonly stableWindowMs?: unknown }): void {
-  const violations: Violation[] = [];
-  if (options.credentials !== undefined && typeof options.credentials !== 'function') violations.push({ field: 'credentials', rule: 'must be a function returning a promise of { token?, apiKey? }' });
-  const stable = options.stableWindowMs;
-  if (stable !== undefined && !(typeof stable === 'number' && stable >= 0 && Number.isFinite(stable))) violations.push({ field: 'stableWindowMs', rule: `must be a finite number >= 0, got ${String(stable)}` });
-  if (violations.length > 0) throw new ValidationError(violations);
-}
-
 /**
  * Calls the provider and checks what it gave: a ValidationError (the session fails with it: retrying
  * will not fix a provider that returns the wrong thing), or the credentials as the socket address takes them.

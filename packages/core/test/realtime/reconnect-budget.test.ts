@@ -4,7 +4,8 @@ import { isValidationError } from '../../src/errors/guards.js';
 import { CLOSE_CLASSES, classifyLoss } from '../../src/realtime/loss-classes.js';
 import { DefaultReconnectPolicy, type ReconnectContext } from '../../src/realtime/reconnect-policy.js';
 import { SessionRecovery, type RecoveryAction, type RecoveryFacts } from '../../src/realtime/session-recovery.js';
-import { checkPolicyOptions, freshCredentials } from '../../src/realtime/socket-credentials.js';
+import { freshCredentials } from '../../src/realtime/socket-credentials.js';
+import { checkSessionOptions } from '../../src/realtime/session-option-checks.js';
 
 describe('close codes: one table of fatal / refresh / retry', () => {
   it('classifies every close code and refused upgrade', () => {
@@ -130,8 +131,8 @@ describe('DefaultReconnectPolicy while flapping', () => {
 
 describe('credentials provider', () => {
   it('checks the options and what the provider returns', async () => {
-    expect(() => checkPolicyOptions({ credentials: 'tok', stableWindowMs: -1 })).toThrow(/credentials.*stableWindowMs/);
-    expect(() => checkPolicyOptions({ credentials: async () => ({ token: 't' }), stableWindowMs: 0 })).not.toThrow();
+    expect(() => checkSessionOptions({ credentials: 'tok', stableWindowMs: -1 })).toThrow(/stableWindowMs.*; credentials/);
+    expect(() => checkSessionOptions({ credentials: async () => ({ token: 't' }), stableWindowMs: 0 })).not.toThrow();
     await expect(freshCredentials(async () => ({ token: 'rtt_x', apiKey: 'k' }))).resolves.toEqual({ token: 'rtt_x', accessKey: 'k' });
     const bad = await freshCredentials(async () => ({}) as never).catch((e: unknown) => e);
     expect(isValidationError(bad)).toBe(true);
