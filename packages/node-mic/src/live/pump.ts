@@ -56,7 +56,7 @@ export async function pumpToSession(source: AudioSource, session: RealtimeSocket
       }
       frames += block.length / channels;
       if (pace === 'realtime') await sleep(started + (frames * 1000) / sampleRate - performance.now());
-      else if (pace === 'fast') await roomIn(session);
+      else if (pace === 'fast') await roomIn(session, options.signal);
     }
     return { frames, ended: 'source' };
   } finally {
@@ -86,15 +86,13 @@ async function writeBlock(session: RealtimeSocketSession, wire: boolean, block: 
   }
 }
 
-async function roomIn(session: RealtimeSocketSession): Promise<void> {
-  while (!TERMINAL.includes(session.state)) {
-    const stats = session.stats;
-    if (stats.bufferedSamples < stats.capacitySamples / 2) return;
-    await nextEvent(session, 'backpressure', 100);
-  }
+/** A fast source waits for room (core's pacing), so it never overflows the session's buffer on a healthy socket. */
+async function roomIn(session: RealtimeSocketSession, signal: AbortSignal | undefined): Promise<void> {
+  // A session that failed or was closed is seen by the next write (it takes nothing): no need to throw here.
+  await session.whenWritable(signal !== undefined ? { signal } : {}).catch(() => undefined);
 }
 
-function nextEvent(session: RealtimeSocketSession, name: 'state' | 'backpressure', timeoutMs: number): Promise<void> {
+function nextEvent(session: RealtimeSocketSession, name: 'state', timeoutMs: number): Promise<void> {
   return new Promise((resolve) => {
     const done = (): void => {
       clearTimeout(timer);
