@@ -49,7 +49,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   readonly #waiters = new Waiters();
   readonly #timers = new TimerSet();
   /** Connect timeout, heartbeat and acks of the current socket, checked on one tick (#check) that #stopWatch cancels. */
-  readonly #watch = new SocketWatch();
+  readonly #watch: SocketWatch;
   #stopWatch: (() => void) | undefined;
   /** Latencies, lags, round trips and reconnects behind `health` (session-health.ts). */
   readonly #health = new HealthMeter();
@@ -86,6 +86,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     this.#outbox = new AudioOutbox({ ...parts.audio, onGap: (gap) => this.emit('gap', { ...gap, epoch: this.epoch }) });
     this.#sender = new FramePump(this.#outbox, parts.drain, this.#now);
     checkPolicyOptions(init);
+    this.#watch = new SocketWatch(init.ackWatch);
     const { windowMs, restFinishReserveMs, stableWindowMs } = parts.recovery;
     this.#recovery = new SessionRecovery(init.reconnect, windowMs, restFinishReserveMs, stableWindowMs);
     this.#machine = new StateMachine((change) => this.#onStateChange(change));

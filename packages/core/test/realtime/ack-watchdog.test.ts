@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ACK_WATCH, AckWatchdog, healthReport, type AckView } from '../../src/realtime/ack-watchdog.js';
+import { ACK_WATCH } from '../../src/realtime/ack-watch-options.js';
+import { AckWatchdog, healthReport, type AckView } from '../../src/realtime/ack-watchdog.js';
 import type { SessionState } from '../../src/realtime/session-state.js';
 
 /** A watchdog and the view the session would hand it, the clock in the test's hands. */

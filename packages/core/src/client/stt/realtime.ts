@@ -7,6 +7,7 @@ import { newIdempotencyKey } from '../../util/ids.js';
 import { object, string } from '../../util/read.js';
 import { parseSession } from '../../parse/realtime.js';
 import { Checks, isPlainObject } from '../validation/checks.js';
+import { ackWatchTiming } from '../../realtime/ack-watch-options.js';
 import { RealtimeSocketSession } from '../../realtime/realtime-session.js';
 import { socketUrlFor } from '../../realtime/socket-address.js';
 import { resolveWebSocket } from '../../realtime/socket-transport.js';
@@ -54,6 +55,8 @@ export class Realtime {
    */
   async connect(params: RealtimeConnectParams = {}): Promise<RealtimeSocketSession> {
     const { title, languageHint, options, idempotencyKey, socketUrl, ...session } = params;
+    // A bad ackWatch fails before a session is created on the server (the session checks it again).
+    ackWatchTiming(session.ackWatch);
     // A runtime with no WebSocket (Node 20 without `ws`) fails here, before a session is created on
     // the server that nothing could stream into. start() resolves it again (the import is cached).
     await resolveWebSocket(session.WebSocket);
