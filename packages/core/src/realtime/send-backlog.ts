@@ -23,8 +23,10 @@ const REAL_TIME = REALTIME.sampleRate / 1000;
  *               to the next (a burst of acks after a stall counts over the whole stall, so it cannot
  *               look faster than the path was). On a live stream that keeps up this is the audio's own
  *               rate, below what the path could carry: the estimate errs towards patience.
- *   queued      a leaky bucket: what is sent goes in, the throughput drains it, and it never exceeds
- *               what is unacknowledged (an ack proves everything before it arrived).
+ *   queued      when an ack arrives, everything unacknowledged (the server acks within ackIntervalMs of
+ *               receiving, so what it has not acked is still on its way); while acks are silent, a
+ *               leaky bucket from there: what is sent goes in, the throughput drains it, and it never
+ *               exceeds what is unacknowledged.
  *
  * `bufferedAmount` is not used: it sees only the bytes still in the process, not those in the kernel's
  * send buffer or on the wire (on a real slow link nearly all of the backlog), and bytes leaving the
@@ -59,17 +61,17 @@ export class SendBacklog {
   /** One reading while acks are awaited: the acknowledged position (any advance is progress) and what is sent but not acknowledged. */
   observe(now: number, acked: number, inFlight: number): void {
     const sent = acked + inFlight;
-    if (this.#lastAt === undefined) {
+    const progressed = this.#progressAt !== undefined && acked > this.#progressAcked;
+    if (this.#lastAt === undefined || progressed) {
+      // The server acks within ackIntervalMs of receiving: what is unacknowledged now is (nearly all)
+      // still on its way.
       this.#queued = inFlight;
     } else {
       const drained = this.throughput() * Math.max(0, now - this.#lastAt);
       this.#queued = Math.min(inFlight, Math.max(0, this.#queued + Math.max(0, sent - this.#lastSent) - drained));
     }
-    if (this.#progressAt === undefined || acked < this.#progressAcked) {
-      this.#progressAt = now;
-      this.#progressAcked = acked;
-    } else if (acked > this.#progressAcked && now > this.#progressAt) {
-      this.#record(acked - this.#progressAcked, now - this.#progressAt);
+    if (progressed && now > (this.#progressAt ?? now)) this.#record(acked - this.#progressAcked, now - (this.#progressAt ?? now));
+    if (this.#progressAt === undefined || progressed || acked < this.#progressAcked) {
       this.#progressAt = now;
       this.#progressAcked = acked;
     }
