@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ACK_WATCH, ackWatchTiming, type AckWatchTiming } from '../../src/realtime/ack-watch-options.js';
 import { isValidationError } from '../../src/errors/guards.js';
 import { AckWatchdog, healthReport, type AckView } from '../../src/realtime/ack-watchdog.js';
+import { SocketWatch } from '../../src/realtime/socket-watch.js';
 import type { SessionState } from '../../src/realtime/session-state.js';
 
 /** A watchdog and the view the session would hand it, the clock in the test's hands. */
@@ -174,5 +175,34 @@ describe('ackWatchTiming: the ackWatch option', () => {
     expect(violations({ probeAfterMs: '500' })[0]?.rule).toBe('must be a finite number of ms above 0, got "500"');
     for (const bad of [true, null, 1000, 'off', []]) expect(violations(bad).map((v) => v.field)).toEqual(['ackWatch']);
     expect(violations({ maxBacklogWaitMs: 0 })).toEqual([]);
+  });
+});
+
+describe('SocketWatch: the ackWatch option', () => {
+  const view = (now: number): AckView => ({ now, ready: true, state: 'streaming', inFlightSamples: 3200, acked: 0 });
+
+  it('false: acks silent while sending bring no probe and no degraded; the heartbeat still drops a silent socket', () => {
+    const watch = new SocketWatch(false);
+    watch.opened(0, 10_000);
+    watch.ready(0, 25_000);
+    for (let now = 0; now < 25_000; now += 100) expect(watch.check(view(now))).toEqual([]);
+    expect(watch.check(view(25_000))).toEqual([{ do: 'drop', code: 4408, reason: 'heartbeat timeout' }]);
+  });
+
+  it('the default probes and drops a silent socket long before the heartbeat', () => {
+    const watch = new SocketWatch();
+    watch.ready(0, 25_000);
+    const seen = [0, 500, 1500].map((now) => watch.check(view(now)).map((d) => d.do));
+    expect(seen).toEqual([[], ['health', 'probe'], ['drop']]);
+  });
+
+  it('the watch ticks a fifth of the shortest ack timing (at most every 100 ms); an invalid option throws', () => {
+    const fine = new SocketWatch({ probeAfterMs: 100, degradedAfterMs: 100, probeTimeoutMs: 200 });
+    fine.ready(0, 25_000);
+    expect(fine.tickMs).toBe(20);
+    const plain = new SocketWatch();
+    plain.ready(0, 25_000);
+    expect(plain.tickMs).toBe(100);
+    expect(() => new SocketWatch({ probeTimeoutMs: 0 })).toThrow(/ackWatch\.probeTimeoutMs/);
   });
 });
