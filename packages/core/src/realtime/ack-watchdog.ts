@@ -15,6 +15,8 @@ export interface AckView {
   readonly inFlightSamples: number;
   /** The acknowledged position; any advance is progress. */
   readonly acked: number;
+  /** The socket's bufferedAmount: bytes not yet handed to the network (a floor under the backlog). */
+  readonly bufferedBytes?: number;
 }
 
 /**
@@ -116,7 +118,7 @@ export class AckWatchdog {
     const watching = view.ready && ACKED_STATES.includes(view.state);
     const progressed = view.acked !== this.#lastAcked;
     this.#lastAcked = view.acked;
-    if (watching) this.#backlog.observe(now, view.acked, view.inFlightSamples);
+    if (watching) this.#backlog.observe(now, view.acked, view.inFlightSamples, view.bufferedBytes);
     else this.#backlog.interrupt();
     if (!watching || view.inFlightSamples <= 0 || progressed) {
       this.#since = watching && view.inFlightSamples > 0 ? now : undefined;

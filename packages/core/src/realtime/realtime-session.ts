@@ -576,7 +576,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   /** The watch tick (socket-watch.ts): probe, tell the health, or drop a dead socket without waiting for a close that will not come. */
   #check(): void {
     const t = this.#readySocket();
-    for (const d of this.#watch.check({ now: this.#now(), ready: t !== undefined, state: this.state, inFlightSamples: this.#outbox.inFlight, acked: this.#outbox.acked })) {
+    for (const d of this.#watch.check({ now: this.#now(), ready: t !== undefined, state: this.state, inFlightSamples: this.#outbox.inFlight, acked: this.#outbox.acked, bufferedBytes: t?.bufferedAmount ?? 0 })) {
       if (d.do === 'probe') t?.sendJson({ type: 'ping', id: d.id });
       else if (d.do === 'drop') return this.#onLost(d.code, d.reason, undefined, true);
       else if (this.#health.connection(d.state, d.reason)) this.#report('connection');

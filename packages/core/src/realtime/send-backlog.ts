@@ -28,9 +28,11 @@ const REAL_TIME = REALTIME.sampleRate / 1000;
  *               leaky bucket from there: what is sent goes in, the throughput drains it, and it never
  *               exceeds what is unacknowledged.
  *
- * `bufferedAmount` is not used: it sees only the bytes still in the process, not those in the kernel's
- * send buffer or on the wire (on a real slow link nearly all of the backlog), and bytes leaving the
- * process prove nothing about the peer: a half-open TCP connection accepts them until its buffer fills.
+ * The socket's `bufferedAmount` is only a floor under the estimate (those bytes have not even left the
+ * process: a throughput measured on a faster path cannot drain them away on paper). It is no measure of
+ * the backlog: it sees nothing in the kernel's send buffer or on the wire (on a real slow link nearly
+ * all of it), and bytes leaving the process prove nothing about the peer: a half-open TCP connection
+ * accepts them until its buffer fills.
  *
  * Counts in samples (a frame's 16-byte header is 2.5% of 20 ms of audio, and the JSON between frames
  * is smaller still). Fixed arrays, no garbage per observation.
@@ -58,8 +60,11 @@ export class SendBacklog {
     this.#progressAt = undefined;
   }
 
-  /** One reading while acks are awaited: the acknowledged position (any advance is progress) and what is sent but not acknowledged. */
-  observe(now: number, acked: number, inFlight: number): void {
+  /**
+   * One reading while acks are awaited: the acknowledged position (any advance is progress), what is
+   * sent but not acknowledged, and the socket's bufferedAmount (bytes; a frame carries 2 per sample).
+   */
+  observe(now: number, acked: number, inFlight: number, bufferedBytes = 0): void {
     const sent = acked + inFlight;
     const progressed = this.#progressAt !== undefined && acked > this.#progressAcked;
     if (this.#lastAt === undefined || progressed) {
@@ -70,6 +75,7 @@ export class SendBacklog {
       const drained = this.throughput() * Math.max(0, now - this.#lastAt);
       this.#queued = Math.min(inFlight, Math.max(0, this.#queued + Math.max(0, sent - this.#lastSent) - drained));
     }
+    this.#queued = Math.max(this.#queued, Math.min(inFlight, bufferedBytes / 2));
     if (progressed && now > (this.#progressAt ?? now)) this.#record(acked - this.#progressAcked, now - (this.#progressAt ?? now));
     if (this.#progressAt === undefined || progressed || acked < this.#progressAcked) {
       this.#progressAt = now;

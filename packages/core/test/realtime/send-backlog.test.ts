@@ -77,3 +77,17 @@ describe('SendBacklog: what is queued ahead of a probe, and for how long', () =>
     expect(backlog.drainMs()).toBeGreaterThan(3900);
   });
 });
+
+describe('SendBacklog: bufferedAmount', () => {
+  it('is a floor: bytes still in the process stay queued whatever the throughput says, never more than is unacknowledged', () => {
+    const backlog = new SendBacklog();
+    const at = stream(backlog, 0, 3000, 16, 100); // a fast path: 16 samples/ms
+    backlog.observe(3100, at.acked, 16_000);
+    backlog.observe(5100, at.acked, 16_000); // on paper the path drained it all
+    expect(backlog.queued).toBe(0);
+    backlog.observe(5200, at.acked, 16_000, 20_000); // but 20,000 bytes never left the process
+    expect(backlog.queued).toBe(10_000);
+    backlog.observe(5300, at.acked, 4000, 20_000);
+    expect(backlog.queued).toBe(4000);
+  });
+});
