@@ -1,4 +1,4 @@
-import { REALTIME } from '../protocol.js';
+import { REALTIME, SOCKET_DEFAULTS } from '../protocol.js';
 
 /** Rate samples kept: at a 100 ms watch tick, about six seconds of acknowledgements. */
 const SLOTS = 64;
@@ -8,6 +8,13 @@ const WINDOW_MS = 3000;
 const MIN_OBSERVED_MS = 250;
 /** Samples per ms of 16 kHz audio: what a path that carried a live stream carried at least. */
 const REAL_TIME = REALTIME.sampleRate / 1000;
+/**
+ * What the estimate cannot resolve, in ms of the path's time: audio the server has but acks only up to
+ * ackIntervalMs (50) later counts as queued, and the watch reads the acks every 100 ms. A path that keeps
+ * up shows about this much "backlog" at any moment; waiting for it would only delay catching a half-open
+ * socket by a tick.
+ */
+const RESOLUTION_MS = SOCKET_DEFAULTS.ackIntervalMs + 100;
 
 /**
  * How long the path needs for the audio queued ahead of a `ping` probe (docs/protocol.md "Heartbeat and
@@ -102,9 +109,9 @@ export class SendBacklog {
     return this.#queued;
   }
 
-  /** How long the path needs, at the throughput measured, for what is queued now. */
+  /** How long the path needs, at the throughput measured, for what is queued now, beyond the estimate's resolution. */
   drainMs(): number {
-    return Math.ceil(this.#queued / this.throughput());
+    return Math.max(0, Math.ceil(this.#queued / this.throughput()) - RESOLUTION_MS);
   }
 
   #record(acked: number, spanMs: number): void {
