@@ -28,7 +28,7 @@ export interface AckWatchOptions {
 export type AckWatchTiming = Required<AckWatchOptions>;
 
 /** The defaults; a stall shorter than probeAfterMs + probeTimeoutMs (1.5 s) never reconnects. */
-export const ACK_WATCH: Readonly<AckWatchTiming> = Object.freeze({ degradedAfterMs: 500, probeAfterMs: 500, probeTimeoutMs: 1000, probeEveryMs: 1000, maxBacklogWaitMs: 10_000 });
+export const ACK_WATCH: Readonly<Required<AckWatchOptions>> = Object.freeze({ degradedAfterMs: 500, probeAfterMs: 500, probeTimeoutMs: 1000, probeEveryMs: 1000, maxBacklogWaitMs: 10_000 });
 
 /** Each field's lowest value; every value must be a finite number. */
 const LOWEST: Readonly<Record<keyof AckWatchTiming, { readonly min: number; readonly exclusive: boolean }>> = {
