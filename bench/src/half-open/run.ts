@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { SoundClone, type RealtimeSocketSession } from '@soundclone/core';
 import { BENCH_KEY, ServerProcess } from '../realtime/server-process.js';
 import { percentile, sleep, speech } from '../realtime/speech.js';
-import { ChaosProxy } from '@soundclone/server';
+import { ChaosProxy, startServer, type RunningServer } from '@soundclone/server';
 
 /**
  * `pnpm bench:half-open`: how fast a half-open socket is caught while audio flows, on loopback. Each
@@ -16,10 +16,21 @@ import { ChaosProxy } from '@soundclone/server';
  *
  * then checks that nothing was lost (the server received every captured sample). A second series
  * stalls the path for 800 ms instead and counts reconnects (target: none for a stall under 1 s).
- * `--runs N` (default 30), `--write` puts the table in bench/results/half-open.md.
+ *
+ * Two series on a slow link (the proxy's uplink throttled to 190 kbit/s, below the audio's 256 kbit/s,
+ * so the in-flight window queues on it), against a server in this process so its acks can be withheld:
+ * after 4 s the acks stop for 3 s while the link keeps carrying audio (alive: the probe's pong comes back
+ * behind the backlog; target: no reconnect), and after 3 s the link goes half-open (still replaced: the
+ * time shows what waiting for the backlog costs). `--backlog-wait MS` sets the session's
+ * `ackWatch.maxBacklogWaitMs` (0: the deadline ignores the backlog, as before the wait existed).
+ * `--runs N` (default 30; the slow series a third of it), `--write` puts the table in
+ * bench/results/half-open.md.
  */
 const RESULTS = fileURLToPath(new URL('../../results/', import.meta.url));
 const RATE = 16_000;
+/** Bytes per second of the slow uplink: ~190 kbit/s, a mobile uplink. */
+const SLOW_UPLINK = 24_000;
+const SOCKET_PATH = '/sound_clone/api/v1/stt/realtime/socket';
 
 interface Run {
   readonly degradedMs: number;
@@ -37,11 +48,23 @@ async function streamRealTime(session: RealtimeSocketSession, pcm: Int16Array, f
   }
 }
 
-async function once(client: SoundClone, server: URL, fault: (proxy: ChaosProxy) => void, seed: number): Promise<Run> {
+interface Fault {
+  readonly atSecond: number;
+  /** Seconds of speech streamed. */
+  readonly seconds: number;
+  readonly throttle?: number;
+  readonly apply: (proxy: ChaosProxy, sessionId: string) => void;
+}
+
+async function once(client: SoundClone, server: URL, fault: Fault, seed: number, backlogWaitMs: number | undefined): Promise<Run> {
   const proxy = await new ChaosProxy(Number(server.port), server.hostname).listen();
   try {
-    const session = await client.stt.realtime.connect({ socketUrl: `ws://127.0.0.1:${String(proxy.port)}/sound_clone/api/v1/stt/realtime/socket` });
-    const pcm = speech(3, seed);
+    if (fault.throttle !== undefined) proxy.throttle(fault.throttle, 'up');
+    const session = await client.stt.realtime.connect({
+      socketUrl: `ws://127.0.0.1:${String(proxy.port)}${SOCKET_PATH}`,
+      ...(backlogWaitMs === undefined ? {} : { ackWatch: { maxBacklogWaitMs: backlogWaitMs } }),
+    });
+    const pcm = speech(fault.seconds, seed);
     let faultAt = 0;
     let degradedMs = Number.NaN;
     let replacedMs = Number.NaN;
@@ -53,11 +76,11 @@ async function once(client: SoundClone, server: URL, fault: (proxy: ChaosProxy) 
     session.on('reconnected', () => {
       if (Number.isNaN(replacedMs)) replacedMs = Date.now() - faultAt;
     });
-    await streamRealTime(session, pcm, 0, RATE);
+    await streamRealTime(session, pcm, 0, RATE * fault.atSecond);
     faultAt = Date.now();
-    fault(proxy);
-    await streamRealTime(session, pcm, RATE, pcm.length);
-    const result = await session.finish();
+    fault.apply(proxy, session.sessionId);
+    await streamRealTime(session, pcm, RATE * fault.atSecond, pcm.length);
+    const result = await session.finish({ timeoutMs: 60_000 });
     const complete = result.session.status === 'COMPLETED' && result.session.usage.receivedSamples === BigInt(pcm.length);
     return { degradedMs, replacedMs, reconnects, complete };
   } finally {
@@ -75,28 +98,55 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const runs = args.includes('--runs') ? Number(args[args.indexOf('--runs') + 1]) : 30;
   if (!Number.isInteger(runs) || runs < 1) throw new Error('--runs takes a positive integer');
+  const backlogWaitMs = args.includes('--backlog-wait') ? Number(args[args.indexOf('--backlog-wait') + 1]) : undefined;
+  if (backlogWaitMs !== undefined && !(Number.isFinite(backlogWaitMs) && backlogWaitMs >= 0)) throw new Error('--backlog-wait takes ms, 0 or more');
+  const slowRuns = Math.max(1, Math.ceil(runs / 3));
   const server = await ServerProcess.start();
+  // The slow series need the server's fault switches (withheld acks): a server in this process.
+  let local: RunningServer | undefined;
   try {
+    local = await startServer({ port: 0, host: '127.0.0.1', accessKeys: [BENCH_KEY] });
+    const localServer = local;
     const client = new SoundClone({ accessKey: BENCH_KEY, baseUrl: server.url });
+    const localClient = new SoundClone({ accessKey: BENCH_KEY, baseUrl: localServer.url });
     const target = new URL(server.url);
+    const localTarget = new URL(localServer.url);
     const halfOpen: Run[] = [];
     const shortStall: Run[] = [];
+    const slowAlive: Run[] = [];
+    const slowHalfOpen: Run[] = [];
+    const total = 2 * runs + 2 * slowRuns;
+    const progress = (): void => void process.stderr.write(`\r${String(halfOpen.length + shortStall.length + slowAlive.length + slowHalfOpen.length)}/${String(total)} runs`);
     for (let i = 0; i < runs; i++) {
-      halfOpen.push(await once(client, target, (p) => p.halfOpen(), 10 + i));
-      shortStall.push(await once(client, target, (p) => p.stall(800), 500 + i));
-      process.stderr.write(`\r${String(i + 1)}/${String(runs)} runs`);
+      halfOpen.push(await once(client, target, { atSecond: 1, seconds: 3, apply: (p) => p.halfOpen() }, 10 + i, backlogWaitMs));
+      shortStall.push(await once(client, target, { atSecond: 1, seconds: 3, apply: (p) => p.stall(800) }, 500 + i, backlogWaitMs));
+      progress();
+    }
+    const withholdAcks = (_proxy: ChaosProxy, sessionId: string): void => {
+      const rule = localServer.faults.socket.inject({ kind: 'withholdAcks', sessionId });
+      setTimeout(() => rule.remove(), 3000);
+    };
+    for (let i = 0; i < slowRuns; i++) {
+      slowAlive.push(await once(localClient, localTarget, { atSecond: 4, seconds: 7, throttle: SLOW_UPLINK, apply: withholdAcks }, 900 + i, backlogWaitMs));
+      slowHalfOpen.push(await once(localClient, localTarget, { atSecond: 3, seconds: 6, throttle: SLOW_UPLINK, apply: (p) => p.halfOpen() }, 950 + i, backlogWaitMs));
+      progress();
     }
     process.stderr.write('\n');
+    const count = (series: readonly Run[]): string => `${String(series.reduce((n, r) => n + r.reconnects, 0))} in ${String(series.length)} runs`;
+    const complete = (series: readonly Run[]): string => `${String(series.filter((r) => r.complete).length)}/${String(series.length)}`;
     const lines = [
-      `# Half-open detection while streaming (loopback, ${String(runs)} runs, ${cpus()[0]?.model ?? 'unknown cpu'}, ${String(cpus().length)} cores, Node ${process.version})`,
+      `# Half-open detection while streaming (loopback, ${String(runs)} runs, ${cpus()[0]?.model ?? 'unknown cpu'}, ${String(cpus().length)} cores, Node ${process.version}${backlogWaitMs === undefined ? '' : `, ackWatch.maxBacklogWaitMs ${String(backlogWaitMs)}`})`,
       '',
       '| from the fault to | min | median | p99 | max | target |',
       '|---|---|---|---|---|---|',
       `| health degraded (half-open) | ${figures(halfOpen.map((r) => r.degradedMs))} | 1 s |`,
       `| replaced: session.ready on the new socket | ${figures(halfOpen.map((r) => r.replacedMs))} | p99 3 s |`,
+      `| slow link (190 kbit/s up), half-open: replaced | ${figures(slowHalfOpen.map((r) => r.replacedMs))} | (the backlog's wait) |`,
       '',
-      `Half-open runs with every sample received (COMPLETED): ${String(halfOpen.filter((r) => r.complete).length)}/${String(runs)}; reconnects per run: ${[...new Set(halfOpen.map((r) => r.reconnects))].join(', ')}.`,
-      `800 ms stalls: reconnects ${String(shortStall.reduce((n, r) => n + r.reconnects, 0))} in ${String(runs)} runs (target 0); every sample received: ${String(shortStall.filter((r) => r.complete).length)}/${String(runs)}.`,
+      `Half-open runs with every sample received (COMPLETED): ${complete(halfOpen)}; reconnects per run: ${[...new Set(halfOpen.map((r) => r.reconnects))].join(', ')}.`,
+      `800 ms stalls: reconnects ${count(shortStall)} (target 0); every sample received: ${complete(shortStall)}.`,
+      `Slow link, acks withheld 3 s with the window queued (alive): reconnects ${count(slowAlive)} (target 0); every sample received: ${complete(slowAlive)}.`,
+      `Slow link, half-open: reconnects ${count(slowHalfOpen)} (target 1 per run); every sample received: ${complete(slowHalfOpen)}.`,
     ];
     const text = lines.join('\n');
     process.stdout.write(`${text}\n`);
@@ -105,6 +155,7 @@ async function main(): Promise<void> {
       await writeFile(`${RESULTS}half-open.md`, `${text}\n`);
     }
   } finally {
+    await local?.close();
     await server.close();
   }
 }

@@ -76,6 +76,7 @@ export type { RealtimeSocketOptions, RealtimeSessionInit, RealtimeRest, Operatio
 export type { RealtimeConnectParams, RealtimeAttachParams } from './client/stt/realtime.js';
 export { DefaultReconnectPolicy, type ReconnectPolicy, type ReconnectContext, type DefaultReconnectPolicyOptions } from './realtime/reconnect-policy.js';
 export type { CredentialsProvider, SocketCredentials } from './realtime/socket-credentials.js';
+export { ACK_WATCH, type AckWatchOptions } from './realtime/ack-watch-options.js';
 export { CLOSE_CLASSES, UPGRADE_CLASSES, classifyLoss, type LossClass } from './realtime/loss-classes.js';
 export { RealtimeError, isRealtimeError, type RealtimeErrorCode } from './errors/realtime-error.js';
 export type { SessionState, StateChange } from './realtime/session-state.js';

@@ -1,23 +1,9 @@
 import { REALTIME } from '../protocol.js';
+import { ACK_WATCH, type AckWatchTiming } from './ack-watch-options.js';
 import type { AudioStats } from './audio-outbox.js';
+import { SendBacklog } from './send-backlog.js';
 import type { SessionHealth } from './session-health.js';
 import type { SessionState } from './session-state.js';
-
-/**
- * Timing of the ack watchdog (docs/protocol.md "Heartbeat and half-open sockets"). While audio flows
- * the server acknowledges at least every `ackIntervalMs` (50 ms), so a second without an ack while
- * audio is in flight is news, long before the heartbeat (25 s) would tell.
- *
- *   degradedAfterMs  ack silence with audio in flight before `health` says degraded
- *   probeAfterMs     ack silence before a `ping` probes the socket
- *   probeTimeoutMs   a probe unanswered this long: the socket is half-open, replace it. A stall shorter
- *                    than probeAfterMs + probeTimeoutMs (1.5 s) lets the pong through in time: no reconnect
- *   probeEveryMs     the socket answered but acks still do not come (a server withholding or delaying
- *                    them): probe again this often, so a path that dies later is still caught
- */
-export const ACK_WATCH = Object.freeze({ degradedAfterMs: 500, probeAfterMs: 500, probeTimeoutMs: 1000, probeEveryMs: 1000 });
-
-export type AckWatchTiming = typeof ACK_WATCH;
 
 /** What the session reads for each check. */
 export interface AckView {
@@ -29,6 +15,8 @@ export interface AckView {
   readonly inFlightSamples: number;
   /** The acknowledged position; any advance is progress. */
   readonly acked: number;
+  /** The socket's bufferedAmount: bytes not yet handed to the network (a floor under the backlog). */
+  readonly bufferedBytes?: number;
 }
 
 /**
@@ -41,7 +29,7 @@ export interface AckView {
 export type AckDecision =
   | { readonly do: 'probe'; readonly id: string }
   | { readonly do: 'health'; readonly state: 'healthy' | 'degraded'; readonly reason: string }
-  | { readonly do: 'replace'; readonly reason: string; readonly silentMs: number };
+  | { readonly do: 'replace'; readonly reason: string; readonly silentMs: number; readonly waitedMs: number };
 
 const NOTHING: readonly AckDecision[] = Object.freeze([]);
 
@@ -67,6 +55,24 @@ export function healthReport(decision: { readonly state: SessionHealth['state'];
  * proves the path works both ways and the socket stays (the server is slow or withholding acks, and
  * audio keeps going out; finishing, the finish follows it). No `pong` within probeTimeoutMs: replaced.
  *
+ * Timing, the session's `ackWatch` option (ack-watch-options.ts; defaults ACK_WATCH). The server acks at
+ * least every `ackIntervalMs` (50 ms) while frames arrive, so half a second without one is news, long
+ * before the heartbeat (25 s) would tell:
+ *
+ *   degradedAfterMs   ack silence with audio in flight before `health` says degraded
+ *   probeAfterMs      ack silence before a `ping` probes the socket
+ *   probeTimeoutMs    a probe unanswered this long (plus the backlog's time): the socket is half-open.
+ *                     A stall shorter than probeAfterMs + probeTimeoutMs (1.5 s) never reconnects
+ *   probeEveryMs      the socket answered but acks still do not come (a server withholding or delaying
+ *                     them): probe again this often, so a path that dies later is still caught
+ *   maxBacklogWaitMs  the most the deadline grows for the audio queued ahead of the ping
+ *
+ * A pong cannot overtake the audio sent before its ping, so the deadline is set when the probe goes out:
+ * probeTimeoutMs, plus the time the audio queued ahead of it needs at the throughput the acks showed
+ * (SendBacklog), at most maxBacklogWaitMs more. Liveness is only ever what the peer proves (an ack
+ * advancing, the pong); what is queued only buys the pong time to come. On a path that kept up with the
+ * audio, little is queued, and a half-open socket is caught as fast as without it.
+ *
  * Idle or paused sessions send nothing and expect no acks: the heartbeat covers them. Decisions only:
  * the session owns the socket, the timer that calls check(), and the events; this keeps the clock
  * readings of the current socket (reset() for a new one).
@@ -78,8 +84,11 @@ export class AckWatchdog {
   #probeSeq = 0;
   #probeId: string | undefined;
   #probeSentAt = 0;
+  /** How long the outstanding probe may take: probeTimeoutMs and the backlog's time ahead of it. */
+  #probeWaitMs = 0;
   #answeredAt: number | undefined;
   #degraded = false;
+  readonly #backlog = new SendBacklog();
 
   constructor(private readonly timing: AckWatchTiming = ACK_WATCH) {}
 
@@ -93,6 +102,7 @@ export class AckWatchdog {
     this.#since = undefined;
     this.#probeId = undefined;
     this.#answeredAt = undefined;
+    this.#backlog.interrupt();
   }
 
   /** A `pong` arrived on the current socket. */
@@ -108,6 +118,8 @@ export class AckWatchdog {
     const watching = view.ready && ACKED_STATES.includes(view.state);
     const progressed = view.acked !== this.#lastAcked;
     this.#lastAcked = view.acked;
+    if (watching) this.#backlog.observe(now, view.acked, view.inFlightSamples, view.bufferedBytes);
+    else this.#backlog.interrupt();
     if (!watching || view.inFlightSamples <= 0 || progressed) {
       this.#since = watching && view.inFlightSamples > 0 ? now : undefined;
       this.#probeId = undefined;
@@ -124,8 +136,9 @@ export class AckWatchdog {
       return NOTHING;
     }
     const silentMs = now - this.#since;
-    if (this.#probeId !== undefined && now - this.#probeSentAt >= this.timing.probeTimeoutMs) {
-      return [{ do: 'replace', reason: `no acknowledgement for ${silentMs} ms and the probe unanswered: half-open socket`, silentMs }];
+    const waitedMs = now - this.#probeSentAt;
+    if (this.#probeId !== undefined && waitedMs >= this.#probeWaitMs) {
+      return [{ do: 'replace', reason: `no acknowledgement for ${silentMs} ms and the probe unanswered for ${waitedMs} ms: half-open socket`, silentMs, waitedMs }];
     }
     const decisions: AckDecision[] = [];
     if (!this.#degraded && silentMs >= this.timing.degradedAfterMs) {
@@ -136,6 +149,7 @@ export class AckWatchdog {
     if (this.#probeId === undefined && probeDue) {
       this.#probeId = `ack-${++this.#probeSeq}`;
       this.#probeSentAt = now;
+      this.#probeWaitMs = this.timing.probeTimeoutMs + Math.min(this.timing.maxBacklogWaitMs, this.#backlog.drainMs());
       decisions.push({ do: 'probe', id: this.#probeId });
     }
     return decisions.length === 0 ? NOTHING : decisions;

@@ -52,7 +52,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   readonly #waiters = new Waiters();
   readonly #timers = new TimerSet();
   /** Connect timeout, heartbeat and acks of the current socket, checked on one tick (#check) that #stopWatch cancels. */
-  readonly #watch = new SocketWatch();
+  readonly #watch: SocketWatch;
   #stopWatch: (() => void) | undefined;
   /** Latencies, lags, round trips and reconnects behind `health` (session-health.ts). */
   readonly #health = new HealthMeter();
@@ -93,6 +93,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     this.#connectTimeoutMs = parts.connectTimeoutMs;
     this.#outbox = new AudioOutbox({ ...parts.audio, onGap: (gap) => this.emit('gap', { ...gap, epoch: this.epoch }) });
     this.#sender = new FramePump(this.#outbox, parts.drain, this.#now);
+    this.#watch = new SocketWatch(init.ackWatch);
     const { windowMs, restFinishReserveMs, stableWindowMs } = parts.recovery;
     this.#recovery = new SessionRecovery(init.reconnect, windowMs, restFinishReserveMs, stableWindowMs);
     this.#machine = new StateMachine((change) => this.#onStateChange(change));
@@ -661,7 +662,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   /** The watch tick (socket-watch.ts): probe, tell the health, or drop a dead socket without waiting for a close that will not come. */
   #check(): void {
     const t = this.#readySocket();
-    for (const d of this.#watch.check({ now: this.#now(), ready: t !== undefined, state: this.state, inFlightSamples: this.#outbox.inFlight, acked: this.#outbox.acked })) {
+    for (const d of this.#watch.check({ now: this.#now(), ready: t !== undefined, state: this.state, inFlightSamples: this.#outbox.inFlight, acked: this.#outbox.acked, bufferedBytes: t?.bufferedAmount ?? 0 })) {
       if (d.do === 'probe') t?.sendJson({ type: 'ping', id: d.id });
       else if (d.do === 'drop') return this.#onLost(d.code, d.reason, undefined, true);
       else if (this.#health.connection(d.state, d.reason)) this.#report('connection');

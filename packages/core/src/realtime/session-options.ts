@@ -1,4 +1,5 @@
 import type { RealtimeSession } from '../types/realtime.js';
+import type { AckWatchOptions } from './ack-watch-options.js';
 import type { ReconnectPolicy } from './reconnect-policy.js';
 import type { WebSocketConstructor } from './socket-transport.js';
 import type { CredentialsProvider } from './socket-credentials.js';
@@ -45,6 +46,17 @@ export interface RealtimeSocketOptions {
   readonly maxInFlightSamples?: number;
   /** Nothing heard for this long means the socket is dead or half-open. Default: the server's value. */
   readonly heartbeatTimeoutMs?: number;
+  /**
+   * Half-open detection while sending, from the acknowledgements (docs/protocol.md "Heartbeat and
+   * half-open sockets"): acks silent for `degradedAfterMs` (500) report `health` `degraded`; after
+   * `probeAfterMs` (500) a `ping` probes the socket, and one unanswered for `probeTimeoutMs` (1000) plus
+   * the time the audio queued ahead of it needs at the throughput the acks showed (at most
+   * `maxBacklogWaitMs`, 10000, more) drops the socket and reconnects; an answered probe keeps it and
+   * probes again every `probeEveryMs` (1000) while acks stay away. Fields left out keep their defaults.
+   * `false`: no ack-driven detection; the heartbeat (heartbeatTimeoutMs) alone notices a dead socket.
+   * Invalid values throw a ValidationError (VALIDATION_FAILED) listing each field.
+   */
+  readonly ackWatch?: AckWatchOptions | false;
   /** One socket attempt (open + session.ready) may take this long. Default 10000. */
   readonly connectTimeoutMs?: number;
   /**
