@@ -20,7 +20,8 @@ import type { RealtimeFinishResult, RealtimeSessionEvents } from './session-even
 import { SessionIntent } from './session-intent.js';
 import { SessionMessages, type MessageAction } from './session-messages.js';
 import { StateMachine, type SessionState, type StateChange } from './session-state.js';
-import { openTransport, resolveWebSocket, type SocketTransport, type WebSocketConstructor } from './socket-transport.js';
+import { resolveWebSocket, type SocketTransport } from './socket-transport.js';
+import { SessionSockets } from './session-sockets.js';
 import type { OperationOptions, RealtimeSessionInit } from './session-options.js';
 import { SocketWatch } from './socket-watch.js';
 import { closeDuringHandoff, opensStandby } from './socket-handoff.js';
@@ -59,15 +60,9 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   /** The `logger` option's writer (redacting), for records no event carries. */
   readonly #log: LogWrite | undefined;
 
-  #ws: { WebSocket: WebSocketConstructor; headers: boolean } | undefined;
-  #transport: SocketTransport | undefined;
-  /** The next socket, opened on socket.recycle while the current one still works (socket-handoff.ts). */
-  #standby: SocketTransport | undefined;
-  #transportSeq = 0;
-  #ready = false;
+  /** The current socket, its readiness, the standby socket.recycle opens, the latest credentials. */
+  readonly #sockets = new SessionSockets();
   #everReady = false;
-  /** The latest credentials from the `credentials` provider (none: the ones given at connect/attach). */
-  #credentials: { readonly token?: string; readonly accessKey?: string } = {};
   /** A REST finish is under way: reconnect attempts stand aside. */
   #restFinishing = false;
   readonly #intent = new SessionIntent();
@@ -139,7 +134,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     signal?.addEventListener('abort', this.#onAbort, { once: true });
     this.#machine.set('connecting', 'connect()');
     try {
-      this.#ws = await resolveWebSocket(this.#init.WebSocket);
+      this.#sockets.use(await resolveWebSocket(this.#init.WebSocket));
     } catch (caught) {
       this.#end('failed', caught instanceof Error ? caught : RealtimeError.noWebSocket(), 'no WebSocket');
       throw caught;
@@ -359,18 +354,16 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
 
   /** A new current socket, or (standby) the next one while the current one still works. */
   #openSocket(standby = false): void {
-    const ws = this.#ws;
-    if (ws === undefined || this.#machine.terminal) return;
-    const address = socketAddress({ ...this.#init, ...this.#credentials }, ws.headers);
-    this.#log?.('debug', 'socket.open', { transportId: this.#transportSeq + 1, standby, ...address });
-    const opened = openTransport(ws, address, ++this.#transportSeq, {
+    if (this.#machine.terminal) return;
+    const sockets = this.#sockets;
+    const address = socketAddress({ ...this.#init, ...sockets.credentials }, sockets.headers);
+    this.#log?.('debug', 'socket.open', { transportId: sockets.nextId, standby, ...address });
+    const opened = sockets.open(address, {
       onText: (t, text) => this.#onText(t, text),
       onClose: (t, code, reason) => this.#onClose(t, code, `socket closed ${code}${reason === '' ? '' : ` ${reason}`}`),
-    });
+    }, standby);
     if (opened instanceof Error) return standby ? undefined : this.#end('failed', opened, 'socket refused');
-    if (standby) return void (this.#standby = opened);
-    this.#ready = false;
-    this.#transport = opened;
+    if (opened === undefined || standby) return;
     this.#watch.opened(this.#now(), this.#connectTimeoutMs);
     this.#watchTicks();
   }
@@ -381,12 +374,12 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
    * leaves it the current ones; the reconnect after 4002 asks the provider again.
    */
   async #openStandby(): Promise<void> {
-    const wanted = (): boolean => opensStandby({ terminal: this.#machine.terminal, ready: this.#ready, standby: this.#standby !== undefined, restFinishing: this.#restFinishing });
+    const wanted = (): boolean => opensStandby({ terminal: this.#machine.terminal, ready: this.#sockets.ready, standby: this.#sockets.standby !== undefined, restFinishing: this.#restFinishing });
     if (!wanted()) return;
     const provider = this.#init.credentials;
     if (provider !== undefined) {
       const fresh = await settle(() => freshCredentials(provider));
-      if (fresh.ok) this.#credentials = fresh.value;
+      if (fresh.ok) this.#sockets.credentials = fresh.value;
       if (!wanted()) return;
     }
     this.#openSocket(true);
@@ -394,21 +387,19 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
 
   /** A socket closed: the standby is forgotten, the current one is handed over or lost (socket-handoff.ts). */
   #onClose(t: SocketTransport, code: number, reason: string): void {
-    if (t === this.#standby) {
-      this.#standby = undefined;
+    const standby = this.#sockets.standby;
+    if (t === standby) {
+      this.#sockets.forgetStandby();
       return void this.emit('debug', { kind: 'standby-lost', detail: { code, reason } });
     }
-    if (t.id !== this.#transport?.id) return;
-    if (this.#standby !== undefined && closeDuringHandoff(code) === 'promote') return this.#promote(this.#standby);
+    if (!this.#sockets.isCurrent(t)) return;
+    if (standby !== undefined && closeDuringHandoff(code) === 'promote') return this.#promote(standby);
     this.#onLost(code, reason, t.refusedStatus);
   }
 
   /** The standby becomes the current socket (not ready until its session.ready); the old one is let go. */
   #promote(next: SocketTransport): void {
-    this.#transport?.close(CLOSE_CODES.normal, 'recycled');
-    this.#standby = undefined;
-    this.#transport = next;
-    this.#ready = false;
+    this.#sockets.promote(next);
     this.#recovery.handoff();
     this.#health.recycled(this.#now());
     this.#watch.opened(this.#now(), this.#connectTimeoutMs);
@@ -417,11 +408,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
 
   /** The socket is gone (refusedStatus: of its refused upgrade) or believed dead (`terminate`: no close will come): recovery decides. */
   #onLost(code: number | undefined, reason: string, refusedStatus?: number, terminate = false): void {
-    this.#transport?.[terminate ? 'terminate' : 'dispose']();
-    this.#transport = undefined;
-    this.#standby?.close(CLOSE_CODES.normal, 'lost');
-    this.#standby = undefined;
-    this.#ready = false;
+    this.#sockets.lose(terminate);
     this.#stopWatch?.();
     if (this.#machine.terminal) return;
     this.#recover(this.#recovery.lost(code, reason, refusedStatus, this.#facts()));
@@ -430,7 +417,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   /** What recovery is told: the session as it is now. */
   #facts(): RecoveryFacts {
     const { state, terminal } = this.#machine;
-    return { state, terminal, finishRequested: this.#intent.finish, socketReady: this.#ready, hasRest: this.#init.rest !== undefined, canRefresh: this.#init.credentials !== undefined, now: this.#now() };
+    return { state, terminal, finishRequested: this.#intent.finish, socketReady: this.#sockets.ready, hasRest: this.#init.rest !== undefined, canRefresh: this.#init.credentials !== undefined, now: this.#now() };
   }
 
   /** Runs what SessionRecovery decided, in order; an action that needs a fresh look asks it again then. */
@@ -482,7 +469,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     const provider = this.#init.credentials;
     const fresh = provider === undefined ? undefined : await settle(() => freshCredentials(provider));
     if (fresh !== undefined && !fresh.ok) return this.#recover(this.#recovery.credentialsFailed(fresh.caught, this.#facts()));
-    if (fresh !== undefined) this.#credentials = fresh.value;
+    if (fresh !== undefined) this.#sockets.credentials = fresh.value;
     if (!waiting()) return;
     const rest = this.#init.rest;
     if (rest === undefined || !this.#everReady) return this.#openSocket();
@@ -514,8 +501,8 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   // ── Messages ──────────────────────────────────────────────────────────────────────────────────────
 
   #onText(t: SocketTransport, text: string): void {
-    if (t === this.#standby && !this.#machine.terminal) this.#promote(t); // its session.ready (or the news that ends the session)
-    if (t.id !== this.#transport?.id || this.#machine.terminal) return;
+    if (t === this.#sockets.standby && !this.#machine.terminal) this.#promote(t); // its session.ready (or the news that ends the session)
+    if (!this.#sockets.isCurrent(t) || this.#machine.terminal) return;
     this.#watch.heard(this.#now());
     const parsed = parseServerMessage(text);
     if (parsed.kind !== 'message') return void this.emit('debug', ignoredMessage(parsed)); // a type a newer server sends, or garbage
@@ -524,15 +511,15 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     const reconnectAttempt = message.type === 'session.ready' ? this.#socketReady(message) : undefined;
     const actions = this.#messages.handle(message, { state: this.state, transportId: t.id, intent: this.#intent, sent: this.#sender.sent, reconnectAttempt });
     for (const action of actions) this.#run(t, action);
-    if (t.id === this.#transport?.id || message.type === 'session.finished') this.emit('message', message);
+    if (this.#sockets.isCurrent(t) || message.type === 'session.finished') this.emit('message', message);
     this.#waiters.check();
   }
 
   /** session.ready: the socket is ready, its watch runs, the pump starts afresh (a drain gets a new wait). Returns the reconnect attempt (none for the first). */
   #socketReady(m: SessionReadyMessage): number | undefined {
-    this.#ready = true;
+    this.#sockets.markReady();
     const attempt = this.#recovery.recovered(m.recoveryWindowMs, this.#now());
-    const t = this.#transport;
+    const t = this.#sockets.current;
     this.#later(this.#recovery.stableWindowMs, () => this.#checkStable(t));
     const reconnect = this.#everReady;
     this.#everReady = true;
@@ -545,7 +532,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
 
   /** Socket t's stable window ran out (a timer may run early by the session's clock: then the rest is waited). */
   #checkStable(t: SocketTransport | undefined): void {
-    if (t !== this.#transport || !this.#ready) return;
+    if (t === undefined || t !== this.#sockets.readySocket) return;
     const rest = this.#recovery.stableInMs(this.#now());
     if (rest > 0) return this.#later(rest, () => this.#checkStable(t));
     const healthy = this.#recovery.steady(this.#now());
@@ -616,7 +603,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   }
 
   #readySocket(): SocketTransport | undefined {
-    return this.#ready ? this.#transport : undefined;
+    return this.#sockets.readySocket;
   }
 
   /** The balance is used up: nothing more is sent or taken, and the final view ends it (see Exhaustion). */
@@ -703,12 +690,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
 
   /** Terminal: close the socket, clear every timer, remove the abort listener. */
   #teardown(): void {
-    const t = this.#transport;
-    this.#transport = undefined;
-    this.#ready = false;
-    t?.close(CLOSE_CODES.normal, this.state);
-    this.#standby?.close(CLOSE_CODES.normal, this.state);
-    this.#standby = undefined;
+    this.#sockets.closeAll(this.state);
     this.#timers.clear(); // the watch tick too
     this.#init.signal?.removeEventListener('abort', this.#onAbort);
     this.#lifetime.abort(this.#failure ?? RealtimeError.closed('operation'));
