@@ -136,7 +136,7 @@ describe('realtime session: bad input', () => {
     expect(unpaced.received).toBeLessThan(BigInt(audio.length));
   });
 
-  it('whenWritable() refuses a request larger than the buffer, rejects on abort, and resolves once the session takes no audio', async () => {
+  it('whenWritable() refuses a request larger than the buffer, rejects on abort, and resolves once the session finished', async () => {
     const session = await client.stt.realtime.connect({ bufferMs: 1_000 });
     await expect(session.whenWritable({ samples: 16_001 })).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
     await expect(session.whenWritable({ samples: 16_000 })).resolves.toBeUndefined();
@@ -147,5 +147,14 @@ describe('realtime session: bad input', () => {
     await expect(waiting).rejects.toMatchObject({ code: 'REALTIME_ABORTED' });
     await session.finish({ timeoutMs: 15_000 });
     await expect(session.whenWritable({ samples: 16_000 })).resolves.toBeUndefined();
+  });
+
+  it('whenWritable() rejects once the session was closed, so a writer loop stops instead of spinning', async () => {
+    const session = await client.stt.realtime.connect({ bufferMs: 1_000 });
+    session.writePcm16(new Int16Array(16_000));
+    const waiting = session.whenWritable({ samples: 16_000 });
+    session.close();
+    await expect(waiting).rejects.toMatchObject({ code: 'REALTIME_CLOSED', message: expect.stringMatching(/^whenWritable\(\)/) as unknown });
+    await expect(session.whenWritable()).rejects.toMatchObject({ code: 'REALTIME_CLOSED' });
   });
 });

@@ -79,6 +79,18 @@ describe('REST client: malformed and oversized answers', () => {
     expect((await small.user.info()).plan).toBe('Pro');
   });
 
+  it('reads a user fetch whose body is a Node stream (node-fetch 2 style), still bounded by maxResponseBytes', async () => {
+    const { Readable } = await import('node:stream');
+    const nodeStyle = (chunks: Buffer[]) => async (): Promise<Response> =>
+      ({ status: 200, ok: true, statusText: 'OK', redirected: false, url: baseUrl, headers: new Headers({ 'content-type': 'application/json' }), body: Readable.from(chunks) }) as unknown as Response;
+    const read = await rejectionOf(client({ fetch: nodeStyle([Buffer.from('{"code":1,"data":{"plan":5,'), Buffer.from('"status":"active","resetInDays":1,"benefit":{}}}')]) }).user.info());
+    // The body was read whole through its async iterator: the answer is judged on its content.
+    expect(read).toMatchObject({ code: 'MALFORMED_RESPONSE', path: 'data.plan' });
+    const big = await rejectionOf(client({ fetch: nodeStyle(Array.from({ length: 64 }, () => Buffer.alloc(4096, 32))), maxResponseBytes: 64 * 1024 }).user.info());
+    expect(big).toMatchObject({ code: 'MALFORMED_RESPONSE', path: 'body' });
+    expect((big as Error).message).toContain('maxResponseBytes');
+  });
+
   it('refuses a maxResponseBytes that is not a positive integer', () => {
     expect(() => client({ maxResponseBytes: 0 })).toThrow(ValidationError);
     expect(() => client({ maxResponseBytes: Number.NaN })).toThrow(ValidationError);

@@ -219,19 +219,33 @@ async function readBounded(response: Response, maxBytes: number): Promise<Uint8A
     throw tooLarge();
   }
   if (response.body === null) return new Uint8Array(0);
-  const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
+  const take = (value: Uint8Array): boolean => {
     total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      throw tooLarge();
-    }
     chunks.push(value);
-  }
+    return total <= maxBytes;
+  };
+  const body = response.body as unknown as Partial<ReadableStream<Uint8Array>> & Partial<AsyncIterable<Uint8Array>> & { destroy?: () => void };
+  if (typeof body.getReader === 'function') {
+    const reader = body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (!take(value)) {
+        await reader.cancel().catch(() => undefined);
+        throw tooLarge();
+      }
+    }
+  } else if (typeof body[Symbol.asyncIterator] === 'function') {
+    // A user-supplied fetch whose body is a Node stream (node-fetch 2): read as it comes, still bounded.
+    for await (const value of body as AsyncIterable<Uint8Array>) {
+      if (!take(value instanceof Uint8Array ? value : new TextEncoder().encode(String(value)))) {
+        body.destroy?.();
+        throw tooLarge();
+      }
+    }
+  } else if (!take(new Uint8Array(await response.arrayBuffer()))) throw tooLarge();
   // One array of its own, as arrayBuffer() gave: a caller may view `bytes.buffer` whole.
   const only = chunks.length === 1 ? (chunks[0] as Uint8Array) : undefined;
   if (only !== undefined && only.byteOffset === 0 && only.byteLength === only.buffer.byteLength) return only;

@@ -5,7 +5,7 @@ import { REALTIME } from '../protocol.js';
 import { FrameSlots, type OutgoingFrame } from './frame-slots.js';
 import { GapLedger, type Gap } from './gap-ledger.js';
 import { RealtimeError } from '../errors/realtime-error.js';
-import { checkBlockFits, checkFloatBlock, checkPcm16Block } from './write-input.js';
+import { checkBlockFits, checkFloatBlock, checkPcm16Block, ownRealm } from './write-input.js';
 
 export type { Gap } from './gap-ledger.js';
 export type { OutgoingFrame } from './frame-slots.js';
@@ -157,7 +157,8 @@ export class AudioOutbox {
 
   /** Samples a write can add now without dropping audio the server has not acknowledged. */
   get writableSamples(): number {
-    return Math.max(0, this.#keptSamples - (this.#slots.writeCursor - this.#slots.releaseCursor));
+    // Acknowledged samples of the open slot stay in it until it is sealed; they are not owed any more.
+    return Math.max(0, this.#keptSamples - (this.#slots.writeCursor - Math.max(this.#slots.releaseCursor, this.#acked)));
   }
 
   /** Copies the encoded samples [from, from + out.length) still held into `out`; returns how many (for checks). */
@@ -239,8 +240,9 @@ export class AudioOutbox {
    * Float32, or PCM16 (read as value / 32768 inside the resampler, no float copy), at the session's
    * declared rate and channels. Returns the 16 kHz samples it added.
    */
-  writeFloat(block: SampleBlock): number {
-    this.checkFloat(block);
+  writeFloat(input: SampleBlock): number {
+    this.checkFloat(input);
+    const block = ownRealm(input);
     if (this.#mode !== 'float') this.#setMode('float');
     if (this.#resampler.flushed) throw new DspError('DSP_INVALID_STATE', 'write() after the stream was flushed');
     this.#segmentOpen = true;
@@ -273,7 +275,7 @@ export class AudioOutbox {
     const channels = this.#format.channels;
     checkFloatBlock(block, channels);
     const frames = (block as SampleBlock).length / channels;
-    checkBlockFits('write', Math.ceil((frames * REALTIME.sampleRate) / this.#format.sampleRate) + 1, this.#keptSamples, REALTIME.sampleRate);
+    checkBlockFits('write', this.#resampler.outputCountFor(frames), this.#keptSamples, REALTIME.sampleRate);
   }
 
   /** What writePcm16() refuses, checked without taking anything (see checkFloat). */

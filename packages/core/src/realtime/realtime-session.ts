@@ -24,7 +24,7 @@ import { resolveWebSocket, type SocketTransport } from './socket-transport.js';
 import { SessionSockets } from './session-sockets.js';
 import type { OperationOptions, RealtimeSessionInit } from './session-options.js';
 import { SocketWatch } from './socket-watch.js';
-import { closeDuringHandoff, opensStandby } from './socket-handoff.js';
+import { closeDuringHandoff, opensStandby, promotesStandby, standbyDeadlineMs } from './socket-handoff.js';
 import { HealthMeter, type HealthReportKind, type SessionHealth } from './session-health.js';
 import { logSession, type LogWrite } from './session-logger.js';
 import { TimerSet } from './timer-set.js';
@@ -209,9 +209,10 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
    * Resolves once `samples` more 16 kHz samples (default a quarter of bufferMs) fit in the retained
    * audio without dropping any the server has not acknowledged: the pacing for a writer faster than the
    * network (a file, a pipe), which otherwise overflows the buffer on a healthy socket (a `gap` with
-   * cause `overflow`). Resolves at once when they fit, and when the session no longer takes audio
-   * (write() would return 0). Rejects on `signal` (REALTIME_ABORTED), `timeoutMs` (default none) and the
-   * session's failure.
+   * cause `overflow`). Resolves at once when they fit, and while the session does not take audio
+   * (paused, finishing, finished: write() would return 0). Rejects on `signal` (REALTIME_ABORTED),
+   * `timeoutMs` (default none), and when the session failed or was closed (its error), so a writer
+   * loop stops instead of spinning.
    */
   whenWritable(options: OperationOptions & { readonly samples?: number } = {}): Promise<void> {
     const wait = operationWait('whenWritable', options, Number.POSITIVE_INFINITY, () => this.#failureFor('whenWritable'));
@@ -220,7 +221,9 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     if (!Number.isInteger(samples) || samples < 0 || samples > kept) {
       return Promise.reject(new ValidationError([{ field: 'samples', rule: `must be a whole number of 16 kHz samples in [0, ${kept}] (bufferMs); whenWritable() got ${String(samples)}` }]));
     }
-    return this.#waiters.until(() => !this.#takesAudio() || this.#outbox.writableSamples >= samples, wait);
+    // Ended other than finished: false, so the wait rejects with the session's error.
+    const writable = (): boolean => (this.#machine.terminal ? this.state === 'finished' : !this.#takesAudio() || this.#outbox.writableSamples >= samples);
+    return this.#waiters.until(writable, wait);
   }
 
   #takesAudio(): boolean {
@@ -371,10 +374,12 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   /**
    * socket.recycle: the next socket while the current one still works, with fresh credentials when a
    * provider is given (a socket token may have expired since the last socket). A provider that fails
-   * leaves it the current ones; the reconnect after 4002 asks the provider again.
+   * leaves it the current ones; the reconnect after 4002 asks the provider again. Not wanted any more
+   * once the socket that got the notice was replaced meanwhile; dropped if not ready in time.
    */
-  async #openStandby(): Promise<void> {
-    const wanted = (): boolean => opensStandby({ terminal: this.#machine.terminal, ready: this.#sockets.ready, standby: this.#sockets.standby !== undefined, restFinishing: this.#restFinishing });
+  async #openStandby(closeInMs: number): Promise<void> {
+    const noticed = this.#sockets.current;
+    const wanted = (): boolean => this.#sockets.current === noticed && opensStandby({ terminal: this.#machine.terminal, ready: this.#sockets.ready, standby: this.#sockets.standby !== undefined, restFinishing: this.#restFinishing });
     if (!wanted()) return;
     const provider = this.#init.credentials;
     if (provider !== undefined) {
@@ -383,6 +388,14 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
       if (!wanted()) return;
     }
     this.#openSocket(true);
+    const standby = this.#sockets.standby;
+    if (standby === undefined) return;
+    this.#later(standbyDeadlineMs(closeInMs, this.#connectTimeoutMs), () => {
+      if (this.#sockets.standby !== standby) return; // promoted or gone already
+      this.#sockets.forgetStandby();
+      standby.close(CLOSE_CODES.normal, 'standby not ready');
+      this.emit('debug', { kind: 'standby-late', detail: { closeInMs } });
+    });
   }
 
   /** A socket closed: the standby is forgotten, the current one is handed over or lost (socket-handoff.ts). */
@@ -501,10 +514,15 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   // ── Messages ──────────────────────────────────────────────────────────────────────────────────────
 
   #onText(t: SocketTransport, text: string): void {
-    if (t === this.#sockets.standby && !this.#machine.terminal) this.#promote(t); // its session.ready (or the news that ends the session)
-    if (!this.#sockets.isCurrent(t) || this.#machine.terminal) return;
-    this.#watch.heard(this.#now());
+    if (this.#machine.terminal) return;
     const parsed = parseServerMessage(text);
+    if (t === this.#sockets.standby) {
+      const type = parsed.kind === 'message' ? parsed.message.type : undefined;
+      if (!promotesStandby(type)) return void this.emit('debug', { kind: 'standby-message', detail: { type: type ?? parsed.kind } });
+      this.#promote(t);
+    }
+    if (!this.#sockets.isCurrent(t)) return;
+    this.#watch.heard(this.#now());
     if (parsed.kind !== 'message') return void this.emit('debug', ignoredMessage(parsed)); // a type a newer server sends, or garbage
     const message = parsed.message;
     this.#health.heard(message, this.#now(), this.#outbox.inFlight, this.#outbox.acked);
@@ -565,7 +583,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
       case 'exhausted':
         return this.#onBalanceExhausted(action.notice);
       case 'recycle':
-        return void this.#openStandby();
+        return void this.#openStandby(action.closeInMs);
       case 'resync':
         t.close(CLOSE_CODES.normal, 'resync');
         this.#onLost(undefined, action.reason);

@@ -38,6 +38,17 @@ export function checkBlockFits(call: 'write' | 'writePcm16', outputSamples: numb
   );
 }
 
+/**
+ * A block from another realm viewed, without a copy, as this realm's typed array: the resampler
+ * checks its input with `instanceof`. A block of this realm is returned as it is (the hot path).
+ */
+export function ownRealm<T extends Float32Array | Int16Array>(block: T): T {
+  if (block instanceof Float32Array || block instanceof Int16Array) return block;
+  const foreign = block as ArrayBufferView & { readonly length: number };
+  const View = typedArrayTag(block) === 'Float32Array' ? Float32Array : Int16Array;
+  return new View(foreign.buffer as ArrayBuffer, foreign.byteOffset, foreign.length) as T;
+}
+
 function typedArrayTag(value: unknown): string | undefined {
   if (!ArrayBuffer.isView(value)) return undefined;
   return (value as { [Symbol.toStringTag]?: string })[Symbol.toStringTag];

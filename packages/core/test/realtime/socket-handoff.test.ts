@@ -147,4 +147,67 @@ describe('socket handoff on socket.recycle (fake socket)', () => {
     expect(standby.readyState).toBe(3);
     expect(standby.listenerCount('message')).toBe(0);
   });
+
+  it('a standby that answers an error before its refusing close is not promoted: the current socket carries on', async () => {
+    const { session, debug } = await started();
+    const old = FakeSocket.last;
+    old.receive({ type: 'socket.recycle', closeInMs: 250 });
+    const standby = FakeSocket.last;
+    standby.open();
+    standby.receive({ type: 'error', errorCode: 'SESSION_NOT_FOUND', message: 'unknown session', fatal: true });
+    standby.drop(4404);
+    expect(old.readyState).toBe(1); // still ours
+    expect(session.state).toBe('streaming');
+    session.writePcm16(new Int16Array(320));
+    expect(old.frames().map((f) => f.start)).toEqual([0]);
+    expect(debug).toContain('standby-message');
+    session.close();
+  });
+
+  it('a standby not ready within the notice’s time is dropped by us; the session stays on the current socket', async () => {
+    const { session, debug } = await started();
+    const old = FakeSocket.last;
+    old.receive({ type: 'socket.recycle', closeInMs: 1000 });
+    const standby = FakeSocket.last;
+    standby.open(); // connected, but never says session.ready
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect(standby.readyState).toBe(3);
+    expect(debug).toContain('standby-late');
+    expect(session.state).toBe('streaming');
+    session.writePcm16(new Int16Array(320));
+    expect(old.frames().map((f) => f.start)).toEqual([0]);
+    session.close();
+  });
+
+  it('no standby when the socket that got the notice was replaced while the credentials provider ran', async () => {
+    let release: (() => void) | undefined;
+    const session = new RealtimeSocketSession({
+      sessionId: 'rs_1', socketUrl: 'ws://127.0.0.1:1/sound_clone/api/v1/stt/realtime/socket', accessKey: 'k', WebSocket: FakeSocket,
+      reconnect: new DefaultReconnectPolicy({ maxAttempts: 3, baseMs: 0, maxMs: 0 }), stableWindowMs: 60_000,
+      credentials: () => new Promise((resolve) => (release = () => resolve({ apiKey: 'k2' }))),
+    });
+    const starting = session.start();
+    await tick();
+    FakeSocket.last.open();
+    FakeSocket.last.receive(ready());
+    await starting;
+    const old = FakeSocket.last;
+    old.receive({ type: 'socket.recycle', closeInMs: 250 });
+    const slow = release!;
+    old.drop(1006); // lost while the provider is asked for the standby's credentials
+    await tick();
+    release!(); // the reconnect's own provider call
+    await tick();
+    await tick();
+    const replacement = FakeSocket.last;
+    replacement.open();
+    replacement.receive(ready());
+    const sockets = FakeSocket.all.length;
+    slow(); // the standby's provider call answers now: the socket it was for is gone
+    await tick();
+    await tick();
+    expect(FakeSocket.all.length).toBe(sockets);
+    expect(session.state).toBe('streaming');
+    session.close();
+  });
 });
