@@ -272,15 +272,20 @@ export class AudioOutbox {
    * block it does not take too, so a bad one is an error whatever the state.
    */
   checkFloat(block: unknown): void {
-    const channels = this.#format.channels;
-    checkFloatBlock(block, channels);
-    const frames = (block as SampleBlock).length / channels;
-    checkBlockFits('write', this.#resampler.outputCountFor(frames), this.#keptSamples, REALTIME.sampleRate);
+    const format = this.#format;
+    // The hot path (an AudioWorklet's 128 frames, many times a second) pays two instanceof checks and
+    // a multiplication; the full checks run only for what may fail them.
+    const own = block instanceof Float32Array || block instanceof Int16Array;
+    if (!own || (format.channels !== 1 && block.length % format.channels !== 0)) checkFloatBlock(block, format.channels);
+    const frames = (block as SampleBlock).length / format.channels;
+    if ((frames * REALTIME.sampleRate) / format.sampleRate + 2 > this.#keptSamples) {
+      checkBlockFits('write', this.#resampler.outputCountFor(frames), this.#keptSamples, REALTIME.sampleRate);
+    }
   }
 
   /** What writePcm16() refuses, checked without taking anything (see checkFloat). */
   checkPcm16(samples: unknown): void {
-    checkPcm16Block(samples);
+    if (!(samples instanceof Int16Array)) checkPcm16Block(samples); // the full check only off the hot path
     checkBlockFits('writePcm16', (samples as Int16Array).length, this.#keptSamples, REALTIME.sampleRate);
   }
 
