@@ -241,8 +241,7 @@ export class AudioOutbox {
    * declared rate and channels. Returns the 16 kHz samples it added.
    */
   writeFloat(input: SampleBlock): number {
-    this.checkFloat(input);
-    const block = ownRealm(input);
+    const block = this.checkFloat(input);
     if (this.#mode !== 'float') this.#setMode('float');
     if (this.#resampler.flushed) throw new DspError('DSP_INVALID_STATE', 'write() after the stream was flushed');
     this.#segmentOpen = true;
@@ -269,18 +268,26 @@ export class AudioOutbox {
   /**
    * What writeFloat() refuses, checked without taking anything (DSP_INVALID_BUFFER for a wrong type or
    * a partial frame, REALTIME_WRITE_TOO_LARGE for a block bufferMs cannot hold): the session checks a
-   * block it does not take too, so a bad one is an error whatever the state.
+   * block it does not take too, so a bad one is an error whatever the state. Returns the block as this
+   * realm's typed array (a worklet's or an iframe's is viewed, not copied: the resampler checks with
+   * instanceof).
    */
-  checkFloat(block: unknown): void {
+  checkFloat(input: unknown): SampleBlock {
     const format = this.#format;
     // The hot path (an AudioWorklet's 128 frames, many times a second) pays two instanceof checks and
     // a multiplication; the full checks run only for what may fail them.
-    const own = block instanceof Float32Array || block instanceof Int16Array;
-    if (!own || (format.channels !== 1 && block.length % format.channels !== 0)) checkFloatBlock(block, format.channels);
-    const frames = (block as SampleBlock).length / format.channels;
+    let block: SampleBlock;
+    if (input instanceof Float32Array || input instanceof Int16Array) block = input;
+    else {
+      checkFloatBlock(input, format.channels);
+      block = ownRealm(input as SampleBlock);
+    }
+    if (format.channels !== 1 && block.length % format.channels !== 0) checkFloatBlock(block, format.channels);
+    const frames = block.length / format.channels;
     if ((frames * REALTIME.sampleRate) / format.sampleRate + 2 > this.#keptSamples) {
       checkBlockFits('write', this.#resampler.outputCountFor(frames), this.#keptSamples, REALTIME.sampleRate);
     }
+    return block;
   }
 
   /** What writePcm16() refuses, checked without taking anything (see checkFloat). */
