@@ -1,9 +1,8 @@
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { startDemo, type DemoServer } from '../../packages/web-audio/demo/dev-server.ts';
-import { expectExactStretches, openLab, pageUntil, platform, startLab, watchPlatform, type LabServer, type LabWindow, type PlatformWatch } from './lab.ts';
-import { ARTIFACTS, WAV_RATE, launchChromium, speechWav, writeWav } from './support.ts';
+import type { DemoServer } from '../../packages/web-audio/demo/dev-server.ts';
+import { expectExactStretches, openLab, pageUntil, platform, closeLabRig, startLabRig, watchPlatform, type LabServer, type LabWindow, type PlatformWatch } from './lab.ts';
+import { speechWav } from './support.ts';
 
 /**
  * Streams the app supplies, in real Chromium: the capture never calls getUserMedia for a stream it did
@@ -14,23 +13,12 @@ import { ARTIFACTS, WAV_RATE, launchChromium, speechWav, writeWav } from './supp
  * capture-recovery.test.ts: an unplugged device is track.stop() plus the 'ended' event the browser fires.
  */
 const wav = speechWav();
-const wavPath = join(ARTIFACTS, 'fake-mic-app-streams.wav');
 let demo: DemoServer;
 let lab: LabServer;
 let browser: Browser;
 
-beforeAll(async () => {
-  writeWav(wavPath, wav.pcm, WAV_RATE);
-  demo = await startDemo({ serverOptions: { retainRealtimeAudioSamples: 16_000 * 60 } });
-  lab = await startLab(demo);
-  browser = await launchChromium(wavPath);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await lab?.close();
-  await demo?.close();
-});
+beforeAll(async () => void ({ demo, lab, browser } = await startLabRig('fake-mic-app-streams.wav', wav.pcm)));
+afterAll(() => closeLabRig({ demo, lab, browser }));
 
 const RAW = { echoCancellation: false, noiseSuppression: false, autoGainControl: false };
 

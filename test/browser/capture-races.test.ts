@@ -1,9 +1,8 @@
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { startDemo, type DemoServer } from '../../packages/web-audio/demo/dev-server.ts';
-import { expectExactStretches, openLab, pageUntil, platform, startLab, watchPlatform, type LabServer, type LabWindow } from './lab.ts';
-import { ARTIFACTS, WAV_RATE, launchChromium, speechWav, writeWav } from './support.ts';
+import type { DemoServer } from '../../packages/web-audio/demo/dev-server.ts';
+import { expectExactStretches, openLab, pageUntil, platform, closeLabRig, startLabRig, watchPlatform, type LabServer, type LabWindow } from './lab.ts';
+import { speechWav } from './support.ts';
 
 /**
  * setDevice() and stop() racing, in real Chromium with its two fake microphones: stop() while the new
@@ -14,23 +13,12 @@ import { ARTIFACTS, WAV_RATE, launchChromium, speechWav, writeWav } from './supp
  * left unhandled. getUserMedia, AudioContext and AudioWorkletNode are watched (passed through).
  */
 const wav = speechWav();
-const wavPath = join(ARTIFACTS, 'fake-mic-races.wav');
 let demo: DemoServer;
 let lab: LabServer;
 let browser: Browser;
 
-beforeAll(async () => {
-  writeWav(wavPath, wav.pcm, WAV_RATE);
-  demo = await startDemo({ serverOptions: { retainRealtimeAudioSamples: 16_000 * 60 } });
-  lab = await startLab(demo);
-  browser = await launchChromium(wavPath);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await lab?.close();
-  await demo?.close();
-});
+beforeAll(async () => void ({ demo, lab, browser } = await startLabRig('fake-mic-races.wav', wav.pcm)));
+afterAll(() => closeLabRig({ demo, lab, browser }));
 
 /** Calls `onNode` (once) right after each AudioWorkletNode is made: the new graph exists, the cut comes next. */
 function watchNodes(): void {

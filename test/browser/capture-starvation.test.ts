@@ -1,9 +1,8 @@
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { startDemo, type DemoServer } from '../../packages/web-audio/demo/dev-server.ts';
-import { expectExactStretches, openLab, pageUntil, startLab, type LabServer, type LabWindow } from './lab.ts';
-import { ARTIFACTS, WAV_RATE, launchChromium, speechWav, writeWav } from './support.ts';
+import type { DemoServer } from '../../packages/web-audio/demo/dev-server.ts';
+import { expectExactStretches, openLab, pageUntil, closeLabRig, startLabRig, type LabServer, type LabWindow } from './lab.ts';
+import { speechWav } from './support.ts';
 
 /**
  * Real starvation in Chromium: a second AudioWorklet processor on the capture's own AudioContext
@@ -17,23 +16,12 @@ import { ARTIFACTS, WAV_RATE, launchChromium, speechWav, writeWav } from './supp
  * does not fit, reports it (drops$) and the session's segment ends there, exact on both sides.
  */
 const wav = speechWav();
-const wavPath = join(ARTIFACTS, 'fake-mic-starvation.wav');
 let demo: DemoServer;
 let lab: LabServer;
 let browser: Browser;
 
-beforeAll(async () => {
-  writeWav(wavPath, wav.pcm, WAV_RATE);
-  demo = await startDemo({ serverOptions: { retainRealtimeAudioSamples: 16_000 * 60 } });
-  lab = await startLab(demo);
-  browser = await launchChromium(wavPath);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await lab?.close();
-  await demo?.close();
-});
+beforeAll(async () => void ({ demo, lab, browser } = await startLabRig('fake-mic-starvation.wav', wav.pcm)));
+afterAll(() => closeLabRig({ demo, lab, browser }));
 
 const STALL_MS = 3000;
 
@@ -45,7 +33,7 @@ describe('web-audio: a starved audio thread (Chromium)', () => {
   ] as const;
   for (const { transport, bufferMs } of runs) {
     const fits = bufferMs > STALL_MS;
-    it(`${transport}, ${bufferMs} ms buffer: starved after the threshold, recovered with the stall's length, ${fits ? 'no drop' : 'the overflow dropped and cut'}, the session exact`, async () => {
+    it(`${transport}, ${bufferMs} ms buffer: starved after the threshold, recovered with the stall's length, ${fits ? 'no drop' : 'an overflow (when the burst outgrows the ring) dropped and cut'}, the session exact`, async () => {
       const page = await browser.newPage();
       try {
         await openLab(page, lab);
@@ -95,7 +83,10 @@ describe('web-audio: a starved audio thread (Chromium)', () => {
         expect(seen.health).toMatchObject({ state: 'running', reason: 'audio flows', underruns: 1, gaps: 0 });
         const done = await page.evaluate(() => (window as unknown as LabWindow).lab.finish((window as unknown as LabWindow).run));
         expect(done.stop).toBe('ok');
-        if (fits) {
+        // With a 2 s ring the burst Chromium renders afterwards usually overflows it; on a loaded machine
+        // Chromium may render the missed quanta more slowly and the ring keeps up. Either way the
+        // counters and the session's cuts must agree, and the audio must be exact.
+        if (fits || seen.health.overruns === 0) {
           expect(seen.health).toMatchObject({ overruns: 0, droppedFrames: 0 });
           expect(done.cuts).toEqual([]);
         } else {

@@ -2,11 +2,11 @@ import { createServer, type Server } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
-import type { Page } from 'playwright-core';
-import { bundlePage, type DemoServer } from '../../packages/web-audio/demo/dev-server.ts';
+import type { Browser, Page } from 'playwright-core';
+import { bundlePage, startDemo, type DemoServer } from '../../packages/web-audio/demo/dev-server.ts';
 import { bundleWorklet } from '../../packages/web-audio/scripts/build-worklet.mjs';
 import type { Lab, LabGrant } from './lab-page.ts';
-import { decodeFloat32, encodeLikeThePage } from './support.ts';
+import { ARTIFACTS, WAV_RATE, decodeFloat32, encodeLikeThePage, launchChromium, writeWav } from './support.ts';
 
 /**
  * A bare page for tests that call the package directly (lab-page.ts on `window.lab`), served
@@ -147,4 +147,34 @@ export async function pageUntil(page: Page, what: string, check: () => boolean, 
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** What a lab test runs against: the demo's backend (keeping 60 s of each session's audio), the lab page's server, Chromium. */
+export interface LabRig {
+  readonly demo: DemoServer;
+  readonly lab: LabServer;
+  readonly browser: Browser;
+}
+
+/** Starts the rig with `pcm` (16-bit, WAV_RATE) as Chromium's fake microphone, written to ARTIFACTS/`wavName`. */
+export async function startLabRig(wavName: string, pcm: Int16Array): Promise<LabRig> {
+  const wavPath = join(ARTIFACTS, wavName);
+  writeWav(wavPath, pcm, WAV_RATE);
+  const started: { demo?: DemoServer; lab?: LabServer; browser?: Browser } = {};
+  try {
+    started.demo = await startDemo({ serverOptions: { retainRealtimeAudioSamples: 16_000 * 60 } });
+    started.lab = await startLab(started.demo);
+    started.browser = await launchChromium(wavPath);
+    return started as LabRig;
+  } catch (caught) {
+    await closeLabRig(started); // nothing left running when a part fails to start
+    throw caught;
+  }
+}
+
+/** Closes what started, in reverse order. */
+export async function closeLabRig(rig: Partial<LabRig> | undefined): Promise<void> {
+  await rig?.browser?.close();
+  await rig?.lab?.close();
+  await rig?.demo?.close();
 }
