@@ -19,6 +19,8 @@ function parse(argv: readonly string[]): { write: boolean; traceFile: string | u
   let traceFile: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
+    // pnpm passes a `--` before the script's own flags through.
+    if (arg === '--') continue;
     if (arg === '--no-write') write = false;
     else if (arg === '--write') write = true;
     else if (arg === '--trace' && argv[i + 1] !== undefined) traceFile = argv[++i];

@@ -111,6 +111,8 @@ function parse(argv: readonly string[]): Options {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const value = (): string => argv[++i] ?? usage(`${String(arg)} needs a value`);
+    // pnpm passes a `--` before the script's own flags through.
+    if (arg === '--') continue;
     if (arg === '--runs') {
       runs = Number(value());
       if (!Number.isInteger(runs) || runs < 1) usage('--runs takes a positive integer');
@@ -134,7 +136,7 @@ function usage(problem: string): never {
 async function main(): Promise<void> {
   const { runs, backlogWaitMs, write } = parse(process.argv.slice(2));
   const slowRuns = Math.max(1, Math.ceil(runs / 3));
-  // The recognizer is the CLI's default, as it always was for this series (auto: PocketSphinx when installed).
+  // The CLI's default recognizer, auto: PocketSphinx when installed.
   const server = await hostServer({ in: 'child', recognizer: 'auto' });
   // The slow series need the server's fault switches (withheld acks): a server in this process.
   let local: ServerHere | undefined;

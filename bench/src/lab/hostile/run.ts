@@ -43,6 +43,8 @@ function parse(argv: readonly string[]): Options {
       const n = Number(value());
       return Number.isInteger(n) && n > 0 ? n : usage(`${String(arg)} takes a positive integer`);
     };
+    // pnpm passes a `--` before the script's own flags through.
+    if (arg === '--') continue;
     if (arg === '--only') {
       const ids = value().split(',');
       for (const id of ids) if (!ATTACKS.some((a) => a.id === id)) usage(`unknown attack '${id}'`);
