@@ -2,11 +2,11 @@ import type { ContenderFamily } from './contenders/index.js';
 import type { Throughput } from './hot-loop.js';
 import type { PairedRatio } from './measure/paired-ratio.js';
 import type { QualityFigures } from './quality/figures.js';
-import type { CapacityRow, PacedRow } from './realtime/capacity.js';
-import type { LatencyRow } from './realtime/latency.js';
-import type { RecognizerBenchRow, RecognizerPacedRow } from './recognizer.js';
-import type { CaptionsBench } from './captions/bench.js';
-import type { LongSessionResult } from './long-session/session.js';
+import type { CapacityRow, PacedRow } from './lab/realtime/capacity.js';
+import type { LatencyRow } from './lab/realtime/latency.js';
+import type { RecognizerBenchRow, RecognizerPacedRow } from './lab/recognizer.js';
+import type { CaptionsBench } from './lab/captions/bench.js';
+import type { LongSessionResult } from './lab/long-session/session.js';
 
 /** Streaming figures over ten minutes of 128-sample blocks. */
 export interface StreamFigures {

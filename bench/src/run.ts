@@ -10,12 +10,12 @@ import type { BenchReport } from './results.js';
 import { pathTable, resamplerTable } from './report/tables.js';
 import { evaluateTargets, targetsTable } from './report/targets.js';
 import { writeResults } from './report/write.js';
-import { collectRealtime } from './realtime/collect.js';
-import { realtimeText } from './realtime/tables.js';
-import { recognizerText, runRecognizerBench } from './recognizer.js';
-import { captionsText, runCaptionsBench, writeCaptionsResult } from './captions/bench.js';
-import { runLongSessionSection, writeLongSessionResult } from './long-session/section.js';
-import { longSessionText } from './long-session/table.js';
+import { collectRealtime } from './lab/realtime/collect.js';
+import { realtimeText } from './lab/realtime/tables.js';
+import { recognizerText, runRecognizerBench } from './lab/recognizer.js';
+import { captionsText, runCaptionsBench, writeCaptionsResult } from './lab/captions/bench.js';
+import { runLongSessionSection, writeLongSessionResult } from './lab/long-session/section.js';
+import { longSessionText } from './lab/long-session/table.js';
 
 /**
  * `pnpm bench`: every suite in one process, so the ratios the targets are stated in compare runs

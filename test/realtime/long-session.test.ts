@@ -42,7 +42,7 @@ function counts(session: RealtimeSocketSession, signal: AbortSignal, server: Run
 }
 
 /**
- * The hour-long session of the bench (bench/src/long-session/), shortened to six minutes of audio
+ * The hour-long session of the bench (bench/src/lab/long-session/), shortened to six minutes of audio
  * streamed as fast as the session takes it: a network cut every 30 s of audio through a ChaosProxy and a
  * server rotation every minute. Every sample arrives once and in place, each cut is one reconnect, and
  * nothing the session, the socket or the server keeps per connection grows from one reconnect to the

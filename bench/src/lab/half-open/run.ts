@@ -2,9 +2,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { SoundClone, type RealtimeSocketSession } from '@soundclone/core';
-import { BENCH_KEY, ServerProcess } from '../realtime/server-process.js';
-import { percentile, sleep, speech } from '../realtime/speech.js';
-import { ChaosProxy, startServer, type RunningServer } from '@soundclone/server';
+import { ChaosProxy } from '@soundclone/server';
+import { BENCH_KEY, hostServer, SOCKET_PATH, type ServerHere } from '../server/host.js';
+import { percentile, sleep, speech } from '../speech.js';
 
 /**
  * `pnpm bench:half-open`: how fast a half-open socket is caught while audio flows, on loopback. Each
@@ -26,11 +26,10 @@ import { ChaosProxy, startServer, type RunningServer } from '@soundclone/server'
  * `--runs N` (default 30; the slow series a third of it), `--write` puts the table in
  * bench/results/half-open.md.
  */
-const RESULTS = fileURLToPath(new URL('../../results/', import.meta.url));
+const RESULTS = fileURLToPath(new URL('../../../results/', import.meta.url));
 const RATE = 16_000;
 /** Bytes per second of the slow uplink: ~190 kbit/s, a mobile uplink. */
 const SLOW_UPLINK = 24_000;
-const SOCKET_PATH = '/sound_clone/api/v1/stt/realtime/socket';
 
 interface Run {
   readonly degradedMs: number;
@@ -94,19 +93,56 @@ function figures(values: readonly number[]): string {
   return [sorted[0], percentile(sorted, 50), percentile(sorted, 99), sorted[sorted.length - 1]].map((v) => `${Math.round(v ?? Number.NaN)} ms`).join(' | ');
 }
 
+const USAGE = `usage: node bench/dist/lab/half-open/run.js [--runs N] [--backlog-wait MS] [--write]
+  --runs N           runs of each loopback series (default 30); the slow-link series a third as many
+  --backlog-wait MS  the session's ackWatch.maxBacklogWaitMs (0: the probe's deadline ignores the backlog)
+  --write            put the table in bench/results/half-open.md`;
+
+interface Options {
+  readonly runs: number;
+  readonly backlogWaitMs: number | undefined;
+  readonly write: boolean;
+}
+
+function parse(argv: readonly string[]): Options {
+  let runs = 30;
+  let backlogWaitMs: number | undefined;
+  let write = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const value = (): string => argv[++i] ?? usage(`${String(arg)} needs a value`);
+    // pnpm passes a `--` before the script's own flags through.
+    if (arg === '--') continue;
+    if (arg === '--runs') {
+      runs = Number(value());
+      if (!Number.isInteger(runs) || runs < 1) usage('--runs takes a positive integer');
+    } else if (arg === '--backlog-wait') {
+      backlogWaitMs = Number(value());
+      if (!(Number.isFinite(backlogWaitMs) && backlogWaitMs >= 0)) usage('--backlog-wait takes ms, 0 or more');
+    } else if (arg === '--write') write = true;
+    else if (arg === '--help' || arg === '-h') {
+      process.stdout.write(`${USAGE}\n`);
+      process.exit(0);
+    } else usage(`unknown argument '${String(arg)}'`);
+  }
+  return { runs, backlogWaitMs, write };
+}
+
+function usage(problem: string): never {
+  process.stderr.write(`${problem}\n${USAGE}\n`);
+  process.exit(2);
+}
+
 async function main(): Promise<void> {
-  const args = process.argv.slice(2);
-  const runs = args.includes('--runs') ? Number(args[args.indexOf('--runs') + 1]) : 30;
-  if (!Number.isInteger(runs) || runs < 1) throw new Error('--runs takes a positive integer');
-  const backlogWaitMs = args.includes('--backlog-wait') ? Number(args[args.indexOf('--backlog-wait') + 1]) : undefined;
-  if (backlogWaitMs !== undefined && !(Number.isFinite(backlogWaitMs) && backlogWaitMs >= 0)) throw new Error('--backlog-wait takes ms, 0 or more');
+  const { runs, backlogWaitMs, write } = parse(process.argv.slice(2));
   const slowRuns = Math.max(1, Math.ceil(runs / 3));
-  const server = await ServerProcess.start();
+  // The CLI's default recognizer, auto: PocketSphinx when installed.
+  const server = await hostServer({ in: 'child', recognizer: 'auto' });
   // The slow series need the server's fault switches (withheld acks): a server in this process.
-  let local: RunningServer | undefined;
+  let local: ServerHere | undefined;
   try {
-    local = await startServer({ port: 0, host: '127.0.0.1', accessKeys: [BENCH_KEY] });
-    const localServer = local;
+    local = await hostServer({ in: 'this-process', recognizer: 'deterministic' });
+    const localServer = local.server;
     const client = new SoundClone({ accessKey: BENCH_KEY, baseUrl: server.url });
     const localClient = new SoundClone({ accessKey: BENCH_KEY, baseUrl: localServer.url });
     const target = new URL(server.url);
@@ -150,7 +186,7 @@ async function main(): Promise<void> {
     ];
     const text = lines.join('\n');
     process.stdout.write(`${text}\n`);
-    if (args.includes('--write')) {
+    if (write) {
       await mkdir(RESULTS, { recursive: true });
       await writeFile(`${RESULTS}half-open.md`, `${text}\n`);
     }

@@ -1,10 +1,10 @@
-import { fork, type ChildProcess } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { progress } from '../../collect/progress.js';
+import { API_PREFIX, BENCH_KEY, hostServer, type ServerChild } from '../server/host.js';
+import { IpcChild, type AckStats, type ServerLoad } from '../server/ipc.js';
 import { ATTACKS, type Attack } from './attacks.js';
-import type { HealthyStats, ServerStats } from './protocol.js';
-import { API_PREFIX, BENCH_KEY } from './protocol.js';
 import { renderReport, type AttackRow } from './report.js';
 
 /**
@@ -14,16 +14,15 @@ import { renderReport, type AttackRow } from './report.js';
  * memory per hostile connection and whether it survived. One table; `--write` (default for a full
  * run) puts it in bench/results/hostile.md and .json.
  */
-const USAGE = `usage: node bench/dist/hostile/run.js [--only id1,id2] [--seconds N] [--clients N] [--write]
+const USAGE = `usage: node bench/dist/lab/hostile/run.js [--only id1,id2] [--seconds N] [--clients N] [--write]
   attacks: ${ATTACKS.map((a) => a.id).join(', ')}
   --seconds N  how long each attack runs (default 12)
   --clients N  hostile clients per attack (default 20)
   --write      write bench/results/hostile.{md,json} even for a partial run`;
 
-const RESULTS = fileURLToPath(new URL('../../results/', import.meta.url));
+const RESULTS = fileURLToPath(new URL('../../../results/', import.meta.url));
 const here = (file: string): string => fileURLToPath(new URL(file, import.meta.url));
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-const progress = (line: string): void => void process.stderr.write(`${line}\n`);
 
 interface Options {
   readonly attacks: readonly Attack[];
@@ -39,73 +38,31 @@ function parse(argv: readonly string[]): Options {
   let write: boolean | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
-    const value = (): string => argv[++i] ?? (() => { throw new Error(`${arg} needs a value\n${USAGE}`); })();
+    const value = (): string => argv[++i] ?? usage(`${String(arg)} needs a value`);
+    const count = (): number => {
+      const n = Number(value());
+      return Number.isInteger(n) && n > 0 ? n : usage(`${String(arg)} takes a positive integer`);
+    };
+    // pnpm passes a `--` before the script's own flags through.
+    if (arg === '--') continue;
     if (arg === '--only') {
       const ids = value().split(',');
-      for (const id of ids) if (!ATTACKS.some((a) => a.id === id)) throw new Error(`unknown attack '${id}'\n${USAGE}`);
+      for (const id of ids) if (!ATTACKS.some((a) => a.id === id)) usage(`unknown attack '${id}'`);
       attacks = ATTACKS.filter((a) => ids.includes(a.id));
-    } else if (arg === '--seconds') seconds = Number(value());
-    else if (arg === '--clients') clients = Number(value());
+    } else if (arg === '--seconds') seconds = count();
+    else if (arg === '--clients') clients = count();
     else if (arg === '--write') write = true;
-    else throw new Error(USAGE);
+    else if (arg === '--help' || arg === '-h') {
+      process.stdout.write(`${USAGE}\n`);
+      process.exit(0);
+    } else usage(`unknown argument '${String(arg)}'`);
   }
   return { attacks, seconds, clients, write: write ?? attacks.length === ATTACKS.length };
 }
 
-/** A forked child and its IPC: `ask` sends a request and resolves with the reply of that type. */
-class Child {
-  private constructor(readonly process: ChildProcess, private readonly replies: Map<string, (message: any) => void>) {}
-
-  static async start(script: string, args: readonly string[], execArgv: readonly string[] = []): Promise<{ child: Child; ready: any }> {
-    const child = fork(script, [...args], { execArgv: [...execArgv], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    const replies = new Map<string, (message: any) => void>();
-    child.on('message', (message: any) => {
-      const reply = replies.get(message?.type);
-      replies.delete(message?.type);
-      reply?.(message);
-    });
-    const wrapped = new Child(child, replies);
-    const ready = await wrapped.wait('ready', 30_000);
-    return { child: wrapped, ready };
-  }
-
-  get alive(): boolean {
-    return this.process.exitCode === null && this.process.signalCode === null;
-  }
-
-  wait(type: string, timeoutMs = 10_000): Promise<any> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.replies.delete(type);
-        reject(new Error(`no ${type} from ${this.process.spawnfile} in ${timeoutMs} ms`));
-      }, timeoutMs);
-      const exited = (): void => {
-        clearTimeout(timer);
-        reject(new Error(`${this.process.spawnfile} exited`));
-      };
-      this.replies.set(type, (message) => {
-        clearTimeout(timer);
-        this.process.off('exit', exited);
-        resolve(message);
-      });
-      this.process.once('exit', exited);
-    });
-  }
-
-  ask<T>(request: { type: string }, replyType: string, timeoutMs = 10_000): Promise<T> {
-    const reply = this.wait(replyType, timeoutMs) as Promise<T>;
-    this.process.send(request);
-    return reply;
-  }
-
-  async stop(): Promise<void> {
-    if (!this.alive) return;
-    const exited = new Promise<void>((resolve) => this.process.once('exit', () => resolve()));
-    this.process.send({ type: 'stop' });
-    const kill = setTimeout(() => this.process.kill('SIGKILL'), 5000);
-    await exited;
-    clearTimeout(kill);
-  }
+function usage(problem: string): never {
+  process.stderr.write(`${problem}\n${USAGE}\n`);
+  process.exit(2);
 }
 
 async function answers(url: string): Promise<boolean> {
@@ -118,16 +75,16 @@ async function answers(url: string): Promise<boolean> {
   }
 }
 
-async function measure(attack: Attack | undefined, server: Child, healthy: Child, url: string, options: Options): Promise<AttackRow> {
-  await server.ask({ type: 'reset' }, 'reset-done');
-  await healthy.ask({ type: 'reset' }, 'reset-done');
+async function measure(attack: Attack | undefined, server: ServerChild, healthy: IpcChild, url: string, options: Options): Promise<AttackRow> {
+  await server.ask({ type: 'reset' });
+  await healthy.ask({ type: 'reset' });
   const stop = attack === undefined ? async () => undefined : await attack.start({ url, clients: options.clients });
   await sleep(options.seconds * 1000);
-  let serverStats: ServerStats | undefined;
-  let healthyStats: HealthyStats | undefined;
+  let serverStats: ServerLoad | undefined;
+  let healthyStats: AckStats | undefined;
   try {
-    serverStats = await server.ask<ServerStats>({ type: 'stats' }, 'server-stats', 20_000);
-    healthyStats = await healthy.ask<HealthyStats>({ type: 'stats' }, 'healthy-stats', 20_000);
+    serverStats = await server.ask({ type: 'load' }, 20_000);
+    healthyStats = await healthy.ask({ type: 'acks' }, 20_000);
   } finally {
     await stop();
   }
@@ -156,9 +113,14 @@ async function measure(attack: Attack | undefined, server: Child, healthy: Child
 async function main(): Promise<void> {
   const options = parse(process.argv.slice(2));
   const started = Date.now();
-  const { child: server, ready } = await Child.start(here('./server-main.js'), [], ['--expose-gc']);
-  const url = (ready as { url: string }).url;
-  const { child: healthy } = await Child.start(here('./healthy-main.js'), [url]);
+  // Attackers and the healthy session share the one key: the per-account session limit would refuse most
+  // attackers at creation (that defence has its own tests); raised here so every attack reaches the sockets.
+  const server = await hostServer({ in: 'child', recognizer: 'deterministic', flags: ['--max-sessions-per-account', '1000'], probes: ['loop'], exposeGc: true, stderr: 'inherit' });
+  const url = server.url;
+  const { child: healthy } = await IpcChild.start(here('./healthy-main.js'), { args: [url], stdout: 'inherit', stderr: 'inherit' }).catch(async (error: unknown) => {
+    await server.close();
+    throw error;
+  });
   // The attackers run here, at a lower CPU priority than the server and the healthy session (set after
   // the forks, which would inherit it): on a real deployment they are on other machines, and what is
   // measured is the server's behaviour, not who wins the CPU on a small shared VM.
@@ -178,7 +140,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await healthy.stop().catch(() => undefined);
-    await server.stop().catch(() => undefined);
+    await server.close().catch(() => undefined);
   }
   const meta = { date: new Date().toISOString(), node: process.version, cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, seconds: options.seconds, clients: options.clients, durationS: (Date.now() - started) / 1000 };
   const text = renderReport(meta, rows);

@@ -1,13 +1,12 @@
 import { DefaultReconnectPolicy, SoundClone, type RealtimeSocketSession } from '@soundclone/core';
 import { ChaosProxy } from '@soundclone/server';
-import { progress } from '../collect/progress.js';
-import { sleep } from '../realtime/speech.js';
+import { progress } from '../../collect/progress.js';
+import { PcmDigest } from '../digest.js';
+import { BENCH_KEY, hostServer, SOCKET_PATH } from '../server/host.js';
+import { sleep } from '../speech.js';
 import { BLOCK, LongAudio } from './audio.js';
-import { PcmDigest } from './digest.js';
-import { ServerHandle } from './server-handle.js';
 import { Samples } from './samples.js';
 
-const KEY = 'long-session-key';
 const RATE = 16_000;
 const BLOCKS_PER_SECOND = RATE / BLOCK;
 
@@ -119,15 +118,24 @@ export async function runLongSession(options: LongSessionOptions = LONG_SESSION_
   const cutWallMs = (cutEverySeconds * 1000) / speed;
   const scaled = { stableWindowMs: Math.round(cutWallMs / 2), reconnectBaseMs: Math.max(5, Math.round(250 / speed)), reconnectMaxMs: Math.max(20, Math.round(5000 / speed)) };
 
-  const server = await ServerHandle.start(KEY, Math.round(rotateEveryMinutes * 60 * RATE));
+  // The server in its own process (its heap and RSS are its own), with --expose-gc for its readings and
+  // the deterministic recogniser wrapped to digest every sample it stores.
+  const rotateEverySamples = Math.round(rotateEveryMinutes * 60 * RATE);
+  const server = await hostServer({
+    in: 'child',
+    recognizer: 'deterministic',
+    flags: rotateEverySamples > 0 ? ['--rotate-every-samples', String(rotateEverySamples)] : [],
+    probes: ['digest'],
+    exposeGc: true,
+  });
   const target = new URL(server.url);
   const proxy = await new ChaosProxy(Number(target.port), target.hostname).listen();
   const started = Date.now();
   let opened: RealtimeSocketSession | undefined;
   try {
-    const client = new SoundClone({ accessKey: KEY, baseUrl: server.url });
+    const client = new SoundClone({ accessKey: BENCH_KEY, baseUrl: server.url });
     const session = await client.stt.realtime.connect({
-      socketUrl: `ws://127.0.0.1:${String(proxy.port)}/sound_clone/api/v1/stt/realtime/socket`,
+      socketUrl: `ws://127.0.0.1:${String(proxy.port)}${SOCKET_PATH}`,
       stableWindowMs: scaled.stableWindowMs,
       reconnect: new DefaultReconnectPolicy({ baseMs: scaled.reconnectBaseMs, maxMs: scaled.reconnectMaxMs }),
     });
@@ -177,7 +185,7 @@ export async function runLongSession(options: LongSessionOptions = LONG_SESSION_
       for (let waited = 0; session.state !== 'streaming' && waited < 2000; waited += 5) await sleep(5);
       collect();
       const m = process.memoryUsage();
-      const s = await server.memory(session.sessionId);
+      const s = await server.ask({ type: 'memory', sessionId: session.sessionId });
       readings.push({
         audioMinutes: block / BLOCKS_PER_SECOND / 60,
         clientHeap: m.heapUsed,
@@ -230,7 +238,7 @@ export async function runLongSession(options: LongSessionOptions = LONG_SESSION_
     }
     const result = await session.finish({ timeoutMs: 60_000 });
     const health = session.health;
-    const served = await server.digest();
+    const served = await server.ask({ type: 'digest' });
     const mine = digest.value;
     // The lines' share of the client heap: a deep copy of them, measured (a line's own objects, as the
     // session holds them, are about the same size as their copy).
@@ -239,7 +247,7 @@ export async function runLongSession(options: LongSessionOptions = LONG_SESSION_
     const copy = structuredClone(session.lines);
     collect();
     const bytesPerLine = copy.length > 0 ? Math.max(0, process.memoryUsage().heapUsed - before) / copy.length : 0;
-    const serverLines = await server.lineBytes(session.sessionId);
+    const serverLines = await server.ask({ type: 'line-bytes', sessionId: session.sessionId });
     const received = Number(result.session.usage.receivedSamples);
     return {
       options,

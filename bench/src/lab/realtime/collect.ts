@@ -1,5 +1,5 @@
-import type { CliOptions } from '../cli.js';
-import type { BenchReport } from '../results.js';
+import type { CliOptions } from '../../cli.js';
+import type { BenchReport } from '../../results.js';
 import { collectCapacity } from './capacity.js';
 import { collectLatency } from './latency.js';
 

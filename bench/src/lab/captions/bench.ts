@@ -17,7 +17,7 @@ import { rawDisplay, replay, type ReplayRow } from './replay.js';
  *             showed in the raw stream (same position, same word)
  *   readable  share of final cues within lines, line length, duration, reading rate and no overlap
  */
-const RESULTS = fileURLToPath(new URL('../../results/', import.meta.url));
+const RESULTS = fileURLToPath(new URL('../../../results/', import.meta.url));
 const NEVER_UPDATES = 100;
 const NEVER_MS = 600_000;
 
@@ -85,6 +85,6 @@ export function captionsText(bench: CaptionsBench): string {
 export async function writeCaptionsResult(text: string, command: string): Promise<string> {
   await mkdir(RESULTS, { recursive: true });
   const file = `${RESULTS}captions.md`;
-  await writeFile(file, `# Caption cues: churn and delay\n\n\`${command}\` (bench/src/captions/). Not a timed test: numbers from one run on this machine.\n\n\`\`\`\n${text}\`\`\`\n`);
+  await writeFile(file, `# Caption cues: churn and delay\n\n\`${command}\` (bench/src/lab/captions/). Not a timed test: numbers from one run on this machine.\n\n\`\`\`\n${text}\`\`\`\n`);
   return file;
 }

@@ -1,6 +1,6 @@
 import { CaptionEngine, type CaptionOptions, type Cue } from '@soundclone/core';
 import type { ResolvedCaptionOptions } from '@soundclone/core';
-import { percentile } from '../realtime/speech.js';
+import { percentile } from '../speech.js';
 import type { Trace } from './trace.js';
 
 const words = (text: string): string[] => text.split(/\s+/u).filter((w) => w !== '');

@@ -1,9 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { SoundClone, type RealtimeSocketSession } from '@soundclone/core';
-import { progress } from './collect/progress.js';
-import { BENCH_KEY, ServerProcess } from './realtime/server-process.js';
-import { percentile, sleep } from './realtime/speech.js';
+import { progress } from '../collect/progress.js';
+import { BENCH_KEY, hostServer, type ServerChild } from './server/host.js';
+import { percentile, sleep } from './speech.js';
+import { joined, librivoxIds, testRecording } from './testdata.js';
 
 /**
  * The `recognizer` section, `node --expose-gc bench/dist/run.js --only recognizer` alone: the reference server's PocketSphinx
@@ -16,7 +16,6 @@ import { percentile, sleep } from './realtime/speech.js';
  *                      and the acknowledgement lag (audio sent but not yet decoded); a level is
  *                      sustained when the lag's p99 stays under 1 s
  */
-const TESTDATA = '/usr/share/pocketsphinx/test/data';
 const RATE = 16_000;
 const SUSTAINED_LAG_MS = 1000;
 const MAX_PACED = 16;
@@ -40,21 +39,21 @@ export interface RecognizerPacedRow {
 
 /** The reference server in its own process (its CPU time is its own), and a client of it. */
 interface Server {
-  readonly proc: ServerProcess;
+  readonly proc: ServerChild;
   readonly client: SoundClone;
 }
 
-async function startServer(recognizer: string): Promise<Server> {
+async function hostFor(recognizer: 'deterministic' | 'pocketsphinx'): Promise<Server> {
   // The paced levels step up to MAX_PACED sessions: past the default cap of 4 decoders they would get 503.
-  const proc = await ServerProcess.start(['--recognizer', recognizer, '--max-decoders', String(MAX_PACED)]);
+  const proc = await hostServer({ in: 'child', recognizer, decoders: MAX_PACED });
   return { proc, client: new SoundClone({ accessKey: BENCH_KEY, baseUrl: proc.url }) };
 }
 
 export async function runRecognizerBench(options: { quick: boolean }): Promise<{ rows: RecognizerBenchRow[]; paced: RecognizerPacedRow[] }> {
   const speech = corpus();
   const rows: RecognizerBenchRow[] = [];
-  for (const recognizer of ['deterministic', 'pocketsphinx']) {
-    const server = await startServer(recognizer);
+  for (const recognizer of ['deterministic', 'pocketsphinx'] as const) {
+    const server = await hostFor(recognizer);
     try {
       rows.push(await realTimeFactor(server, recognizer, speech));
       progress(`recognizer ${recognizer}: RTF ${rows[rows.length - 1]!.rtf.toFixed(3)}`);
@@ -63,7 +62,7 @@ export async function runRecognizerBench(options: { quick: boolean }): Promise<{
     }
   }
   const paced: RecognizerPacedRow[] = [];
-  const server = await startServer('pocketsphinx');
+  const server = await hostFor('pocketsphinx');
   try {
     const seconds = options.quick ? 8 : 20;
     const decoding = rows[1]!.rtf;
@@ -80,22 +79,10 @@ export async function runRecognizerBench(options: { quick: boolean }): Promise<{
   return { rows, paced };
 }
 
-/** The test recordings joined: 16 kHz mono PCM16 WAVs, read past their 44-byte header. */
+/** The test recordings joined: the LibriVox clips, then five card commands. */
 function corpus(): Int16Array {
-  const ids = readFileSync(`${TESTDATA}/librivox/fileids`, 'utf8').trim().split('\n');
-  const files = [...ids.map((id) => `${TESTDATA}/librivox/${id}.wav`), ...['001', '002', '003', '004', '005'].map((id) => `${TESTDATA}/cards/${id}.wav`)];
-  const parts = files.map((file) => {
-    if (!existsSync(file)) throw new Error(`${file} is missing: install pocketsphinx-testdata (npm run setup does)`);
-    const bytes = readFileSync(file).subarray(44);
-    return new Int16Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + (bytes.byteLength & ~1)));
-  });
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
+  const names = [...librivoxIds().map((id) => `librivox/${id}`), ...['001', '002', '003', '004', '005'].map((id) => `cards/${id}`)];
+  return joined(names.map(testRecording));
 }
 
 async function realTimeFactor(server: Server, recognizer: string, speech: Int16Array): Promise<RecognizerBenchRow> {

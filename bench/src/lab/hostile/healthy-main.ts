@@ -1,13 +1,15 @@
 import { SoundClone, type WebSocketConstructor } from '@soundclone/core';
 import { WebSocket } from 'ws';
-import { percentile, speech } from '../realtime/speech.js';
-import { BENCH_KEY, type ChildRequest, type HealthyStats } from './protocol.js';
+import { percentile, speech } from '../speech.js';
+import { BENCH_KEY } from '../server/host.js';
+import { answerRequests, sendReady } from '../server/ipc.js';
 
 /**
  * The healthy client of the hostile-client bench, in its own process: one SDK realtime session that
  * streams speech in 20 ms frames at 1× real time for as long as the bench runs, and times every
  * frame from writePcm16() to the `audio.ack` that covers its last sample (the server acks at most
- * every 50 ms, so ~50 ms is the floor of the p99 on an idle server).
+ * every 50 ms, so ~50 ms is the floor of the p99 on an idle server). Forked by run.ts; answers `reset`,
+ * `acks` and `stop` over IPC (../server/ipc.ts).
  */
 const RATE = 16_000;
 const FRAME = 320;
@@ -18,6 +20,7 @@ async function main(): Promise<void> {
   const client = new SoundClone({ accessKey: BENCH_KEY, baseUrl: url });
   const session = await client.stt.realtime.connect({ WebSocket: WebSocket as unknown as WebSocketConstructor });
   const pending: Array<{ end: number; at: number }> = [];
+  let stopped = false;
   let latencies: number[] = [];
   let reconnects = 0;
   let failed: string | null = null;
@@ -31,15 +34,16 @@ async function main(): Promise<void> {
   session.on('state', (change) => {
     if (change.to === 'failed' || change.to === 'closed') failed = `${change.to}: ${change.reason}`;
   });
-  process.on('message', (request: ChildRequest) => {
-    if (request.type === 'reset') {
+  answerRequests({
+    reset: () => {
       latencies = [];
       reconnects = 0;
-      process.send?.({ type: 'reset-done' });
-    } else if (request.type === 'stats') {
+      return { type: 'reset' };
+    },
+    acks: () => {
       const sorted = [...latencies].sort((a, b) => a - b);
-      const stats: HealthyStats = {
-        type: 'healthy-stats',
+      return {
+        type: 'acks',
         acks: sorted.length,
         ackP50Ms: percentile(sorted, 50),
         ackP99Ms: percentile(sorted, 99),
@@ -47,16 +51,13 @@ async function main(): Promise<void> {
         reconnects,
         failed,
       };
-      process.send?.(stats);
-    } else if (request.type === 'stop') {
-      stopped = true;
-    }
+    },
+    stop: () => void (stopped = true),
   });
-  process.send?.({ type: 'ready' });
+  sendReady();
 
   // One minute of speech, looped; the stream position keeps growing.
   const pcm = speech(60, 3);
-  let stopped = false;
   let sent = 0;
   const started = performance.now();
   while (!stopped && failed === null) {

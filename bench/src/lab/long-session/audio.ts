@@ -1,4 +1,4 @@
-import { speech } from '../realtime/speech.js';
+import { speech } from '../speech.js';
 
 /** 20 ms at 16 kHz: the block the long session writes, and the frame the session sends. */
 export const BLOCK = 320;

@@ -1,9 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { SoundClone, type CaptionLine } from '@soundclone/core';
-import { BENCH_KEY, ServerProcess } from '../realtime/server-process.js';
-import { sleep } from '../realtime/speech.js';
+import { BENCH_KEY, hostServer } from '../server/host.js';
+import { sleep } from '../speech.js';
+import { joined, librivoxIds, testRecording } from '../testdata.js';
 
-const TESTDATA = '/usr/share/pocketsphinx/test/data';
 const RATE = 16_000;
 
 /** What a live session told the client, with the client's clock (ms since the first sample was written). */
@@ -21,21 +20,8 @@ export interface Trace {
 
 /** The LibriVox recordings pocketsphinx-testdata ships, each followed by a second of silence. */
 function librivox(): { pcm: Int16Array; clips: number } {
-  const ids = readFileSync(`${TESTDATA}/librivox/fileids`, 'utf8').trim().split('\n');
-  const parts: Int16Array[] = [];
-  for (const id of ids) {
-    const file = `${TESTDATA}/librivox/${id}.wav`;
-    if (!existsSync(file)) throw new Error(`${file} is missing: install pocketsphinx-testdata (npm run setup does)`);
-    const bytes = readFileSync(file).subarray(44);
-    parts.push(new Int16Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + (bytes.byteLength & ~1))), new Int16Array(RATE));
-  }
-  const pcm = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    pcm.set(p, at);
-    at += p.length;
-  }
-  return { pcm, clips: ids.length };
+  const ids = librivoxIds();
+  return { pcm: joined(ids.flatMap((id) => [testRecording(`librivox/${id}`), new Int16Array(RATE)])), clips: ids.length };
 }
 
 /**
@@ -46,7 +32,7 @@ function librivox(): { pcm: Int16Array; clips: number } {
  */
 export async function recordTrace(): Promise<Trace> {
   const { pcm, clips } = librivox();
-  const server = await ServerProcess.start(['--recognizer', 'pocketsphinx']);
+  const server = await hostServer({ in: 'child', recognizer: 'pocketsphinx' });
   try {
     const client = new SoundClone({ accessKey: BENCH_KEY, baseUrl: server.url });
     const session = await client.stt.realtime.connect({});

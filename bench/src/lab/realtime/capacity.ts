@@ -1,7 +1,7 @@
 import { SoundClone, type RealtimeSocketSession } from '@soundclone/core';
-import { progress } from '../collect/progress.js';
-import { BENCH_KEY, ServerProcess } from './server-process.js';
-import { percentile, sleep, speech } from './speech.js';
+import { progress } from '../../collect/progress.js';
+import { BENCH_KEY, hostServer, recognizerChoice, type ServerChild } from '../server/host.js';
+import { percentile, sleep, speech } from '../speech.js';
 
 /** One concurrency level of the capacity bench. */
 export interface CapacityRow {
@@ -50,7 +50,7 @@ export async function collectCapacity(options: { quick: boolean; recognizers: re
   const paced: PacedRow[] = [];
   for (const recognizer of options.recognizers) {
     // PocketSphinx caps its decoders (default 4, ~90 MB each); the 40-session level needs 40.
-    const server = await ServerProcess.start(['--recognizer', recognizer, ...(recognizer === 'deterministic' ? [] : ['--max-decoders', '48'])]);
+    const server = await hostServer({ in: 'child', recognizer: recognizerChoice(recognizer), ...(recognizer === 'deterministic' ? {} : { decoders: 48 }) });
     try {
       const client = new SoundClone({ accessKey: BENCH_KEY, baseUrl: server.url });
       const overhead = await sessionOverhead(client, server, options.quick ? 10 : 40);
@@ -76,7 +76,7 @@ export async function collectCapacity(options: { quick: boolean; recognizers: re
   return { rows, paced };
 }
 
-async function sessionOverhead(client: SoundClone, server: ServerProcess, count: number): Promise<number> {
+async function sessionOverhead(client: SoundClone, server: ServerChild, count: number): Promise<number> {
   const before = server.cpuMs();
   for (let i = 0; i < count; i++) {
     const session = await client.stt.realtime.connect({});
@@ -85,7 +85,7 @@ async function sessionOverhead(client: SoundClone, server: ServerProcess, count:
   return (server.cpuMs() - before) / count;
 }
 
-async function streamLevel(client: SoundClone, server: ServerProcess, recognizer: string, sessions: number, seconds: number): Promise<CapacityRow> {
+async function streamLevel(client: SoundClone, server: ServerChild, recognizer: string, sessions: number, seconds: number): Promise<CapacityRow> {
   const pcm = Array.from({ length: sessions }, (_, i) => speech(seconds, i + 1));
   const open = await Promise.all(pcm.map(() => client.stt.realtime.connect({})));
   const serverBefore = server.cpuMs();
@@ -121,7 +121,7 @@ async function streamAll(session: RealtimeSocketSession, pcm: Int16Array): Promi
   while (session.stats.ackedSamples < pcm.length) await sleep(5);
 }
 
-async function pacedLevel(client: SoundClone, server: ServerProcess, recognizer: string, sessions: number, seconds: number, overheadMs: number): Promise<PacedRow> {
+async function pacedLevel(client: SoundClone, server: ServerChild, recognizer: string, sessions: number, seconds: number, overheadMs: number): Promise<PacedRow> {
   const pcm = speech(seconds, 99);
   const open: RealtimeSocketSession[] = [];
   for (let i = 0; i < sessions; i++) open.push(await client.stt.realtime.connect({}));

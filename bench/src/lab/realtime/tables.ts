@@ -1,4 +1,4 @@
-import { markdownTable, sig3 } from '../report/markdown.js';
+import { markdownTable, sig3 } from '../../report/markdown.js';
 import type { CapacityRow, PacedRow } from './capacity.js';
 import type { LatencyRow } from './latency.js';
 
@@ -29,7 +29,7 @@ export function latencyTable(rows: readonly LatencyRow[]): string {
 }
 
 /** The realtime section of the printed report. */
-export function realtimeText(realtime: NonNullable<import('../results.js').BenchReport['realtime']>): string {
+export function realtimeText(realtime: NonNullable<import('../../results.js').BenchReport['realtime']>): string {
   const parts: string[] = [];
   if (realtime.capacity.length > 0) {
     parts.push(

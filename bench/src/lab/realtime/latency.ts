@@ -1,8 +1,8 @@
 import { Resampler, SoundClone, type RealtimeSocketSession, type WebSocketConstructor } from '@soundclone/core';
 import { WebSocket } from 'ws';
-import { progress } from '../collect/progress.js';
-import { BENCH_KEY, ServerProcess } from './server-process.js';
-import { percentile, sleep, speech } from './speech.js';
+import { progress } from '../../collect/progress.js';
+import { BENCH_KEY, hostServer } from '../server/host.js';
+import { percentile, sleep, speech } from '../speech.js';
 
 /** The client's added latency for one way of writing audio. */
 export interface LatencyRow {
@@ -47,7 +47,7 @@ class TimedWebSocket extends WebSocket {
  * reference server in a child process, audio written at 1× real time the way apps write it.
  */
 export async function collectLatency(options: { quick: boolean }): Promise<LatencyRow[]> {
-  const server = await ServerProcess.start(['--recognizer', 'deterministic']);
+  const server = await hostServer({ in: 'child', recognizer: 'deterministic' });
   const seconds = options.quick ? 3 : 10;
   try {
     const client = new SoundClone({ accessKey: BENCH_KEY, baseUrl: server.url });

@@ -1,7 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { WebSocket } from 'ws';
 import { CRAFTED_MEDIA } from './crafted-media.js';
-import { API_PREFIX, BENCH_KEY } from './protocol.js';
+import { API_PREFIX, BENCH_KEY } from '../server/host.js';
 
 /**
  * The hostile clients, one entry per attack. Each `start` opens `clients` connections that misbehave
@@ -74,7 +74,7 @@ function tcp(url: string): Promise<Socket> {
 
 const socketClosed = (socket: Socket): Promise<void> => new Promise((resolve) => (socket.destroyed ? resolve() : socket.once('close', () => resolve())));
 
-/** A 20 ms audio frame header (protocol.ts FRAME): magic "SC", version 1, epoch, startSample. */
+/** A 20 ms audio frame header (packages/core/src/protocol.ts, FRAME): magic "SC", version 1, epoch, startSample. */
 function frame(epoch: number, startSample: number, samples: number): Buffer {
   const buffer = Buffer.alloc(16 + samples * 2);
   buffer.write('SC', 0, 'latin1');
