@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_A, PREFIX, idem, rawJson, start, type TestServer } from './support/server.js';
 import { speechWav } from './support/wav.js';
 import { jsonTooDeep } from '../src/util/json-depth.js';
-import { parseClientMessage } from '../src/realtime/messages.js';
+import { parseClientMessage } from '../src/realtime/socket/messages.js';
 
 const WAV = speechWav();
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EnergyRecognizer, refusalForAddress, refusalForName } from '../src/index.js';
 import { hashBody } from '../src/domain/idempotency.js';
-import { chargeFor, quoteFor } from '../src/domain/billing.js';
+import { chargeFor, quoteFor } from '../src/domain/accounts/billing.js';
 import { wrapText } from '../src/exports/segmenting.js';
 import { sniffAudio } from '../src/media/sniff.js';
 import { parseCount } from '../src/util/decimal.js';

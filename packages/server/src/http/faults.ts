@@ -1,5 +1,5 @@
 import { API_PREFIX } from '@soundclone/core/internal';
-import { SocketFaults } from '../realtime/socket-faults.js';
+import { SocketFaults } from '../realtime/socket/faults.js';
 
 /**
  * Fault injection for tests of clients (style guide: "a real protocol-level server ... that can be told

@@ -1,7 +1,7 @@
-import { Violations } from '../errors.js';
+import { Violations } from '../../errors.js';
 import { LIMITS } from '@soundclone/core/internal';
-import { bool, oneOf, plainObject, str, strArray, unknownKeys } from './validate.js';
-import { SUPPORTED_LANGUAGES } from './transcription-request.js';
+import { bool, oneOf, plainObject, str, strArray, unknownKeys } from '../../domain/validate.js';
+import { SUPPORTED_LANGUAGES } from '../../domain/transcriptions/request.js';
 
 /**
  * Realtime session options (spec "Capabilities" realtimeParameters: options.inputEncoding,

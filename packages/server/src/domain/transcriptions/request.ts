@@ -1,11 +1,11 @@
 import {
   ALIGNMENT_LEVELS, CHANNEL_RESULT_MODES, type DownloadFormat, INPUT_ENCODINGS, LIMITS, MODELS, REDACTION_STYLES, literalHostRefusal, protocol,
 } from '@soundclone/core/internal';
-import { ApiError, Violations } from '../errors.js';
-import { hostKey } from '../media/guarded-fetch.js';
-import { SERVER_LIMITS } from '../protocol.js';
+import { ApiError, Violations } from '../../errors.js';
+import { hostKey } from '../../media/guarded-fetch.js';
+import { SERVER_LIMITS } from '../../protocol.js';
 import { validateExportFormats, validateExportOptions, type ExportOptions } from './export-options.js';
-import { bool, int, jsonDepth, num, oneOf, plainObject, str, strArray, unknownKeys } from './validate.js';
+import { bool, int, jsonDepth, num, oneOf, plainObject, str, strArray, unknownKeys } from '../validate.js';
 
 /**
  * Validation of POST /stt/transcriptions (spec "options fields", "Option combination rules",

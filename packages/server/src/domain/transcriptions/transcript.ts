@@ -1,6 +1,6 @@
-import { NAMES, SOUND_EVENT_TEXT } from '../recognition/words.js';
-import type { RecognitionResult, RecognizedSegment, RecognizedWord } from '../recognition/recognizer.js';
-import type { TranscriptionOptions } from './transcription-request.js';
+import { NAMES, SOUND_EVENT_TEXT } from '../../recognition/words.js';
+import type { RecognitionResult, RecognizedSegment, RecognizedWord } from '../../recognition/recognizer.js';
+import type { TranscriptionOptions } from './request.js';
 
 /**
  * The public transcript (spec "Transcription task": transcript fields) and how a recognition result

@@ -1,20 +1,20 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../errors.js';
 import { MODELS, REALTIME_SPENDING } from '@soundclone/core/internal';
-import { ACCOUNT_LIMITS, ID_PREFIXES, RECOGNIZER_REFUSALS, SERVER_LIMITS, SOCKET_TOKEN } from '../protocol.js';
-import { isRecognizerError } from '../recognition/errors.js';
-import type { Recognizer, RecognizerStream } from '../recognition/recognizer.js';
-import { dec, parseCount } from '../util/decimal.js';
-import { randomId } from '../util/ids.js';
-import type { Clock } from '../util/clock.js';
-import type { Account } from './accounts.js';
-import { accrue, accruing, affordableSamples, available, realtimeMinimum, receivedDurationMs, releaseRealtime, settleRealtime } from './billing.js';
-import { IdempotencyStore } from './idempotency.js';
-import type { RealtimeCreateRequest } from './realtime-options.js';
+import { ACCOUNT_LIMITS, ID_PREFIXES, RECOGNIZER_REFUSALS, SERVER_LIMITS, SOCKET_TOKEN } from '../../protocol.js';
+import { isRecognizerError } from '../../recognition/errors.js';
+import type { Recognizer, RecognizerStream } from '../../recognition/recognizer.js';
+import { dec, parseCount } from '../../util/decimal.js';
+import { randomId } from '../../util/ids.js';
+import type { Clock } from '../../util/clock.js';
+import type { Account } from '../../domain/accounts/accounts.js';
+import { accrue, accruing, affordableSamples, available, realtimeMinimum, receivedDurationMs, releaseRealtime, settleRealtime } from '../../domain/accounts/billing.js';
+import { IdempotencyStore } from '../../domain/idempotency.js';
+import type { RealtimeCreateRequest } from './options.js';
 import { RecoveryWindow } from './recovery-window.js';
-import { SessionAudio, type FeedOutcome, type SessionNotice, type SupplementKind, type SupplementPolicy } from './realtime-session.js';
-import { realtimeTranscript, sessionView } from './realtime-view.js';
-import type { Task, Tasks } from './tasks.js';
+import { SessionAudio, type FeedOutcome, type SessionNotice, type SupplementKind, type SupplementPolicy } from './audio.js';
+import { realtimeTranscript, sessionView } from './view.js';
+import type { Task, Tasks } from '../../domain/transcriptions/tasks.js';
 
 /**
  * Realtime sessions over REST (spec "Real-time session", "finish"; creation is ours). A session owns

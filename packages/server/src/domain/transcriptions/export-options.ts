@@ -1,6 +1,6 @@
-import type { Violations } from '../errors.js';
+import type { Violations } from '../../errors.js';
 import { DOWNLOAD_FORMATS, type DownloadFormat, LIMITS } from '@soundclone/core/internal';
-import { bool, int, num, oneOf, plainObject, unknownKeys } from './validate.js';
+import { bool, int, num, oneOf, plainObject, unknownKeys } from '../validate.js';
 
 /**
  * options.exportFormats and options.exportOptions (spec "exportOptions entry"): pre-generated formats,

@@ -1,14 +1,14 @@
 import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
-import { ApiError, isApiError } from '../errors.js';
-import { failureBody } from '../http/envelope.js';
-import type { Faults } from '../http/faults.js';
+import { ApiError, isApiError } from '../../errors.js';
+import { failureBody } from '../../http/envelope.js';
+import type { Faults } from '../../http/faults.js';
 import { API_PREFIX, CLOSE_CODES, FRAME, HEADERS, REALTIME_PATHS, SOCKET_QUERY } from '@soundclone/core/internal';
-import { ID_PREFIXES } from '../protocol.js';
-import type { Accounts } from '../domain/accounts.js';
-import type { RealtimeSessions, Session } from '../domain/realtime-sessions.js';
-import { randomId } from '../util/ids.js';
+import { ID_PREFIXES } from '../../protocol.js';
+import type { Accounts } from '../../domain/accounts/accounts.js';
+import type { RealtimeSessions, Session } from '../session/sessions.js';
+import { randomId } from '../../util/ids.js';
 import { Connection, type SocketConfig, type SocketLogEntry } from './connection.js';
 
 /**

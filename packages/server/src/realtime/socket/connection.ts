@@ -1,19 +1,19 @@
 import { endianness } from 'node:os';
 import type WebSocket from 'ws';
-import { isApiError } from '../errors.js';
+import { isApiError } from '../../errors.js';
 import { CLOSE_CODES, decodeFrameHeader, FRAME, type SocketErrorCode } from '@soundclone/core/internal';
-import type { SessionEvent } from '../domain/realtime-session.js';
-import type { RealtimeSessions, Session } from '../domain/realtime-sessions.js';
-import { dec } from '../util/decimal.js';
+import type { SessionEvent } from '../session/audio.js';
+import type { RealtimeSessions, Session } from '../session/sessions.js';
+import { dec } from '../../util/decimal.js';
 import { AckThrottle } from './ack-throttle.js';
 import { Heartbeat } from './heartbeat.js';
 import { Outbox } from './outbox.js';
-import { SocketLifetime } from './socket-lifetime.js';
+import { SocketLifetime } from './lifetime.js';
 import { errorMessage, lineMessage, noticeMessage, parseClientMessage, resumeEpoch, supplementMessage, type ServerMessage } from './messages.js';
-import type { SocketConfig, SocketLogEntry } from './socket-config.js';
-import type { SocketFaults } from './socket-faults.js';
+import type { SocketConfig, SocketLogEntry } from './config.js';
+import type { SocketFaults } from './faults.js';
 
-export type { SocketConfig, SocketLogEntry } from './socket-config.js';
+export type { SocketConfig, SocketLogEntry } from './config.js';
 
 const LITTLE_ENDIAN = endianness() === 'LE';
 

@@ -1,7 +1,7 @@
-import type { RecognizerStream, StreamEvent } from '../recognition/recognizer.js';
-import { NAMES } from '../recognition/words.js';
+import type { RecognizerStream, StreamEvent } from '../../recognition/recognizer.js';
+import { NAMES } from '../../recognition/words.js';
 import { REALTIME } from '@soundclone/core/internal';
-import type { RealtimeOptions } from './realtime-options.js';
+import type { RealtimeOptions } from './options.js';
 
 /**
  * One realtime session's audio state (spec "Real-time session"; the realtime socket drives it).
