@@ -38,8 +38,6 @@ export interface RealtimeTiming {
   readonly retainAudioMaxSamples?: number;
 }
 
-export type Notice = SessionNotice;
-
 export interface Session {
   readonly id: string;
   readonly ownerId: string;
@@ -48,7 +46,7 @@ export interface Session {
   readonly audio: SessionAudio;
   readonly request: RealtimeCreateRequest;
   readonly createdAt: number;
-  readonly notices: Notice[];
+  readonly notices: SessionNotice[];
   readonly recovery: RecoveryWindow;
   /** Sockets attached now (a replacing socket attaches before the replaced one detaches). */
   attachedSockets: number;
@@ -380,7 +378,7 @@ export class RealtimeSessions {
    */
   private exhaust(session: Session): void {
     const received = session.audio.received;
-    const notice: Notice = {
+    const notice: SessionNotice = {
       code: REALTIME_SPENDING.exhaustedNotice,
       message: `the account's balance is used up after ${dec(received)} samples (${dec(receivedDurationMs(received))} ms) of audio; audio from there on was not accepted or charged`,
       receivedSamples: dec(received),
