@@ -1,8 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ERROR_STATUS, PATHS } from '@soundclone/core/internal';
-import { protocol } from '../src/index.js';
+import { ERROR_STATUS, PATHS, buildPath } from '@soundclone/core/internal';
 import { KEY_A, KEY_B, PREFIX, start, type TestServer } from './support/server.js';
 
 describe('envelope, auth and routing', () => {
@@ -68,7 +67,7 @@ describe('envelope, auth and routing', () => {
   });
 
   it('builds paths from the shared protocol', () => {
-    expect(protocol.buildPath(PATHS.transcription, { transcriptionId: 'a/b' })).toBe(`${PREFIX}/stt/transcriptions/a%2Fb`);
+    expect(buildPath(PATHS.transcription, { transcriptionId: 'a/b' })).toBe(`${PREFIX}/stt/transcriptions/a%2Fb`);
     expect(ERROR_STATUS.IDEMPOTENCY_CONFLICT).toBe(409);
   });
 });
