@@ -77,7 +77,7 @@ export interface SessionNotice {
 }
 
 /**
- * What a session announces; the socket connection (src/realtime/connection.ts) turns each into a
+ * What a session announces; the socket connection (../socket/connection.ts) turns each into a
  * message. REST pause and finish announce too, so an attached socket hears about them.
  */
 export type SessionEvent =

@@ -38,6 +38,10 @@ export interface RealtimeTiming {
   readonly retainAudioMaxSamples?: number;
 }
 
+/**
+ * One realtime session (`rs_…`, spec "Real-time session"): the one thing the server calls a session.
+ * Its audio, cursors and lines are `audio` (audio.ts); sockets attach to it (../socket/connection.ts).
+ */
 export interface Session {
   readonly id: string;
   readonly ownerId: string;

@@ -32,7 +32,7 @@ const LITTLE_ENDIAN = endianness() === 'LE';
 export class Connection {
   private unsubscribe: (() => void) | undefined;
   private heartbeat: Heartbeat | undefined;
-  /** The socket lifetime limit, when the server has one (socket-lifetime.ts). */
+  /** The socket lifetime limit, when the server has one (lifetime.ts). */
   private lifetime: SocketLifetime | undefined;
   private readTimer: ReturnType<typeof setTimeout> | undefined;
   /** Messages waiting while a slow-reads fault delays processing. */
