@@ -13,6 +13,10 @@
 export * from './protocol.js';
 export type { TaskStatus } from './types/transcription.js';
 
+// --- resource shapes, which the reference server types what it sends and reads with ---
+export type { Token, Segment, Transcript, CharacterAlignment, TranscriptionOptions, ExportOptionsEntry } from './types/transcription.js';
+export type { RealtimeSessionOptions, CreateRealtimeSessionParams } from './types/realtime.js';
+
 // --- DSP design and measurement (filter tables, test tones, fits for quality checks) ---
 export { reduceRatio, type RateRatio } from './dsp/rates.js';
 export { designPolyphase, type PolyphaseFilter } from './dsp/filter-design.js';

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
-import type { SupplementKind } from './domain/realtime-session.js';
-import type { SocketFaultRule } from './realtime/socket-faults.js';
+import type { SupplementKind } from './realtime/session/audio.js';
+import type { SocketFaultRule } from './realtime/socket/faults.js';
 import { RECOGNIZER_CHOICES, type RecognizerChoice } from './recognition/select.js';
 import type { ServerOptions } from './server.js';
 

@@ -9,7 +9,7 @@ export { ApiError, type Violation } from './errors.js';
 export { StateStoreError, isStateStoreError, type StateErrorCode } from './state/state-error.js';
 export type { StateReport } from './state/state-store.js';
 export type { FaultAction, FaultRule, FaultHandle, Faults } from './http/faults.js';
-export type { AccountOverrides } from './domain/accounts.js';
+export type { AccountOverrides } from './domain/accounts/accounts.js';
 export type {
   Recognizer, RecognizerStream, RecognitionOptions, RecognitionRequest, FedRecognitionRequest, ChannelFeed, RecognitionResult, ChannelRecognition, RecognizedSegment, RecognizedWord,
   StreamEvent,
@@ -22,13 +22,13 @@ export { RecognizerError, isRecognizerError, type RecognizerErrorCode } from './
 export {
   SessionAudio, type FeedOutcome, type SessionEvent, type SessionNotice, type SupplementKind, type SupplementPolicy, type SupplementDecision, type RotationSchedule,
   type Line, type LineWord, type AudioRetention, type ResumeOutcome, type SpendingGuard,
-} from './domain/realtime-session.js';
-export type { RealtimeOptions } from './domain/realtime-options.js';
-export type { RealtimeTiming } from './domain/realtime-sessions.js';
-export type { SocketConfig, SocketLogEntry } from './realtime/socket-config.js';
-export type { SocketFaults, SocketFaultRule, SocketFaultHandle, SocketFaultTarget, AckMode } from './realtime/socket-faults.js';
+} from './realtime/session/audio.js';
+export type { RealtimeOptions } from './realtime/session/options.js';
+export type { RealtimeTiming } from './realtime/session/sessions.js';
+export type { SocketConfig, SocketLogEntry } from './realtime/socket/config.js';
+export type { SocketFaults, SocketFaultRule, SocketFaultHandle, SocketFaultTarget, AckMode } from './realtime/socket/faults.js';
 export type { Clock } from './util/clock.js';
-export type { TaskTiming } from './domain/transcription-runner.js';
+export type { TaskTiming } from './domain/transcriptions/runner.js';
 export { refusalForAddress, refusalForName } from './media/address-policy.js';
 export { signWebhook } from './webhooks/signing.js';
 export { parseServerFlags, SERVER_USAGE, SERVER_FLAG_OPTIONS, ServerFlagError, isServerFlagError, type ServerFlags } from './cli-flags.js';

@@ -9,16 +9,7 @@
  * packages/server/test/protocol-agreement.test.ts fails if a name is declared in both again.
  */
 
-import { ACCOUNT_LIMIT_REASONS, API_PREFIX, WEBHOOK, type DownloadFormat } from '@soundclone/core/internal';
-
-/** Fills `{name}` placeholders, percent-encoding each value. */
-export function buildPath(template: string, params: Record<string, string> = {}): string {
-  return API_PREFIX + template.replace(/\{(\w+)\}/g, (_, name: string) => {
-    const value = params[name];
-    if (value === undefined) throw new TypeError(`missing path parameter ${name}`);
-    return encodeURIComponent(value);
-  });
-}
+import { ACCOUNT_LIMIT_REASONS, WEBHOOK, type DownloadFormat } from '@soundclone/core/internal';
 
 /** Ours: how many redirects a media fetch follows; the next one is TOO_MANY_REDIRECTS. */
 export const MAX_REDIRECTS = 5;
@@ -74,18 +65,6 @@ export const DOWNLOAD_CONTENT_TYPES: Record<DownloadFormat, string> = {
   docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
   pdf: 'application/pdf',
 };
-
-/** Ours: the realtime session status while open ("Values of the session status while open: not shown"). */
-export const SESSION_OPEN_STATUSES = ['ACTIVE', 'PAUSED', 'FINISHING'] as const;
-
-/**
- * Ours: billing.state values ("Allowed values of billing.state: not shown").
- *   RESERVED  quoted and reserved, task not settled yet
- *   SETTLED   charged; settledCharacters = billableCharacters, the rest of the reservation released
- *   RELEASED  nothing charged; the whole reservation released (FAILED tasks)
- *   ACCRUING  realtime session still open: estimatedCharacters grows, nothing reserved yet
- */
-export const BILLING_STATES = ['RESERVED', 'SETTLED', 'RELEASED', 'ACCRUING'] as const;
 
 /**
  * Ours: the rate. Characters per started second of audio = ratePerMinute / 60.

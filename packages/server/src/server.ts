@@ -1,27 +1,25 @@
 import { setMaxListeners } from 'node:events';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type { Duplex } from 'node:stream';
-import { ApiError, isApiError } from './errors.js';
-import { API_PREFIX, HEADERS, REALTIME, SOCKET_DEFAULTS } from '@soundclone/core/internal';
-import { ACCOUNT_LIMITS, HTTP_LIMITS, ID_PREFIXES, SERVER_LIMITS, WEBHOOK_DELIVERY } from './protocol.js';
-import { Accounts, type AccountOverrides } from './domain/accounts.js';
-import { Covers } from './domain/covers.js';
-import { RealtimeSessions, type RealtimeTiming } from './domain/realtime-sessions.js';
-import type { SupplementPolicy } from './domain/realtime-session.js';
-import { Tasks } from './domain/tasks.js';
-import { DEFAULT_TIMING, TranscriptionRunner, type TaskTiming } from './domain/transcription-runner.js';
-import { TranscriptionService } from './domain/transcription-service.js';
-import { TtsHistory } from './domain/tts-history.js';
-import { Uploads } from './domain/uploads.js';
-import { Voices } from './domain/voices.js';
-import { failureBody, writeError, writeJson, writeReply } from './http/envelope.js';
+import { API_PREFIX, REALTIME, SOCKET_DEFAULTS } from '@soundclone/core/internal';
+import { ACCOUNT_LIMITS, HTTP_LIMITS, SERVER_LIMITS, WEBHOOK_DELIVERY } from './protocol.js';
+import { Accounts, type AccountOverrides } from './domain/accounts/accounts.js';
+import { Covers } from './domain/accounts/covers.js';
+import { TtsHistory } from './domain/accounts/tts-history.js';
+import { Voices } from './domain/accounts/voices.js';
+import { DISCARD_CHANGES } from './domain/state-changes.js';
+import { Tasks } from './domain/transcriptions/tasks.js';
+import { DEFAULT_TIMING, TranscriptionRunner, type TaskTiming } from './domain/transcriptions/runner.js';
+import { TranscriptionService } from './domain/transcriptions/service.js';
+import { Uploads } from './domain/transcriptions/uploads.js';
 import { Faults } from './http/faults.js';
-import { requestTurn } from './http/heavy-turns.js';
-import { ResponseBudget } from './http/response-budget.js';
+import { answerClientError, refuseBlankLinePreamble } from './http/parser-refusals.js';
+import { RequestPipeline, type RequestLogEntry } from './http/pipeline.js';
 import { Router } from './http/router.js';
-import type { SocketConfig, SocketLogEntry } from './realtime/socket-config.js';
-import { SocketServer } from './realtime/socket-server.js';
+import type { SupplementPolicy } from './realtime/session/audio.js';
+import { RealtimeSessions, type RealtimeTiming } from './realtime/session/sessions.js';
+import type { SocketConfig, SocketLogEntry } from './realtime/socket/config.js';
+import { SocketServer } from './realtime/socket/server.js';
 import type { GuardOptions } from './media/guarded-fetch.js';
 import type { PocketSphinxOptions } from './recognition/pocketsphinx/pocketsphinx-recognizer.js';
 import type { Recognizer } from './recognition/recognizer.js';
@@ -29,11 +27,9 @@ import { chooseRecognizer, type RecognizerChoice } from './recognition/select.js
 import { accountRoutes } from './routes/account-routes.js';
 import { sttRoutes } from './routes/stt-routes.js';
 import type { Services } from './services.js';
-import { sleep, systemClock, type Clock } from './util/clock.js';
-import { randomId } from './util/ids.js';
-import { WebhookDispatcher } from './webhooks/delivery.js';
-import { DISCARD_CHANGES } from './domain/state-changes.js';
 import { StateStore, type StateReport } from './state/state-store.js';
+import { systemClock, type Clock } from './util/clock.js';
+import { WebhookDispatcher } from './webhooks/delivery.js';
 
 export interface ServerOptions {
   /** 0 picks a free port. */
@@ -114,13 +110,7 @@ export interface ServerOptions {
 
 export type HttpLimits = { readonly [K in keyof typeof HTTP_LIMITS]: number };
 
-export interface RequestLogEntry {
-  readonly method: string;
-  readonly path: string;
-  readonly status: number | 'dropped';
-  readonly requestId: string;
-  readonly idempotencyKey?: string;
-}
+export type { RequestLogEntry };
 
 export interface RunningServer {
   /** Base URL without the API prefix, e.g. http://127.0.0.1:PORT */
@@ -143,13 +133,14 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Starts the reference service. Resolves once it listens. */
+/** maxRealtimeSessionsPerAccount, checked, or its default. */
 function openSessionLimit(value: number | undefined): number {
   if (value === undefined) return ACCOUNT_LIMITS.defaultMaxOpenSessions;
   if (!Number.isSafeInteger(value) || value < 1) throw new TypeError(`maxRealtimeSessionsPerAccount must be a whole number of at least 1 (got ${value})`);
   return value;
 }
 
+/** Starts the reference service. Resolves once it listens. */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   if (options.accessKeys.length === 0) throw new TypeError('startServer needs at least one access key');
   const maxOpenSessionsPerAccount = openSessionLimit(options.maxRealtimeSessionsPerAccount);
@@ -162,15 +153,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // First, before anything that costs (a recognizer): a locked or damaged directory is refused at once.
   const store = options.dataDir !== undefined ? StateStore.open(options.dataDir) : undefined;
   try {
-    return await start(options, clock, store);
+    return await start(options, clock, store, maxOpenSessionsPerAccount);
   } catch (error) {
     store?.close();
     throw error;
   }
 }
 
-async function start(options: ServerOptions, clock: Clock, store: StateStore | undefined): Promise<RunningServer> {
-  const maxOpenSessionsPerAccount = openSessionLimit(options.maxRealtimeSessionsPerAccount);
+async function start(options: ServerOptions, clock: Clock, store: StateStore | undefined, maxOpenSessionsPerAccount: number): Promise<RunningServer> {
   const changes = store?.record ?? DISCARD_CHANGES;
   const lifetime = new AbortController();
   // Every sleeping task and waiting request listens to the lifetime signal; there is no leak to warn of.
@@ -225,7 +215,7 @@ async function start(options: ServerOptions, clock: Clock, store: StateStore | u
       tasks,
       recognizer,
       {
-        supplementWaitMs: 8000,
+        supplementWaitMs: SERVER_LIMITS.finishSupplementWaitMs,
         recoveryWindowMs: REALTIME.recoveryWindowMs,
         ...options.realtimeTiming,
         ...(options.retainRealtimeAudioSamples !== undefined ? { retainAudioMaxSamples: options.retainRealtimeAudioSamples } : {}),
@@ -243,91 +233,13 @@ async function start(options: ServerOptions, clock: Clock, store: StateStore | u
   }
   const router = new Router();
   for (const route of [...accountRoutes(services), ...sttRoutes(services)]) router.add(route);
-  const requests: RequestLogEntry[] = [];
-  const log = (entry: RequestLogEntry): void => {
-    requests.push(entry);
-    if (requests.length > 1000) requests.shift();
-  };
-
-  const budgets = new WeakMap<Socket, ResponseBudget>();
-  const budgetOf = (socket: Socket): ResponseBudget => {
-    let budget = budgets.get(socket);
-    if (budget === undefined) {
-      budget = new ResponseBudget(socket, { maxHeldBytes: httpLimits.responseMaxHeldBytes, stallMs: httpLimits.responseStallMs, stallBytes: httpLimits.responseStallBytes });
-      budgets.set(socket, budget);
-    }
-    return budget;
-  };
-
-  const handle = async (req: IncomingMessage, res: ServerResponse, budget: ResponseBudget): Promise<void> => {
-    const requestId = randomId(ID_PREFIXES.request);
-    const method = req.method ?? 'GET';
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const idempotencyKey = req.headers['idempotency-key'];
-    const entry = (status: number | 'dropped'): RequestLogEntry => ({
-      method, path: url.pathname, status, requestId, ...(typeof idempotencyKey === 'string' ? { idempotencyKey } : {}),
-    });
-    const fault = faults.take(method, url.pathname);
-    if (fault?.kind === 'dropBeforeProcessing') {
-      log(entry('dropped'));
-      req.socket.destroy();
-      return;
-    }
-    if (fault?.kind === 'status') {
-      const code = fault.status === 429 ? 'RATE_LIMITED' : fault.status === 503 ? 'SERVICE_UNAVAILABLE' : 'INTERNAL';
-      const error = new ApiError(code, `injected fault: ${fault.status}`);
-      const headers: Record<string, string> = fault.retryAfterSec !== undefined ? { [HEADERS.retryAfter]: String(fault.retryAfterSec) } : {};
-      req.resume();
-      writeJson(res, fault.status, failureBody(error, requestId), { [HEADERS.requestId]: requestId, ...headers });
-      budget.track(res);
-      log(entry(fault.status));
-      return;
-    }
-    if (fault?.kind === 'delay') await sleep(fault.ms, lifetime.signal);
-    try {
-      const match = router.match(method, url.pathname);
-      if (match.kind === 'not-found') throw new ApiError('NOT_FOUND', `no endpoint ${method} ${url.pathname}`);
-      if (match.kind === 'method-not-allowed') throw new ApiError('METHOD_NOT_ALLOWED', `${method} is not allowed here; use ${match.allowed.join(', ')}`);
-      const account = accounts.authenticate(headerValue(req.headers['accesskey']));
-      const reply = await match.route.handler({ req, res, requestId, account, params: match.params, query: url.searchParams });
-      if (fault?.kind === 'dropAfterProcessing') {
-        log(entry('dropped'));
-        req.socket.destroy();
-        return;
-      }
-      writeReply(res, reply, requestId);
-      budget.track(res);
-      log(entry(reply.status ?? 200));
-    } catch (caught) {
-      const error = isApiError(caught) ? caught : new ApiError('INTERNAL', 'internal error', undefined, { cause: caught });
-      if (fault?.kind === 'dropAfterProcessing') {
-        log(entry('dropped'));
-        req.socket.destroy();
-        return;
-      }
-      // A body we stopped reading cannot be followed by another request on this connection.
-      const headers: Record<string, string> = error.code === 'PAYLOAD_TOO_LARGE' || error.code === 'STORAGE_QUOTA_EXCEEDED' ? { Connection: 'close' } : {};
-      if (error.retryAfterSec !== undefined) headers[HEADERS.retryAfter] = String(error.retryAfterSec);
-      if (!res.headersSent) {
-        writeError(res, error, requestId, headers);
-        budget.track(res);
-      }
-      log(entry(error.status));
-    }
-  };
-
-  // Pipelined requests wait their turn, and behind unread answers (http/response-budget.ts).
-  const admitted = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const budget = budgetOf(req.socket);
-    const admission = budget.admit();
-    if (admission !== true && !(await admission)) return;
-    await requestTurn();
-    try {
-      await handle(req, res, budget);
-    } finally {
-      budget.done();
-    }
-  };
+  const pipeline = new RequestPipeline({
+    router,
+    faults,
+    authenticate: (key) => accounts.authenticate(key),
+    responseLimits: { maxHeldBytes: httpLimits.responseMaxHeldBytes, stallMs: httpLimits.responseStallMs, stallBytes: httpLimits.responseStallBytes },
+    signal: lifetime.signal,
+  });
 
   const connections = new Set<Socket>();
   const server = createServer(
@@ -337,7 +249,7 @@ async function start(options: ServerOptions, clock: Clock, store: StateStore | u
       keepAliveTimeout: httpLimits.keepAliveTimeoutMs,
       connectionsCheckingInterval: httpLimits.timeoutCheckIntervalMs,
     },
-    (req, res) => void admitted(req, res),
+    pipeline.listener,
   );
   server.on('connection', (socket) => {
     connections.add(socket);
@@ -345,7 +257,7 @@ async function start(options: ServerOptions, clock: Clock, store: StateStore | u
     refuseBlankLinePreamble(socket);
   });
   server.on('clientError', answerClientError);
-  const sockets = new SocketServer({ accounts, sessions: services.realtime, faults, config: socketConfig });
+  const sockets = new SocketServer({ accounts, realtime: services.realtime, faults, config: socketConfig });
   sockets.attachTo(server);
   try {
     await new Promise<void>((resolve, reject) => {
@@ -366,7 +278,7 @@ async function start(options: ServerOptions, clock: Clock, store: StateStore | u
     url,
     port: address.port,
     faults,
-    requests,
+    requests: pipeline.requests,
     services,
     sockets,
     recognizer: { id: recognizer.id, ...(chosen.notice !== undefined ? { notice: chosen.notice } : {}) },
@@ -384,70 +296,6 @@ async function start(options: ServerOptions, clock: Clock, store: StateStore | u
       store?.close();
     },
   };
-}
-
-/** CR and LF bytes before the request line past which a connection is refused (two empty lines). */
-const BLANK_PREAMBLE_MAX_BYTES = 4;
-
-/**
- * The HTTP parser skips empty lines before a request line (RFC 9112 asks servers to tolerate at least
- * one) and would wait for the rest until the headers timeout, so a client that sends only blank lines
- * got no answer. Past two empty lines the connection gets a 400 in the failure envelope and is closed.
- * Watching stops at the first other byte, so requests (and keep-alive requests after them) are untouched.
- */
-function refuseBlankLinePreamble(socket: Socket): void {
-  let blank = 0;
-  const watch = (chunk: Buffer): void => {
-    let i = 0;
-    while (i < chunk.length && (chunk[i] === 0x0d || chunk[i] === 0x0a)) i++;
-    blank += i;
-    if (i < chunk.length) {
-      socket.off('data', watch);
-      return;
-    }
-    if (blank <= BLANK_PREAMBLE_MAX_BYTES) return;
-    socket.off('data', watch);
-    if (socket.writable) socket.end(rawFailure('request', 'must start with a request line, not blank lines'), () => socket.destroy());
-    else socket.destroy();
-  };
-  socket.on('data', watch);
-}
-
-/**
- * A request the HTTP parser cannot read (bad request line, bad header, bad chunking) is answered with a
- * 400 in the failure envelope, as every other refusal, and the connection closed. Header overflow (431)
- * and request timeout (408) keep Node's own answers; a socket that already got bytes or is gone is
- * only closed.
- */
-function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
-  if (!socket.writable || (socket as Socket).bytesWritten > 0) {
-    socket.destroy();
-    return;
-  }
-  let answer: string;
-  if (error.code === 'HPE_HEADER_OVERFLOW') answer = 'HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
-  else if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') answer = 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
-  else answer = rawFailure('request', 'must be a well-formed HTTP/1.1 request');
-  socket.end(answer, () => socket.destroy());
-}
-
-/** A whole HTTP/1.1 400 INPUT_INVALID answer in the failure envelope, for refusals made below the router. */
-function rawFailure(field: string, rule: string): string {
-  const requestId = randomId(ID_PREFIXES.request);
-  const body = failureBody(new ApiError('INPUT_INVALID', `${field}: ${rule}`, { violations: [{ field, rule }] }), requestId);
-  return [
-    'HTTP/1.1 400 Bad Request',
-    'Content-Type: application/json; charset=utf-8',
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    `${HEADERS.requestId}: ${requestId}`,
-    'Connection: close',
-    '',
-    body,
-  ].join('\r\n');
-}
-
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
 }
 
 export { API_PREFIX };

@@ -1,11 +1,11 @@
-import type { Accounts } from './domain/accounts.js';
-import type { Covers } from './domain/covers.js';
-import type { RealtimeSessions } from './domain/realtime-sessions.js';
-import type { Tasks } from './domain/tasks.js';
-import type { TranscriptionService } from './domain/transcription-service.js';
-import type { TtsHistory } from './domain/tts-history.js';
-import type { Uploads } from './domain/uploads.js';
-import type { Voices } from './domain/voices.js';
+import type { Accounts } from './domain/accounts/accounts.js';
+import type { Covers } from './domain/accounts/covers.js';
+import type { RealtimeSessions } from './realtime/session/sessions.js';
+import type { Tasks } from './domain/transcriptions/tasks.js';
+import type { TranscriptionService } from './domain/transcriptions/service.js';
+import type { TtsHistory } from './domain/accounts/tts-history.js';
+import type { Uploads } from './domain/transcriptions/uploads.js';
+import type { Voices } from './domain/accounts/voices.js';
 import type { Clock } from './util/clock.js';
 import type { WebhookDispatcher } from './webhooks/delivery.js';
 

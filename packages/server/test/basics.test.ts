@@ -1,16 +1,11 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ERROR_STATUS, PATHS } from '@soundclone/core/internal';
-import { protocol } from '../src/index.js';
-import { KEY_A, KEY_B, PREFIX, start, type TestServer } from './support/server.js';
+import { describe, expect, it } from 'vitest';
+import { ERROR_STATUS, PATHS, buildPath } from '@soundclone/core/internal';
+import { KEY_A, KEY_B, PREFIX, serverForSuite } from './support/server.js';
 
 describe('envelope, auth and routing', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await start();
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite();
 
   it('answers with the success envelope and a request id header', async () => {
     const r = await server.call('GET', '/voices');
@@ -68,7 +63,7 @@ describe('envelope, auth and routing', () => {
   });
 
   it('builds paths from the shared protocol', () => {
-    expect(protocol.buildPath(PATHS.transcription, { transcriptionId: 'a/b' })).toBe(`${PREFIX}/stt/transcriptions/a%2Fb`);
+    expect(buildPath(PATHS.transcription, { transcriptionId: 'a/b' })).toBe(`${PREFIX}/stt/transcriptions/a%2Fb`);
     expect(ERROR_STATUS.IDEMPOTENCY_CONFLICT).toBe(409);
   });
 });

@@ -1,7 +1,7 @@
 import mammoth from 'mammoth';
 import { PDFParse } from 'pdf-parse';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEY_A, KEY_B, PREFIX, idem, start, transcribe, upload, type TestServer } from './support/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { KEY_A, KEY_B, PREFIX, idem, start, transcribe, upload, type TestServer, serverForSuite } from './support/server.js';
 import { pcm, wav, type Piece } from './support/wav.js';
 
 /** Six bursts: two close groups of three, 1.5 s apart, then one far burst after 3 s. */
@@ -21,15 +21,13 @@ async function text(server: TestServer, id: string, format: string): Promise<str
 }
 
 describe('transcript downloads', () => {
-  let server: TestServer;
+  const server = serverForSuite();
   let uploadId: string;
   let plain: any;
   beforeAll(async () => {
-    server = await start();
     uploadId = await upload(server, wav([pcm(PIECES)]));
     plain = await transcribe(server, { uploadId, title: 'Plain <Title> & co', options: { exportFormats: ['txt', 'srt', 'pdf'] } });
   });
-  afterAll(() => server.close());
 
   it('pre-generates exportFormats at completion and serves every format later', async () => {
     const account = server.services.accounts.byAccessKey(KEY_A)!;

@@ -1,16 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEY_A, PREFIX, idem, start, upload, type TestServer } from './support/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { KEY_A, PREFIX, idem, upload, serverForSuite } from './support/server.js';
 import { speechWav } from './support/wav.js';
 
 /** Fault injection, observed with plain fetch (the typed client's retry tests reuse these). */
 describe('fault injection', () => {
-  let server: TestServer;
+  const server = serverForSuite();
   let uploadId: string;
   beforeAll(async () => {
-    server = await start();
     uploadId = await upload(server, speechWav());
   });
-  afterAll(() => server.close());
 
   const post = (key: string) =>
     fetch(`${server.url}${PREFIX}/stt/transcriptions`, {

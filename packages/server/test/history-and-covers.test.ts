@@ -1,12 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEY_A, KEY_B, PREFIX, rawJson, start, type TestServer } from './support/server.js';
+import { describe, expect, it } from 'vitest';
+import { KEY_A, KEY_B, PREFIX, rawJson, serverForSuite } from './support/server.js';
 
 describe('user info, TTS history and covers', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await start({ accountOverrides: { [KEY_B]: { cancelled: true, plan: 'business' } } });
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite({ accountOverrides: { [KEY_B]: { cancelled: true, plan: 'business' } } });
 
   it('reports plan, status, resetInDays and every benefit counter', async () => {
     const a = await server.call('GET', '/user/info');
@@ -109,11 +105,7 @@ describe('user info, TTS history and covers', () => {
 });
 
 describe('capabilities', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await start();
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite();
 
   it('lists models, modes, every request parameter, realtime parameters, download formats and the account', async () => {
     const r = await server.call('GET', '/stt/capabilities', { key: KEY_A });

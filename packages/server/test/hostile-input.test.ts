@@ -1,9 +1,9 @@
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEY_A, PREFIX, idem, rawJson, start, type TestServer } from './support/server.js';
+import { describe, expect, it } from 'vitest';
+import { KEY_A, PREFIX, idem, rawJson, type TestServer, serverForSuite } from './support/server.js';
 import { speechWav } from './support/wav.js';
 import { jsonTooDeep } from '../src/util/json-depth.js';
-import { parseClientMessage } from '../src/realtime/messages.js';
+import { parseClientMessage } from '../src/realtime/socket/messages.js';
 
 const WAV = speechWav();
 
@@ -43,11 +43,7 @@ async function stillAnswers(server: TestServer): Promise<void> {
 }
 
 describe('hostile input', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await start();
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite();
 
   describe('multipart bodies that end early', () => {
     const boundary = 'XbOuNdArYx';

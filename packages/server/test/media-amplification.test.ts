@@ -9,7 +9,7 @@ import { LIMITS } from '@soundclone/core/internal';
 import { SERVER_LIMITS } from '../src/protocol.js';
 import { WAV_MAX_CHUNKS } from '../src/media/wav.js';
 import { IDS, UNKNOWN_SIZE, el, file, pcmTrack, signedVint, simpleBlock, vint, EBML_HEADER } from './support/ebml.js';
-import { KEY_A, KEY_B, idem, start, transcribe, type TestServer } from './support/server.js';
+import { KEY_A, KEY_B, idem, start, transcribe, type TestServer, serverForSuite } from './support/server.js';
 import { pcm, wav, wavHeader } from './support/wav.js';
 
 /**
@@ -37,11 +37,7 @@ function wavDeclaring(rate: number, bits: number, payload: Uint8Array, declaredB
 }
 
 describe('media that claims more than it holds', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await start();
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite();
 
   it('prices a Matroska file by its 1,600 samples, not by a declared 32,000,000 ms duration', async () => {
     const f64 = Buffer.alloc(8);
@@ -104,11 +100,7 @@ describe('media that claims more than it holds', () => {
 });
 
 describe('Matroska lacing, nesting and element counts', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await start();
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite();
 
   const send = (bytes: Buffer | Uint8Array) => server.call('POST', '/uploads', { body: new Uint8Array(bytes), headers: mka() });
   const withBlocks = (blocks: number[]) => file([...el(IDS.tracks, pcmTrack(16_000)), ...el(IDS.cluster, blocks)]);

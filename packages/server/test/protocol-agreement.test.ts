@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as wire from '@soundclone/core/internal';
 import { CLOSE_CODES, ERROR_STATUS, FRAME, SOCKET_DEFAULTS, SOCKET_ERRORS, decodeFrameHeader, encodeFrameHeader } from '@soundclone/core/internal';
-import { KEY_A, start, type TestServer } from './support/server.js';
+import { KEY_A, serverForSuite } from './support/server.js';
 import { connect, createSession, open, reconnect, socketUrl, speech } from './realtime/support.js';
 
 /**
@@ -61,11 +61,7 @@ describe('one wire protocol', () => {
 });
 
 describe('the running server speaks core protocol', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await start();
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite();
 
   it('announces core socket defaults in session.ready and acks frames encoded by core codec', async () => {
     const { peer, ready } = await connect(server);

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { idem, KEY_A, KEY_B, PREFIX, start, type TestServer } from './support/server.js';
+import { describe, expect, it } from 'vitest';
+import { idem, KEY_A, KEY_B, PREFIX, serverForSuite } from './support/server.js';
 import { pcm, toPcm16, type Piece } from './support/wav.js';
 
 const BOB: Piece = { tone: 400, ms: 300 };
@@ -7,14 +7,10 @@ const BOB: Piece = { tone: 400, ms: 300 };
 const TWO_LINES = toPcm16(pcm([{ tone: 220, ms: 300 }, { silence: 100 }, BOB, { silence: 600 }, { tone: 900, ms: 300 }, { silence: 600 }]));
 
 describe('realtime sessions over REST and the session domain', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await start({
-      realtimeTiming: { supplementWaitMs: 150 },
-      supplementPolicy: (line, kind) => (line.text.includes('bob') && (kind === 'revision' || kind === 'language') ? 'withhold' : 'now'),
-    });
+  const server = serverForSuite({
+    realtimeTiming: { supplementWaitMs: 150 },
+    supplementPolicy: (line, kind) => (line.text.includes('bob') && (kind === 'revision' || kind === 'language') ? 'withhold' : 'now'),
   });
-  afterAll(() => server.close());
 
   const create = (body: Record<string, unknown> = {}, key = idem(), account = KEY_A) =>
     server.call('POST', '/stt/realtime/sessions', { key: account, json: body, headers: { 'Idempotency-Key': key } });

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEY_A, start, transcribe, upload, type TestServer } from './support/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { KEY_A, transcribe, upload, serverForSuite } from './support/server.js';
 import { pcm, wav, type Piece } from './support/wav.js';
 
 // The EnergyRecognizer is deterministic: a 400 Hz, 300 ms burst is the name "bob"; 440 Hz for 500 ms is
@@ -9,13 +9,11 @@ const UH: Piece = { tone: 440, ms: 500 };
 const LONG: Piece = { tone: 300, ms: 1600 };
 
 describe('transcript content and options', () => {
-  let server: TestServer;
+  const server = serverForSuite();
   let speech: string;
   beforeAll(async () => {
-    server = await start();
     speech = await upload(server, wav([pcm([{ silence: 100 }, { tone: 220, ms: 300 }, { silence: 100 }, BOB, { silence: 100 }, UH, { silence: 600 }, { tone: 900, ms: 300 }, { silence: 100 }, LONG, { silence: 200 }])]));
   });
-  afterAll(() => server.close());
 
   it('is deterministic: the same audio gives the same words', async () => {
     const a = await transcribe(server, { uploadId: speech });
@@ -115,11 +113,7 @@ describe('transcript content and options', () => {
 });
 
 describe('uploads', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await start();
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite();
 
   it('describes the decoded media with its audio tracks', async () => {
     const r = await server.call('POST', '/uploads?filename=a.wav', { body: new Uint8Array(wav([pcm([BOB], 22_050), pcm([BOB], 22_050)], 22_050)), headers: { 'Content-Type': 'audio/wav' } });

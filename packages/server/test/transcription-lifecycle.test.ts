@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { idem, KEY_A, KEY_B, start, transcribe, upload, type TestServer } from './support/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { idem, KEY_A, KEY_B, transcribe, upload, serverForSuite } from './support/server.js';
 import { pcm, speechWav, wav } from './support/wav.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -13,13 +13,11 @@ function checkBilling(b: Record<string, string>): void {
 }
 
 describe('batch transcription lifecycle', () => {
-  let server: TestServer;
+  const server = serverForSuite({ taskTiming: { queueMs: 80, processingMs: 250, reconcilingMs: 80 } });
   let uploadId: string;
   beforeAll(async () => {
-    server = await start({ taskTiming: { queueMs: 80, processingMs: 250, reconcilingMs: 80 } });
     uploadId = await upload(server, speechWav());
   });
-  afterAll(() => server.close());
 
   const create = (body: Record<string, unknown>, key = idem(), account = KEY_A) =>
     server.call('POST', '/stt/transcriptions', { key: account, json: body, headers: { 'Idempotency-Key': key } });
@@ -138,11 +136,7 @@ describe('batch transcription lifecycle', () => {
 });
 
 describe('reservation and concurrency', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await start({ taskTiming: { queueMs: 1, processingMs: 1500, reconcilingMs: 1 }, accountOverrides: { [KEY_B]: { totalMonthlyChars: 0, totalOrderChars: 1000 } } });
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite({ taskTiming: { queueMs: 1, processingMs: 1500, reconcilingMs: 1 }, accountOverrides: { [KEY_B]: { totalMonthlyChars: 0, totalOrderChars: 1000 } } });
 
   it('concurrent creates with one key make one task and one reservation', async () => {
     const uploadId = await upload(server, speechWav());

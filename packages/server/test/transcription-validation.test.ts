@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { idem, start, upload, type TestServer } from './support/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { idem, upload, serverForSuite } from './support/server.js';
 import { pcm, speechWav, wav } from './support/wav.js';
 
 /** One case: options (or top-level fields) and the violated fields expected, in order. */
@@ -113,13 +113,11 @@ const VALID_BOUNDARIES: Array<Record<string, unknown>> = [
 ];
 
 describe('POST /stt/transcriptions validation', () => {
-  let server: TestServer;
+  const server = serverForSuite({ taskTiming: { queueMs: 60_000, processingMs: 0, reconcilingMs: 0 } });
   let uploadId: string;
   beforeAll(async () => {
-    server = await start({ taskTiming: { queueMs: 60_000, processingMs: 0, reconcilingMs: 0 } });
     uploadId = await upload(server, speechWav());
   });
-  afterAll(() => server.close());
 
   const create = (body: Record<string, unknown>, key = idem()) =>
     server.call('POST', '/stt/transcriptions', { json: body, headers: { 'Idempotency-Key': key } });

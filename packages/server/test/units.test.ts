@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { EnergyRecognizer, refusalForAddress, refusalForName } from '../src/index.js';
 import { hashBody } from '../src/domain/idempotency.js';
-import { chargeFor, quoteFor } from '../src/domain/billing.js';
+import { chargeFor, quoteFor } from '../src/domain/accounts/billing.js';
 import { wrapText } from '../src/exports/segmenting.js';
-import { sniffAudio } from '../src/media/sniff.js';
+import { sniffVoiceFile } from '@soundclone/core/internal';
 import { parseCount } from '../src/util/decimal.js';
 import { pcm, toPcm16, type Piece } from './support/wav.js';
 
@@ -106,12 +106,12 @@ describe('small pure helpers', () => {
   });
 
   it('sniffs wav, mp3 and m4a by content', () => {
-    expect(sniffAudio(Buffer.from('RIFF\0\0\0\0WAVEfmt ', 'latin1'))).toBe('wav');
-    expect(sniffAudio(Buffer.from('ID3\x03', 'latin1'))).toBe('mp3');
-    expect(sniffAudio(Buffer.from([0xff, 0xf3, 0x40, 0xc4]))).toBe('mp3');
-    expect(sniffAudio(Buffer.from([0xff, 0xf9, 0x40, 0xc4]))).toBeUndefined(); // ADTS AAC, layer 0
-    expect(sniffAudio(Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypM4A isom', 'latin1')]))).toBe('m4a');
-    expect(sniffAudio(Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypqt  ', 'latin1')]))).toBeUndefined();
-    expect(sniffAudio(Buffer.from('OggS'))).toBeUndefined();
+    expect(sniffVoiceFile(Buffer.from('RIFF\0\0\0\0WAVEfmt ', 'latin1'))).toBe('wav');
+    expect(sniffVoiceFile(Buffer.from('ID3\x03', 'latin1'))).toBe('mp3');
+    expect(sniffVoiceFile(Buffer.from([0xff, 0xf3, 0x40, 0xc4]))).toBe('mp3');
+    expect(sniffVoiceFile(Buffer.from([0xff, 0xf9, 0x40, 0xc4]))).toBeUndefined(); // ADTS AAC, layer 0
+    expect(sniffVoiceFile(Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypM4A isom', 'latin1')]))).toBe('m4a');
+    expect(sniffVoiceFile(Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypqt  ', 'latin1')]))).toBeUndefined();
+    expect(sniffVoiceFile(Buffer.from('OggS'))).toBeUndefined();
   });
 });

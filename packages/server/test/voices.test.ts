@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEY_A, KEY_B, start, type TestServer } from './support/server.js';
+import { describe, expect, it } from 'vitest';
+import { KEY_B, serverForSuite } from './support/server.js';
 import { speechWav } from './support/wav.js';
 
 const MB10 = 10 * 1024 * 1024;
@@ -23,11 +23,7 @@ function sized(size: number): Buffer {
 }
 
 describe('voices', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await start({ accountOverrides: { [KEY_B]: { totalVoices: 2 } } });
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite({ accountOverrides: { [KEY_B]: { totalVoices: 2 } } });
 
   it('lists system voices and the account own voices with every field', async () => {
     const r = await server.call('GET', '/voices');

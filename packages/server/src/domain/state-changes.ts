@@ -1,6 +1,6 @@
-import type { Account } from './accounts.js';
-import type { Task } from './tasks.js';
-import type { Voice } from './voices.js';
+import type { Account } from './accounts/accounts.js';
+import type { Task } from './transcriptions/tasks.js';
+import type { Voice } from './accounts/voices.js';
 
 /**
  * What the domain tells whoever keeps its state (state/state-store.ts with a dataDir; nobody without).

@@ -1,5 +1,5 @@
-import type { ExportOptions } from '../domain/transcription-request.js';
-import type { Transcript } from '../domain/transcript.js';
+import type { ExportOptions } from '../domain/transcriptions/request.js';
+import type { Transcript } from '../domain/transcriptions/transcript.js';
 import type { DownloadFormat } from '@soundclone/core/internal';
 
 /** What every exporter gets: the task's public view (json), its transcript and the format's options. */

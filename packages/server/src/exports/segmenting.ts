@@ -1,5 +1,5 @@
-import type { ExportOptions } from '../domain/transcription-request.js';
-import type { Segment, Transcript } from '../domain/transcript.js';
+import type { ExportOptions } from '../domain/transcriptions/request.js';
+import type { Segment, Transcript } from '../domain/transcriptions/transcript.js';
 
 /** A segment as a download shows it (after exportOptions re-segmenting). */
 export interface ExportSegment {

@@ -1,5 +1,6 @@
-import { API_PREFIX } from '@soundclone/core/internal';
-import { SocketFaults } from '../realtime/socket-faults.js';
+import { API_PREFIX, HEADERS } from '@soundclone/core/internal';
+import { ApiError } from '../errors.js';
+import { SocketFaults } from '../realtime/socket/faults.js';
 
 /**
  * Fault injection for tests of clients (style guide: "a real protocol-level server ... that can be told
@@ -79,6 +80,16 @@ export class Faults {
     }
     return undefined;
   }
+}
+
+/**
+ * The error an injected status answers with (429 RATE_LIMITED, 503 SERVICE_UNAVAILABLE, else INTERNAL)
+ * and its Retry-After header when the rule gives one; the REST pipeline and the socket upgrade use it.
+ */
+export function injectedFailure(fault: Extract<FaultAction, { kind: 'status' }>): { error: ApiError; headers: Record<string, string> } {
+  const code = fault.status === 429 ? 'RATE_LIMITED' : fault.status === 503 ? 'SERVICE_UNAVAILABLE' : 'INTERNAL';
+  const headers: Record<string, string> = fault.retryAfterSec !== undefined ? { [HEADERS.retryAfter]: String(fault.retryAfterSec) } : {};
+  return { error: new ApiError(code, `injected fault: ${fault.status}`), headers };
 }
 
 function matches(rule: FaultRule, method: string, fullPath: string): boolean {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { API_PREFIX } from '@soundclone/core/internal';
-import type { Account } from '../domain/accounts.js';
+import type { Account } from '../domain/accounts/accounts.js';
 import type { Reply } from './envelope.js';
 
 /** What a handler sees: the authenticated account, path parameters and the query. */

@@ -1,8 +1,8 @@
+import { sniffVoiceFile } from '@soundclone/core/internal';
 import { SERVER_LIMITS } from '../protocol.js';
 import { demuxMatroskaAudio, isMatroska } from './matroska.js';
 import { UndecodableMediaError } from './media-error.js';
 import { PcmSource } from './pcm-source.js';
-import { sniffAudio } from './sniff.js';
 import { parseWav } from './wav.js';
 
 export { UndecodableMediaError, type MediaProblem } from './media-error.js';
@@ -62,7 +62,7 @@ export function isRawPcmType(contentType: string | undefined): boolean {
 
 /** Reads and checks media; throws UndecodableMediaError naming the problem. Never expands the samples. */
 export function decodeMedia(bytes: Buffer, contentType: string | undefined): DecodedMedia {
-  const kind = sniffAudio(bytes);
+  const kind = sniffVoiceFile(bytes);
   if (kind === 'wav') return media('wav', [track(0, 'pcm', parseWav(bytes))]);
   if (isMatroska(bytes)) return media('matroska', demuxMatroskaAudio(bytes).map((t) => track(t.index, t.codecId, t.source)));
   if (kind === undefined && isRawPcmType(contentType)) {

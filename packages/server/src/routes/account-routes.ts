@@ -2,10 +2,9 @@ import { ok } from '../http/envelope.js';
 import { asObject, readJson } from '../http/body.js';
 import { parseMultipart } from '../http/multipart.js';
 import { ApiError, Violations } from '../errors.js';
-import { LIMITS, PATHS } from '@soundclone/core/internal';
-import { resetInDays } from '../domain/accounts.js';
-import { checkName, voiceView } from '../domain/voices.js';
-import { sniffAudio } from '../media/sniff.js';
+import { LIMITS, PATHS, sniffVoiceFile } from '@soundclone/core/internal';
+import { resetInDays } from '../domain/accounts/accounts.js';
+import { checkName, voiceView } from '../domain/accounts/voices.js';
 import type { Route } from '../http/router.js';
 import type { Services } from '../services.js';
 
@@ -30,7 +29,7 @@ export function accountRoutes(s: Services): Route[] {
         if (form.tooManyFiles) v.add('files', `at most ${LIMITS.voiceFilesMax} files`);
         files.forEach((f, i) => {
           if (f.size > LIMITS.voiceFileMaxBytes) v.add(`files[${i}]`, `must be at most ${LIMITS.voiceFileMaxBytes} bytes (10 MB)`);
-          if (sniffAudio(f.head) === undefined) v.add(`files[${i}]`, 'must be mp3, wav or m4a (checked by content, not by name)');
+          if (sniffVoiceFile(f.head) === undefined) v.add(`files[${i}]`, 'must be mp3, wav or m4a (checked by content, not by name)');
         });
         v.throwIfAny();
         const voice = s.voices.createClone(account, names[0] as string, files);

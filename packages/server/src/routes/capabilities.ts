@@ -2,10 +2,10 @@ import {
   ALIGNMENT_LEVELS, CHANNEL_RESULT_MODES, DOWNLOAD_FORMATS, HEADERS, INPUT_ENCODINGS, LIMITS, MODELS, REDACTION_STYLES,
 } from '@soundclone/core/internal';
 import { MAX_REDIRECTS, RATE, SERVER_LIMITS } from '../protocol.js';
-import { available } from '../domain/billing.js';
+import { available } from '../domain/accounts/billing.js';
 import { dec } from '../util/decimal.js';
-import { SUPPORTED_ENTITY_CATEGORIES, SUPPORTED_LANGUAGES } from '../domain/transcription-request.js';
-import type { Account } from '../domain/accounts.js';
+import { SUPPORTED_ENTITY_CATEGORIES, SUPPORTED_LANGUAGES } from '../domain/transcriptions/request.js';
+import type { Account } from '../domain/accounts/accounts.js';
 import { MATROSKA_MAX_DEPTH, MATROSKA_MAX_ELEMENTS, MATROSKA_MAX_TRACKS } from '../media/matroska.js';
 import { CHANNELS_MAX, RATE_MAX_HZ, RATE_MIN_HZ, WAV_MAX_CHUNKS } from '../media/wav.js';
 import type { ConnectionLimits } from '../services.js';

@@ -1,8 +1,8 @@
 import { TASK_STATUSES, type TaskStatus } from '@soundclone/core/internal';
-import type { Account } from '../domain/accounts.js';
-import type { BillingRecord } from '../domain/billing.js';
-import type { Task } from '../domain/tasks.js';
-import type { Voice } from '../domain/voices.js';
+import type { Account } from '../domain/accounts/accounts.js';
+import type { BillingRecord } from '../domain/accounts/billing.js';
+import type { Task } from '../domain/transcriptions/tasks.js';
+import type { Voice } from '../domain/accounts/voices.js';
 
 /**
  * The journal's lines (docs/protocol.md "Local state"). Every line is one JSON object with a `type`;

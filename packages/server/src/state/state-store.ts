@@ -1,11 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Accounts } from '../domain/accounts.js';
-import type { Covers } from '../domain/covers.js';
+import type { Accounts } from '../domain/accounts/accounts.js';
+import type { Covers } from '../domain/accounts/covers.js';
 import type { StateChange } from '../domain/state-changes.js';
-import type { Tasks } from '../domain/tasks.js';
-import type { TranscriptionService } from '../domain/transcription-service.js';
-import type { Voices, Voice } from '../domain/voices.js';
+import type { Tasks } from '../domain/transcriptions/tasks.js';
+import type { TranscriptionService } from '../domain/transcriptions/service.js';
+import type { Voices, Voice } from '../domain/accounts/voices.js';
 import { DataDirLock } from './data-dir-lock.js';
 import { Journal } from './journal.js';
 import { StateStoreError } from './state-error.js';

@@ -4,8 +4,8 @@ import { ID_PREFIXES, WEBHOOK_DELIVERY } from '../protocol.js';
 import { guardedFetch, type GuardOptions } from '../media/guarded-fetch.js';
 import { randomId } from '../util/ids.js';
 import { sleep, type Clock } from '../util/clock.js';
-import { billingView } from '../domain/billing.js';
-import type { Task } from '../domain/tasks.js';
+import { billingView } from '../domain/accounts/billing.js';
+import type { Task } from '../domain/transcriptions/tasks.js';
 import { signWebhook } from './signing.js';
 
 /**

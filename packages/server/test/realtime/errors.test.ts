@@ -1,14 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { start, type TestServer } from '../support/server.js';
+import { describe, expect, it } from 'vitest';
+import { serverForSuite } from '../support/server.js';
 import { connect, encodeFrame, speech } from './support.js';
 
 /** Bad input gets typed errors and never crashes the server. */
 describe('realtime socket: refused frames and messages', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await start({ socket: { maxFrameSamples: 4000, maxConsecutiveErrors: 20 } });
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite({ socket: { maxFrameSamples: 4000, maxConsecutiveErrors: 20 } });
 
   it('refuses wrong epochs, gaps, oversized and malformed frames with typed errors and keeps the socket', async () => {
     const { peer } = await connect(server);

@@ -1,14 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { start, type TestServer } from '../support/server.js';
+import { describe, expect, it } from 'vitest';
+import { serverForSuite } from '../support/server.js';
 import { connect, open, sleep, socketUrl, speech } from './support.js';
 
 /** Finish over the socket: supplements, notices, one charge however many finishes race. */
 describe('realtime socket: finish', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await start({ realtimeTiming: { supplementWaitMs: 200 } });
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite({ realtimeTiming: { supplementWaitMs: 200 } });
 
   const used = async (): Promise<number> => (await server.call('GET', '/user/info')).body.data.benefit.usedMonthlyChars as number;
 

@@ -1,14 +1,10 @@
 import WebSocket from 'ws';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEY_A, KEY_B, start, type TestServer } from '../support/server.js';
+import { describe, expect, it } from 'vitest';
+import { KEY_A, KEY_B, start, serverForSuite } from '../support/server.js';
 import { createSession, open, socketUrl, speech } from './support.js';
 
 describe('realtime socket: handshake and refusals', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await start();
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite();
 
   it('accepts the accessKey header with sessionId and answers session.ready with everything needed to resume', async () => {
     const created = await createSession(server);

@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { start, type TestServer } from '../support/server.js';
+import { describe, expect, it } from 'vitest';
+import { serverForSuite } from '../support/server.js';
 import { connect, sleep, speech } from './support.js';
 
 /** Liveness and the socket faults users test their apps with (server.faults.socket). */
 describe('realtime socket: heartbeat and fault injection', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    // A timeout well above the interval: a busy test machine must not look like a dead peer.
-    server = await start({ socket: { heartbeatIntervalMs: 40, heartbeatTimeoutMs: 400 } });
-  });
-  afterAll(() => server.close());
+  // A timeout well above the interval: a busy test machine must not look like a dead peer.
+  const server = serverForSuite({ socket: { heartbeatIntervalMs: 40, heartbeatTimeoutMs: 400 } });
 
   it('pings every interval and answers client pings; a live client stays connected', async () => {
     const { peer, ready } = await connect(server);

@@ -1,14 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { start, type TestServer } from '../support/server.js';
+import { describe, expect, it } from 'vitest';
+import { start, serverForSuite } from '../support/server.js';
 import { connect, createSession, open, sleep, socketUrl, speech, storedAudio } from './support.js';
 
 /** Pause, rotation and resume over the socket, and the REST actions seen from the socket. */
 describe('realtime socket: pause, rotation, resume', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await start({ retainRealtimeAudioSamples: 16_000 * 60 });
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite({ retainRealtimeAudioSamples: 16_000 * 60 });
 
   it('pause commits the open segment (the line comes before session.paused); resume starts the next epoch', async () => {
     const { created, peer } = await connect(server, { options: { segmentCommitMode: 'manual' } });
@@ -104,11 +100,7 @@ describe('realtime socket: pause, rotation, resume', () => {
 });
 
 describe('realtime socket: reconnect and the recovery window', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await start({ retainRealtimeAudioSamples: 16_000 * 60, realtimeTiming: { recoveryWindowMs: 1000 } });
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite({ retainRealtimeAudioSamples: 16_000 * 60, realtimeTiming: { recoveryWindowMs: 1000 } });
 
   it('a dropped socket reattaches within the window and resumes exactly at the received cursor', async () => {
     const { created, peer } = await connect(server);

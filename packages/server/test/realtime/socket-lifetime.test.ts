@@ -1,6 +1,6 @@
 import { CLOSE_CODES, recycleNoticeMs } from '@soundclone/core/internal';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { start, type TestServer } from '../support/server.js';
+import { describe, expect, it } from 'vitest';
+import { start, serverForSuite } from '../support/server.js';
 import { connect, reconnect, sleep, speech, storedAudio } from './support.js';
 
 /**
@@ -10,11 +10,7 @@ import { connect, reconnect, sleep, speech, storedAudio } from './support.js';
  */
 describe('realtime socket: lifetime limit', () => {
   const LIFETIME_MS = 800;
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await start({ realtimeTiming: { socketLifetimeMs: LIFETIME_MS }, retainRealtimeAudioSamples: 16_000 * 60 });
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite({ realtimeTiming: { socketLifetimeMs: LIFETIME_MS }, retainRealtimeAudioSamples: 16_000 * 60 });
 
   it('a client that ignores socket.recycle is closed 4002 at the limit right behind the exact ack', async () => {
     const { created, peer, ready } = await connect(server);

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { idem, KEY_A, KEY_B, start, type TestServer } from '../support/server.js';
 import { createSession, open, socketUrl, speech, storedAudio, type Peer } from './support.js';
-import { Accounts, type Account } from '../../src/domain/accounts.js';
-import { accrue, accruing, affordableSamples, available, chargeFor, receivedDurationMs } from '../../src/domain/billing.js';
+import { Accounts, type Account } from '../../src/domain/accounts/accounts.js';
+import { accrue, accruing, affordableSamples, available, chargeFor, receivedDurationMs } from '../../src/domain/accounts/billing.js';
 
 /**
  * Realtime spending stays within the balance (docs/protocol.md "Realtime spending"): the rate is 600

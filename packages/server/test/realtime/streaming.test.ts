@@ -1,13 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { start, type TestServer } from '../support/server.js';
+import { describe, expect, it } from 'vitest';
+import { start, serverForSuite } from '../support/server.js';
 import { connect, speech, storedAudio } from './support.js';
 
 describe('realtime socket: streaming', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await start({ retainRealtimeAudioSamples: 16_000 * 120 });
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite({ retainRealtimeAudioSamples: 16_000 * 120 });
 
   it('streams 20 ms frames: exact ack cursor, partials, each line once with its supplements, finish over the socket', async () => {
     const { created, peer, ready } = await connect(server, { options: { includeDetectedLanguage: true, entityCategories: ['name'] } });

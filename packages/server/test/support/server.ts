@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/index.js';
 
 export const PREFIX = '/sound_clone/api/v1';
@@ -31,6 +32,30 @@ export async function start(options: Partial<ServerOptions> = {}): Promise<TestS
     return { status: response.status, headers: response.headers, body: JSON.parse(text) };
   };
   return Object.assign(server, { call });
+}
+
+/**
+ * One server for the enclosing `describe`: started before its tests (before the hooks registered after
+ * this call), closed after them. The returned object stands for that server, so the suite reads as if
+ * it held it; use it inside tests and hooks, where it is running.
+ */
+export function serverForSuite(options: Partial<ServerOptions> = {}): TestServer {
+  let current: TestServer | undefined;
+  beforeAll(async () => {
+    current = await start(options);
+  });
+  afterAll(async () => {
+    await current?.close();
+    current = undefined;
+  });
+  const running = (): TestServer => {
+    if (current === undefined) throw new Error('the suite server runs only during its tests and hooks');
+    return current;
+  };
+  return new Proxy({} as TestServer, {
+    get: (_target, name) => Reflect.get(running(), name),
+    has: (_target, name) => Reflect.has(running(), name),
+  });
 }
 
 let counter = 0;

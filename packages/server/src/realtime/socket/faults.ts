@@ -1,4 +1,4 @@
-import type { SupplementDecision, SupplementKind } from '../domain/realtime-session.js';
+import type { SupplementDecision, SupplementKind } from '../session/audio.js';
 
 /**
  * Socket fault injection, for our tests and for users testing their own apps against the

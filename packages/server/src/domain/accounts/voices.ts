@@ -1,8 +1,8 @@
-import { ApiError, Violations } from '../errors.js';
+import { ApiError, Violations } from '../../errors.js';
 import { LIMITS } from '@soundclone/core/internal';
-import { DecimalIdSequence } from '../util/ids.js';
+import { DecimalIdSequence } from '../../util/ids.js';
 import type { Account } from './accounts.js';
-import { DISCARD_CHANGES, type ChangeSink } from './state-changes.js';
+import { DISCARD_CHANGES, type ChangeSink } from '../state-changes.js';
 
 /**
  * Voices (spec "Voice"). Values of type, feature and channel are ours ("not shown"):

@@ -1,10 +1,12 @@
-import { NAMES, SOUND_EVENT_TEXT } from '../recognition/words.js';
-import type { RecognitionResult, RecognizedSegment, RecognizedWord } from '../recognition/recognizer.js';
-import type { TranscriptionOptions } from './transcription-request.js';
+import { NAMES, SOUND_EVENT_TEXT } from '../../recognition/words.js';
+import type { RecognitionResult, RecognizedSegment, RecognizedWord } from '../../recognition/recognizer.js';
+import type { CharacterAlignment, Segment, Token, Transcript } from '@soundclone/core/internal';
+import type { TranscriptionOptions } from './request.js';
 
 /**
  * The public transcript (spec "Transcription task": transcript fields) and how a recognition result
- * becomes one. Element structures the spec leaves "not shown" are ours:
+ * becomes one. The shapes are core's (types/transcription.ts), the ones the SDK reads; element
+ * structures the spec leaves "not shown" are ours (docs/protocol.md):
  *   token      { text, type: word|sound_event, startMs, endMs, confidence }   (times null without alignment)
  *   speaker    { speakerId, label, role }                                      (role with identifyConversationRoles)
  *   entity     { id, category, text, segmentId, startMs, endMs, redacted }
@@ -12,38 +14,7 @@ import type { TranscriptionOptions } from './transcription-request.js';
  *   character  { char, startMs, endMs }                                        (alignmentLevel character)
  * Segment and token times are JSON numbers of milliseconds; audioDurationMs and billing are strings.
  */
-export interface Token {
-  readonly text: string;
-  readonly type: 'word' | 'sound_event';
-  readonly startMs: number | null;
-  readonly endMs: number | null;
-  readonly confidence: number;
-}
-
-export interface Segment {
-  readonly id: string;
-  readonly speakerId: string | null;
-  readonly channelIndex: number;
-  readonly startMs: number | null;
-  readonly endMs: number | null;
-  readonly text: string;
-  readonly timingStatus: 'ALIGNED' | 'NOT_REQUESTED';
-  readonly tokens: readonly Token[];
-  readonly characterAlignments: ReadonlyArray<{ char: string; startMs: number; endMs: number }>;
-}
-
-export interface Transcript {
-  readonly text: string;
-  readonly languageCode: string | null;
-  readonly languageConfidence: number | null;
-  readonly speakers: ReadonlyArray<{ speakerId: string; label: string; role: string | null }>;
-  readonly segments: readonly Segment[];
-  readonly channelResults: ReadonlyArray<{ channelIndex: number; text: string; languageCode: string | null; languageConfidence: number | null }>;
-  readonly entities: ReadonlyArray<Record<string, unknown>>;
-  readonly revisionStatus: 'NOT_REQUESTED' | 'APPLIED' | 'EMPTY' | 'FAILED';
-  readonly revisedText: string | null;
-  readonly revisionErrorCode: string | null;
-}
+export type { Token, Segment, Transcript } from '@soundclone/core/internal';
 
 /** Entity categories that find the recogniser's name words. */
 const NAME_CATEGORIES = new Set(['name', 'pii', 'all']);
@@ -124,8 +95,8 @@ function redact(word: string, style: TranscriptionOptions['redactionStyle']): st
 }
 
 /** Spreads each word's time evenly over its characters (alignmentLevel character). */
-function characterAlignments(words: readonly RecognizedWord[], tokens: readonly Token[]): Array<{ char: string; startMs: number; endMs: number }> {
-  const out: Array<{ char: string; startMs: number; endMs: number }> = [];
+function characterAlignments(words: readonly RecognizedWord[], tokens: readonly Token[]): CharacterAlignment[] {
+  const out: CharacterAlignment[] = [];
   words.forEach((w, i) => {
     const chars = [...(tokens[i]?.text ?? w.text)];
     const step = (w.endMs - w.startMs) / Math.max(1, chars.length);

@@ -1,7 +1,7 @@
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../errors.js';
 import { REALTIME, REALTIME_SPENDING } from '@soundclone/core/internal';
-import { RATE } from '../protocol.js';
-import { ceilDiv, dec } from '../util/decimal.js';
+import { RATE } from '../../protocol.js';
+import { ceilDiv, dec } from '../../util/decimal.js';
 import type { Account } from './accounts.js';
 
 /**

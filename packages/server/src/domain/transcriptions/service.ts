@@ -1,18 +1,18 @@
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../errors.js';
 import { LIMITS, MODELS } from '@soundclone/core/internal';
-import { ID_PREFIXES, SERVER_LIMITS } from '../protocol.js';
-import { guardedFetch, failureForStatus, type GuardOptions } from '../media/guarded-fetch.js';
-import { UndecodableMediaError, type DecodedMedia, type DecodedTrack } from '../media/decode.js';
-import type { BillingRecord } from './billing.js';
-import { randomId } from '../util/ids.js';
-import type { Clock } from '../util/clock.js';
-import type { Account } from './accounts.js';
-import { reserve } from './billing.js';
-import { IdempotencyStore } from './idempotency.js';
-import { DISCARD_CHANGES, type ChangeSink } from './state-changes.js';
+import { ID_PREFIXES, SERVER_LIMITS } from '../../protocol.js';
+import { guardedFetch, failureForStatus, type GuardOptions } from '../../media/guarded-fetch.js';
+import { UndecodableMediaError, type DecodedMedia, type DecodedTrack } from '../../media/decode.js';
+import type { BillingRecord } from '../accounts/billing.js';
+import { randomId } from '../../util/ids.js';
+import type { Clock } from '../../util/clock.js';
+import type { Account } from '../accounts/accounts.js';
+import { reserve } from '../accounts/billing.js';
+import { IdempotencyStore } from '../idempotency.js';
+import { DISCARD_CHANGES, type ChangeSink } from '../state-changes.js';
 import { isTerminal, taskView, type Task, type Tasks } from './tasks.js';
-import type { TranscriptionRunner } from './transcription-runner.js';
-import { checkNotifyDestination, validateTranscriptionRequest, type TranscriptionRequest } from './transcription-request.js';
+import type { TranscriptionRunner } from './runner.js';
+import { checkNotifyDestination, validateTranscriptionRequest, type TranscriptionRequest } from './request.js';
 import type { HeldMedia, Uploads } from './uploads.js';
 
 /**

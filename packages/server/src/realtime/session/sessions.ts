@@ -1,20 +1,20 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../errors.js';
 import { MODELS, REALTIME_SPENDING } from '@soundclone/core/internal';
-import { ACCOUNT_LIMITS, ID_PREFIXES, RECOGNIZER_REFUSALS, SERVER_LIMITS, SOCKET_TOKEN } from '../protocol.js';
-import { isRecognizerError } from '../recognition/errors.js';
-import type { Recognizer, RecognizerStream } from '../recognition/recognizer.js';
-import { dec, parseCount } from '../util/decimal.js';
-import { randomId } from '../util/ids.js';
-import type { Clock } from '../util/clock.js';
-import type { Account } from './accounts.js';
-import { accrue, accruing, affordableSamples, available, realtimeMinimum, receivedDurationMs, releaseRealtime, settleRealtime } from './billing.js';
-import { IdempotencyStore } from './idempotency.js';
-import type { RealtimeCreateRequest } from './realtime-options.js';
+import { ACCOUNT_LIMITS, ID_PREFIXES, RECOGNIZER_REFUSALS, SERVER_LIMITS, SOCKET_TOKEN } from '../../protocol.js';
+import { isRecognizerError } from '../../recognition/errors.js';
+import type { Recognizer, RecognizerStream } from '../../recognition/recognizer.js';
+import { dec, parseCount } from '../../util/decimal.js';
+import { randomId } from '../../util/ids.js';
+import type { Clock } from '../../util/clock.js';
+import type { Account } from '../../domain/accounts/accounts.js';
+import { accrue, accruing, affordableSamples, available, realtimeMinimum, receivedDurationMs, releaseRealtime, settleRealtime } from '../../domain/accounts/billing.js';
+import { IdempotencyStore } from '../../domain/idempotency.js';
+import type { RealtimeCreateRequest } from './options.js';
 import { RecoveryWindow } from './recovery-window.js';
-import { SessionAudio, type FeedOutcome, type SessionNotice, type SupplementKind, type SupplementPolicy } from './realtime-session.js';
-import { realtimeTranscript, sessionView } from './realtime-view.js';
-import type { Task, Tasks } from './tasks.js';
+import { SessionAudio, type FeedOutcome, type SessionNotice, type SupplementKind, type SupplementPolicy } from './audio.js';
+import { realtimeTranscript, sessionView } from './view.js';
+import type { Task, Tasks } from '../../domain/transcriptions/tasks.js';
 
 /**
  * Realtime sessions over REST (spec "Real-time session", "finish"; creation is ours). A session owns
@@ -38,8 +38,10 @@ export interface RealtimeTiming {
   readonly retainAudioMaxSamples?: number;
 }
 
-export type Notice = SessionNotice;
-
+/**
+ * One realtime session (`rs_…`, spec "Real-time session"): the one thing the server calls a session.
+ * Its audio, cursors and lines are `audio` (audio.ts); sockets attach to it (../socket/connection.ts).
+ */
 export interface Session {
   readonly id: string;
   readonly ownerId: string;
@@ -48,7 +50,7 @@ export interface Session {
   readonly audio: SessionAudio;
   readonly request: RealtimeCreateRequest;
   readonly createdAt: number;
-  readonly notices: Notice[];
+  readonly notices: SessionNotice[];
   readonly recovery: RecoveryWindow;
   /** Sockets attached now (a replacing socket attaches before the replaced one detaches). */
   attachedSockets: number;
@@ -380,7 +382,7 @@ export class RealtimeSessions {
    */
   private exhaust(session: Session): void {
     const received = session.audio.received;
-    const notice: Notice = {
+    const notice: SessionNotice = {
       code: REALTIME_SPENDING.exhaustedNotice,
       message: `the account's balance is used up after ${dec(received)} samples (${dec(receivedDurationMs(received))} ms) of audio; audio from there on was not accepted or charged`,
       receivedSamples: dec(received),

@@ -1,14 +1,14 @@
 import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
-import { ApiError, isApiError } from '../errors.js';
-import { failureBody } from '../http/envelope.js';
-import type { Faults } from '../http/faults.js';
+import { ApiError, isApiError } from '../../errors.js';
+import { failureBody } from '../../http/envelope.js';
+import { injectedFailure, type Faults } from '../../http/faults.js';
 import { API_PREFIX, CLOSE_CODES, FRAME, HEADERS, REALTIME_PATHS, SOCKET_QUERY } from '@soundclone/core/internal';
-import { ID_PREFIXES } from '../protocol.js';
-import type { Accounts } from '../domain/accounts.js';
-import type { RealtimeSessions, Session } from '../domain/realtime-sessions.js';
-import { randomId } from '../util/ids.js';
+import { ID_PREFIXES } from '../../protocol.js';
+import type { Accounts } from '../../domain/accounts/accounts.js';
+import type { RealtimeSessions, Session } from '../session/sessions.js';
+import { randomId } from '../../util/ids.js';
 import { Connection, type SocketConfig, type SocketLogEntry } from './connection.js';
 
 /**
@@ -31,7 +31,7 @@ import { Connection, type SocketConfig, type SocketLogEntry } from './connection
  */
 export interface SocketServerDeps {
   readonly accounts: Accounts;
-  readonly sessions: RealtimeSessions;
+  readonly realtime: RealtimeSessions;
   readonly faults: Faults;
   readonly config: SocketConfig;
 }
@@ -93,9 +93,8 @@ export class SocketServer {
       return;
     }
     if (fault?.kind === 'status') {
-      const code = fault.status === 429 ? 'RATE_LIMITED' : fault.status === 503 ? 'SERVICE_UNAVAILABLE' : 'INTERNAL';
-      const headers: Record<string, string> = fault.retryAfterSec !== undefined ? { [HEADERS.retryAfter]: String(fault.retryAfterSec) } : {};
-      refuse(socket, new ApiError(code, `injected fault: ${fault.status}`), requestId, headers);
+      const { error, headers } = injectedFailure(fault);
+      refuse(socket, error, requestId, headers);
       return;
     }
     let target: { session: Session | undefined; sessionId: string };
@@ -118,7 +117,7 @@ export class SocketServer {
         log('refused', { code: CLOSE_CODES.SESSION_NOT_FOUND });
         return;
       }
-      const connection = new Connection(id, ws, session, this.deps.sessions, this.deps.config, this.deps.faults.socket, log, (c) => this.forget(c));
+      const connection = new Connection(id, ws, session, this.deps.realtime, this.deps.config, this.deps.faults.socket, log, (c) => this.forget(c));
       this.connections.add(connection);
       const previous = this.bySession.get(session.id);
       this.bySession.set(session.id, connection);
@@ -136,7 +135,7 @@ export class SocketServer {
     const token = url.searchParams.get(SOCKET_QUERY.token);
     const sessionId = url.searchParams.get(SOCKET_QUERY.sessionId);
     if (token !== null) {
-      const session = this.deps.sessions.verifyToken(token);
+      const session = this.deps.realtime.verifyToken(token);
       if (session === undefined) throw new ApiError('UNAUTHORIZED', 'invalid or expired socket token');
       if (sessionId !== null && sessionId !== session.id) throw ApiError.invalidField(SOCKET_QUERY.sessionId, 'does not match the token');
       return { session, sessionId: session.id };
@@ -144,7 +143,7 @@ export class SocketServer {
     const key = req.headers[HEADERS.accessKey.toLowerCase()];
     const account = this.deps.accounts.authenticate(Array.isArray(key) ? key[0] : key);
     if (sessionId === null || sessionId === '') throw ApiError.invalidField(SOCKET_QUERY.sessionId, 'is required with the accessKey header');
-    const session = this.deps.sessions.byId(sessionId);
+    const session = this.deps.realtime.byId(sessionId);
     return { session: session !== undefined && session.ownerId === account.id ? session : undefined, sessionId };
   }
 

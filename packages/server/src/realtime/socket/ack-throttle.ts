@@ -1,4 +1,4 @@
-import type { AckMode } from './socket-faults.js';
+import type { AckMode } from './faults.js';
 
 /**
  * When `audio.ack` goes out. Leading and trailing throttle: the first accepted frame after a

@@ -1,11 +1,12 @@
 import {
-  ALIGNMENT_LEVELS, CHANNEL_RESULT_MODES, type DownloadFormat, INPUT_ENCODINGS, LIMITS, MODELS, REDACTION_STYLES, literalHostRefusal, protocol,
+  ALIGNMENT_LEVELS, CHANNEL_RESULT_MODES, INPUT_ENCODINGS, LIMITS, MODELS, REDACTION_STYLES, literalHostRefusal, protocol,
+  type TranscriptionOptions as WireTranscriptionOptions,
 } from '@soundclone/core/internal';
-import { ApiError, Violations } from '../errors.js';
-import { hostKey } from '../media/guarded-fetch.js';
-import { SERVER_LIMITS } from '../protocol.js';
+import { ApiError, Violations } from '../../errors.js';
+import { hostKey } from '../../media/guarded-fetch.js';
+import { SERVER_LIMITS } from '../../protocol.js';
 import { validateExportFormats, validateExportOptions, type ExportOptions } from './export-options.js';
-import { bool, int, jsonDepth, num, oneOf, plainObject, str, strArray, unknownKeys } from './validate.js';
+import { bool, int, jsonDepth, num, oneOf, plainObject, str, strArray, unknownKeys } from '../validate.js';
 
 /**
  * Validation of POST /stt/transcriptions (spec "options fields", "Option combination rules",
@@ -37,33 +38,23 @@ export const OPTION_FIELDS = [
 
 export type { ExportOptions } from './export-options.js';
 
-export interface TranscriptionOptions {
-  readonly rewriteInstruction?: string;
-  readonly includeSoundEvents: boolean;
-  /** Resolved: the default is true for single-channel processing and false with separateChannels. */
-  readonly separateSpeakers: boolean;
-  readonly maxSpeakerCount?: number;
-  readonly speakerMergeSensitivity?: number;
-  readonly alignmentLevel: (typeof ALIGNMENT_LEVELS)[number];
-  readonly inputEncoding: (typeof INPUT_ENCODINGS)[number];
-  readonly samplingTemperature?: number;
-  readonly randomSeed?: number;
-  readonly separateChannels: boolean;
-  readonly channelResultMode: (typeof CHANNEL_RESULT_MODES)[number];
-  readonly entityCategories: readonly string[];
-  readonly redactCategories: readonly string[];
-  readonly redactionStyle?: (typeof REDACTION_STYLES)[number];
-  readonly removeDisfluencies: boolean;
-  readonly identifyConversationRoles: boolean;
-  readonly vocabularyHints: readonly string[];
-  readonly processingContentStorage: boolean;
-  readonly exportFormats: readonly DownloadFormat[];
+/** Options a create may leave out and the service then resolves a default for. */
+type Defaulted =
+  | 'includeSoundEvents' | 'separateSpeakers' | 'alignmentLevel' | 'inputEncoding' | 'separateChannels' | 'channelResultMode' | 'entityCategories'
+  | 'redactCategories' | 'removeDisfluencies' | 'identifyConversationRoles' | 'vocabularyHints' | 'processingContentStorage' | 'exportFormats';
+/** Options that stay absent when a create leaves them out. */
+type Optional = 'rewriteInstruction' | 'maxSpeakerCount' | 'speakerMergeSensitivity' | 'samplingTemperature' | 'randomSeed' | 'redactionStyle' | 'notifyUrl' | 'notificationSigningSecret';
+
+/**
+ * A create's options as validated: core's TranscriptionOptions (the shape the SDK sends) with the
+ * defaults resolved (separateSpeakers: true for single-channel processing, false with separateChannels).
+ */
+export interface TranscriptionOptions extends Required<Pick<WireTranscriptionOptions, Defaulted>>, Pick<WireTranscriptionOptions, Optional> {
   readonly exportOptions: readonly ExportOptions[];
-  /** Resolved: true when notifyUrl is present unless notifyOnCompletion is false. */
+  /** Ours, resolved from notifyUrl and notifyOnCompletion: true when notifyUrl is present unless notifyOnCompletion is false. */
   readonly notify: boolean;
-  readonly notifyUrl?: string;
+  /** Echoed as sent (a plain object, checked for depth and size). */
   readonly clientMetadata?: unknown;
-  readonly notificationSigningSecret?: string;
 }
 
 export interface TranscriptionRequest {

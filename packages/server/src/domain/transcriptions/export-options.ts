@@ -1,20 +1,13 @@
-import type { Violations } from '../errors.js';
-import { DOWNLOAD_FORMATS, type DownloadFormat, LIMITS } from '@soundclone/core/internal';
-import { bool, int, num, oneOf, plainObject, unknownKeys } from './validate.js';
+import type { Violations } from '../../errors.js';
+import { DOWNLOAD_FORMATS, type DownloadFormat, type ExportOptionsEntry, LIMITS } from '@soundclone/core/internal';
+import { bool, int, num, oneOf, plainObject, unknownKeys } from '../validate.js';
 
 /**
  * options.exportFormats and options.exportOptions (spec "exportOptions entry"): pre-generated formats,
  * and per-format controls that apply to the pre-generated file and to later downloads of that format.
+ * An entry is core's ExportOptionsEntry with includeSpeakers and includeTimestamps resolved.
  */
-export interface ExportOptions {
-  readonly format: DownloadFormat;
-  readonly includeSpeakers: boolean;
-  readonly includeTimestamps: boolean;
-  readonly segmentOnSilenceLongerThanS?: number;
-  readonly maxSegmentDurationS?: number;
-  readonly maxSegmentChars?: number;
-  readonly maxCharactersPerLine?: number;
-}
+export type ExportOptions = ExportOptionsEntry & Required<Pick<ExportOptionsEntry, 'includeSpeakers' | 'includeTimestamps'>>;
 
 const EXPORT_OPTION_FIELDS = ['format', 'includeSpeakers', 'includeTimestamps', 'segmentOnSilenceLongerThanS', 'maxSegmentDurationS', 'maxSegmentChars', 'maxCharactersPerLine'];
 

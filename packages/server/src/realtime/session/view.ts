@@ -1,9 +1,9 @@
 import { MODELS, REALTIME } from '@soundclone/core/internal';
-import { ceilDiv, dec } from '../util/decimal.js';
-import { chargeFor } from './billing.js';
-import type { Line } from './realtime-session.js';
-import type { Session } from './realtime-sessions.js';
-import type { Segment, Transcript } from './transcript.js';
+import { ceilDiv, dec } from '../../util/decimal.js';
+import { chargeFor } from '../../domain/accounts/billing.js';
+import type { Line } from './audio.js';
+import type { Session } from './sessions.js';
+import type { Segment, Transcript } from '../../domain/transcriptions/transcript.js';
 
 /** Spec "line fields". */
 export function lineView(line: Line): Record<string, unknown> {

@@ -1,11 +1,11 @@
-import { ApiError, Violations } from '../errors.js';
+import { ApiError, Violations } from '../../errors.js';
 import { type DownloadFormat, LIMITS, type TaskStatus, TERMINAL_STATUSES } from '@soundclone/core/internal';
-import { dec } from '../util/decimal.js';
-import type { Account } from './accounts.js';
-import { billingView, release, releaseRealtime, type BillingRecord } from './billing.js';
-import { DISCARD_CHANGES, type ChangeSink } from './state-changes.js';
+import { dec } from '../../util/decimal.js';
+import type { Account } from '../accounts/accounts.js';
+import { billingView, release, releaseRealtime, type BillingRecord } from '../accounts/billing.js';
+import { DISCARD_CHANGES, type ChangeSink } from '../state-changes.js';
 import type { Transcript } from './transcript.js';
-import type { TranscriptionOptions } from './transcription-request.js';
+import type { TranscriptionOptions } from './request.js';
 
 /**
  * The shared History (spec "What the service does" 7): batch tasks and realtime results in one store,

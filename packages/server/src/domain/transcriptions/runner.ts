@@ -1,16 +1,16 @@
-import type { DecodedTrack } from '../media/decode.js';
-import { collect, feedOf } from '../media/recognizer-feed.js';
-import { RECOGNIZER_REFUSALS } from '../protocol.js';
-import { isRecognizerError } from '../recognition/errors.js';
-import type { Recognizer } from '../recognition/recognizer.js';
-import { sleep, type Clock } from '../util/clock.js';
-import { EXPORTERS } from '../exports/index.js';
-import type { Account } from './accounts.js';
-import { release, settle } from './billing.js';
+import type { DecodedTrack } from '../../media/decode.js';
+import { collect, feedOf } from '../../media/recognizer-feed.js';
+import { RECOGNIZER_REFUSALS } from '../../protocol.js';
+import { isRecognizerError } from '../../recognition/errors.js';
+import type { Recognizer } from '../../recognition/recognizer.js';
+import { sleep, type Clock } from '../../util/clock.js';
+import { EXPORTERS } from '../../exports/index.js';
+import type { Account } from '../accounts/accounts.js';
+import { release, settle } from '../accounts/billing.js';
 import { renderExport } from './downloads.js';
 import { isTerminal, type Task, type Tasks } from './tasks.js';
 import { buildTranscript } from './transcript.js';
-import { SUPPORTED_ENTITY_CATEGORIES, type TranscriptionOptions } from './transcription-request.js';
+import { SUPPORTED_ENTITY_CATEGORIES, type TranscriptionOptions } from './request.js';
 
 /** Test knobs: how long each batch phase takes (ms). Hold a task non-terminal with a long processing. */
 export interface TaskTiming {

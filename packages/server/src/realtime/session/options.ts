@@ -1,25 +1,19 @@
-import { Violations } from '../errors.js';
-import { LIMITS } from '@soundclone/core/internal';
-import { bool, oneOf, plainObject, str, strArray, unknownKeys } from './validate.js';
-import { SUPPORTED_LANGUAGES } from './transcription-request.js';
+import { Violations } from '../../errors.js';
+import { LIMITS, type RealtimeSessionOptions } from '@soundclone/core/internal';
+import { bool, oneOf, plainObject, str, strArray, unknownKeys } from '../../domain/validate.js';
+import { SUPPORTED_LANGUAGES } from '../../domain/transcriptions/request.js';
 
 /**
- * Realtime session options (spec "Capabilities" realtimeParameters: options.inputEncoding,
+ * Realtime session options as validated: core's RealtimeSessionOptions with every default resolved
+ * (only rewriteInstruction stays optional). Spec "Capabilities" realtimeParameters: options.inputEncoding,
  * options.segmentCommitMode; "finish" 3: includeAlignment, includeDetectedLanguage, entityCategories,
- * rewriteInstruction). Audio is always PCM16 little-endian mono at 16 kHz.
+ * rewriteInstruction. Audio is always PCM16 little-endian mono at 16 kHz.
  *   segmentCommitMode  auto   a segment commits on silence, pause, rotation and finish
  *                      manual a segment commits only on pause, rotation and finish
  */
-export interface RealtimeOptions {
-  readonly inputEncoding: 'pcm_s16le_16';
-  readonly segmentCommitMode: 'auto' | 'manual';
-  readonly includeAlignment: boolean;
-  readonly includeDetectedLanguage: boolean;
-  readonly entityCategories: readonly string[];
-  readonly rewriteInstruction?: string;
-  readonly vocabularyHints: readonly string[];
-  readonly processingContentStorage: boolean;
-}
+export interface RealtimeOptions
+  extends Required<Pick<RealtimeSessionOptions, Exclude<(typeof REALTIME_OPTION_FIELDS)[number], 'rewriteInstruction'>>>,
+    Pick<RealtimeSessionOptions, 'rewriteInstruction'> {}
 
 export interface RealtimeCreateRequest {
   readonly title?: string;
@@ -27,7 +21,7 @@ export interface RealtimeCreateRequest {
   readonly options: RealtimeOptions;
 }
 
-export const REALTIME_OPTION_FIELDS = ['inputEncoding', 'segmentCommitMode', 'includeAlignment', 'includeDetectedLanguage', 'entityCategories', 'rewriteInstruction', 'vocabularyHints', 'processingContentStorage'];
+export const REALTIME_OPTION_FIELDS = ['inputEncoding', 'segmentCommitMode', 'includeAlignment', 'includeDetectedLanguage', 'entityCategories', 'rewriteInstruction', 'vocabularyHints', 'processingContentStorage'] as const;
 
 export function validateRealtimeCreate(body: Record<string, unknown>): RealtimeCreateRequest {
   const v = new Violations();

@@ -1,8 +1,8 @@
 import { CLIENT_MESSAGES, type ClientMessageType, type ServerMessageType, type SocketErrorCode } from '@soundclone/core/internal';
-import type { Violation } from '../errors.js';
-import type { Line, SessionNotice, SupplementKind } from '../domain/realtime-session.js';
-import { lineView } from '../domain/realtime-view.js';
-import { jsonTooDeep } from '../util/json-depth.js';
+import type { Violation } from '../../errors.js';
+import type { Line, SessionNotice, SupplementKind } from '../session/audio.js';
+import { lineView } from '../session/view.js';
+import { jsonTooDeep } from '../../util/json-depth.js';
 
 /**
  * JSON messages of the realtime socket (docs/protocol.md "Realtime socket"). The server side builds

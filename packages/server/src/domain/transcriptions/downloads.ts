@@ -1,7 +1,7 @@
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../errors.js';
 import { DOWNLOAD_FORMATS, type DownloadFormat } from '@soundclone/core/internal';
-import { defaultExportOptions } from '../exports/context.js';
-import type { Exporter } from '../exports/context.js';
+import { defaultExportOptions } from '../../exports/context.js';
+import type { Exporter } from '../../exports/context.js';
 import { taskView, type Task } from './tasks.js';
 
 /**

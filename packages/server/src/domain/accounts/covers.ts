@@ -1,8 +1,8 @@
-import { Violations } from '../errors.js';
+import { Violations } from '../../errors.js';
 import { LIMITS } from '@soundclone/core/internal';
 import type { Account } from './accounts.js';
-import { DISCARD_CHANGES, type ChangeSink } from './state-changes.js';
-import { boundedElements } from './validate.js';
+import { DISCARD_CHANGES, type ChangeSink } from '../state-changes.js';
+import { boundedElements } from '../validate.js';
 
 /**
  * AI cover history (spec "DELETE /cover"). Cover generation is not part of this service: each account

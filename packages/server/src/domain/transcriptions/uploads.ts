@@ -1,9 +1,9 @@
-import { ApiError } from '../errors.js';
-import { ID_PREFIXES } from '../protocol.js';
-import { decodeMedia, UndecodableMediaError, type DecodedMedia } from '../media/decode.js';
-import { dec } from '../util/decimal.js';
-import { randomId } from '../util/ids.js';
-import type { Account } from './accounts.js';
+import { ApiError } from '../../errors.js';
+import { ID_PREFIXES } from '../../protocol.js';
+import { decodeMedia, UndecodableMediaError, type DecodedMedia } from '../../media/decode.js';
+import { dec } from '../../util/decimal.js';
+import { randomId } from '../../util/ids.js';
+import type { Account } from '../accounts/accounts.js';
 
 /**
  * Uploads (spec: "POST /uploads ... not shown", ours). The body is the raw media; it is read and checked

@@ -1,7 +1,7 @@
-import type { RecognizerStream, StreamEvent } from '../recognition/recognizer.js';
-import { NAMES } from '../recognition/words.js';
+import type { RecognizerStream, StreamEvent } from '../../recognition/recognizer.js';
+import { NAMES } from '../../recognition/words.js';
 import { REALTIME } from '@soundclone/core/internal';
-import type { RealtimeOptions } from './realtime-options.js';
+import type { RealtimeOptions } from './options.js';
 
 /**
  * One realtime session's audio state (spec "Real-time session"; the realtime socket drives it).
@@ -77,7 +77,7 @@ export interface SessionNotice {
 }
 
 /**
- * What a session announces; the socket connection (src/realtime/connection.ts) turns each into a
+ * What a session announces; the socket connection (../socket/connection.ts) turns each into a
  * message. REST pause and finish announce too, so an attached socket hears about them.
  */
 export type SessionEvent =

@@ -1,19 +1,19 @@
 import { endianness } from 'node:os';
 import type WebSocket from 'ws';
-import { isApiError } from '../errors.js';
+import { isApiError } from '../../errors.js';
 import { CLOSE_CODES, decodeFrameHeader, FRAME, type SocketErrorCode } from '@soundclone/core/internal';
-import type { SessionEvent } from '../domain/realtime-session.js';
-import type { RealtimeSessions, Session } from '../domain/realtime-sessions.js';
-import { dec } from '../util/decimal.js';
+import type { SessionEvent } from '../session/audio.js';
+import type { RealtimeSessions, Session } from '../session/sessions.js';
+import { dec } from '../../util/decimal.js';
 import { AckThrottle } from './ack-throttle.js';
 import { Heartbeat } from './heartbeat.js';
 import { Outbox } from './outbox.js';
-import { SocketLifetime } from './socket-lifetime.js';
+import { SocketLifetime } from './lifetime.js';
 import { errorMessage, lineMessage, noticeMessage, parseClientMessage, resumeEpoch, supplementMessage, type ServerMessage } from './messages.js';
-import type { SocketConfig, SocketLogEntry } from './socket-config.js';
-import type { SocketFaults } from './socket-faults.js';
+import type { SocketConfig, SocketLogEntry } from './config.js';
+import type { SocketFaults } from './faults.js';
 
-export type { SocketConfig, SocketLogEntry } from './socket-config.js';
+export type { SocketConfig, SocketLogEntry } from './config.js';
 
 const LITTLE_ENDIAN = endianness() === 'LE';
 
@@ -32,7 +32,7 @@ const LITTLE_ENDIAN = endianness() === 'LE';
 export class Connection {
   private unsubscribe: (() => void) | undefined;
   private heartbeat: Heartbeat | undefined;
-  /** The socket lifetime limit, when the server has one (socket-lifetime.ts). */
+  /** The socket lifetime limit, when the server has one (lifetime.ts). */
   private lifetime: SocketLifetime | undefined;
   private readTimer: ReturnType<typeof setTimeout> | undefined;
   /** Messages waiting while a slow-reads fault delays processing. */
@@ -53,7 +53,7 @@ export class Connection {
     readonly id: string,
     private readonly ws: WebSocket,
     readonly session: Session,
-    private readonly sessions: RealtimeSessions,
+    private readonly realtime: RealtimeSessions,
     private readonly config: SocketConfig,
     private readonly faults: SocketFaults,
     private readonly log: (kind: string, detail?: Record<string, unknown>) => void,
@@ -75,12 +75,12 @@ export class Connection {
   async start(): Promise<void> {
     const session = this.session;
     const deadlineBefore = session.recovery.deadline;
-    const outcome = this.sessions.attach(session);
+    const outcome = this.realtime.attach(session);
     if (outcome === 'finished') {
       // A client that reconnects after sending finish (or after a REST finish) still gets the final view.
       await session.finishing;
       if (this.disposed) return;
-      this.send({ type: 'session.finished', session: this.sessions.view(session) });
+      this.send({ type: 'session.finished', session: this.realtime.view(session) });
       this.close(CLOSE_CODES.SESSION_FINISHED, 'session finished');
       return;
     }
@@ -91,13 +91,13 @@ export class Connection {
     this.attached = true;
     if (this.disposed) {
       // The socket closed while we were attaching: give the attachment back at once.
-      this.sessions.detach(session);
+      this.realtime.detach(session);
       this.attached = false;
       return;
     }
     // The recogniser loads what it needs now (a PocketSphinx decoder, on a worker thread), not at
     // creation: a session nobody connects to holds none. Messages meanwhile wait in `early`.
-    const preparing = this.sessions.prepare(session);
+    const preparing = this.realtime.prepare(session);
     if (preparing !== undefined) {
       this.preparing = true;
       await preparing;
@@ -109,7 +109,7 @@ export class Connection {
       // The recogniser failed (the session is FAILED), or a REST finish came first.
       await session.finishing;
       if (this.disposed) return;
-      this.send({ type: 'session.finished', session: this.sessions.view(session) });
+      this.send({ type: 'session.finished', session: this.realtime.view(session) });
       this.close(CLOSE_CODES.SESSION_FINISHED, 'session finished');
       return;
     }
@@ -134,14 +134,14 @@ export class Connection {
       receivedSamples: dec(audio.received),
       sentSamples: dec(audio.sent),
       capturedSamples: dec(audio.captured),
-      recoveryWindowMs: this.sessions.recoveryWindowMs,
+      recoveryWindowMs: this.realtime.recoveryWindowMs,
       recoveryDeadline: deadlineBefore === null ? null : new Date(deadlineBefore).toISOString(),
       heartbeatIntervalMs: this.config.heartbeatIntervalMs,
       heartbeatTimeoutMs: this.config.heartbeatTimeoutMs,
       ackIntervalMs: this.config.ackIntervalMs,
       maxFrameSamples: this.config.maxFrameSamples,
-      socketLifetimeMs: this.sessions.socketLifetimeMs ?? null,
-      session: this.sessions.view(session),
+      socketLifetimeMs: this.realtime.socketLifetimeMs ?? null,
+      session: this.realtime.view(session),
     });
     this.armLifetime();
     const early = this.early.splice(0);
@@ -187,7 +187,7 @@ export class Connection {
    * close, and nothing accepted after it: close() disposes at once) and close 4002.
    */
   private armLifetime(): void {
-    const lifetimeMs = this.sessions.socketLifetimeMs;
+    const lifetimeMs = this.realtime.socketLifetimeMs;
     if (lifetimeMs === undefined) return;
     this.lifetime = new SocketLifetime(
       lifetimeMs,
@@ -281,7 +281,7 @@ export class Connection {
     }
     const samples = pcm16View(buffer, header.sampleCount);
     const audio = this.session.audio;
-    const outcome = this.sessions.feed(this.session, header.epoch, BigInt(header.startSample), samples);
+    const outcome = this.realtime.feed(this.session, header.epoch, BigInt(header.startSample), samples);
     if (outcome.kind === 'rejected') {
       const messages: Record<typeof outcome.reason, string> = {
         NOT_ACCEPTING: 'the session does not accept audio now (paused, rotated awaiting session.resume, or finishing)',
@@ -331,11 +331,11 @@ export class Connection {
       case 'pong':
         return;
       case 'session.captured':
-        this.apiCall(() => this.sessions.recordCaptured(this.session, body));
+        this.apiCall(() => this.realtime.recordCaptured(this.session, body));
         return;
       case 'session.pause':
         // The same implementation as POST …/pause; session.paused comes from the session event.
-        this.apiCall(() => this.sessions.pause(this.session, body));
+        this.apiCall(() => this.realtime.pause(this.session, body));
         return;
       case 'session.resume': {
         const epoch = resumeEpoch(body);
@@ -356,7 +356,7 @@ export class Connection {
         // The same implementation as POST …/finish: one settlement, however many callers race.
         // session.finished arrives through the session event (also for a REST finish).
         try {
-          await this.sessions.finish(this.session, body);
+          await this.realtime.finish(this.session, body);
         } catch (caught) {
           if (!this.disposed) this.apiFailure(caught);
         }
@@ -409,7 +409,7 @@ export class Connection {
         return;
       case 'session.finished':
         this.acks.flush();
-        this.send({ type: 'session.finished', session: this.sessions.view(this.session) });
+        this.send({ type: 'session.finished', session: this.realtime.view(this.session) });
         this.close(CLOSE_CODES.SESSION_FINISHED, 'session finished');
         return;
     }
@@ -423,7 +423,7 @@ export class Connection {
 
   private sendUsage(rotate: boolean): void {
     this.lastUsageAt = performance.now();
-    const view = this.sessions.view(this.session);
+    const view = this.realtime.view(this.session);
     this.send({ type: 'usage.updated', rotate, epoch: this.session.audio.epoch, usage: view['usage'] });
   }
 
@@ -477,7 +477,7 @@ export class Connection {
     this.early.length = 0;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
-    if (this.attached) this.sessions.detach(this.session);
+    if (this.attached) this.realtime.detach(this.session);
     this.attached = false;
     this.onDisposed(this);
   }

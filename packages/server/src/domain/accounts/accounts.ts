@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../errors.js';
 
 /**
  * Accounts: one per access key (--access-key is repeatable, one account per key). Everything

@@ -1,7 +1,7 @@
-import { ApiError, Violations } from '../errors.js';
+import { ApiError, Violations } from '../../errors.js';
 import { LIMITS, TTS_HAS_MORE } from '@soundclone/core/internal';
-import { seededRandom } from '../util/random.js';
-import { WORDS } from '../recognition/words.js';
+import { seededRandom } from '../../util/random.js';
+import { WORDS } from '../../recognition/words.js';
 import type { Account } from './accounts.js';
 
 /**
