@@ -5,10 +5,11 @@ import type { Browser, Page } from 'playwright-core';
 import SrtParser from 'srt-parser-2';
 import { attachCaptions, SoundClone, SrtWriter, WebVttWriter, type Cue, type CueChange } from '@soundclone/core';
 import type { RunningServer } from '@soundclone/server';
-import { startDemo, type DemoServer } from '../../packages/web-audio/demo/dev-server.ts';
+import type { DemoServer } from '../../packages/web-audio/demo/dev-server.ts';
 import { clientFor, feed, speech, startRealtimeServer } from '../realtime/support.ts';
 import { latestFinal } from '../captions/support.ts';
-import { ARTIFACTS, WAV_RATE, launchChromium, speechWav, writeWav } from './support.ts';
+import { closeRig, startDemoRig, storedAudio } from './rig.ts';
+import { ARTIFACTS, speechWav } from './support.ts';
 import { snapshot, tryStart, until, type DemoWindow } from './demo-page.ts';
 
 /**
@@ -17,20 +18,11 @@ import { snapshot, tryStart, until, type DemoWindow } from './demo-page.ts';
  * same session's SRT; and the demo page's TextTrack holds the final cues of its session, the same
  * cues a caption engine in Node makes from the same audio through the same reference server.
  */
-const wavPath = join(ARTIFACTS, 'fake-mic-captions.wav');
 let browser: Browser;
 let demo: DemoServer;
 
-beforeAll(async () => {
-  writeWav(wavPath, speechWav().pcm, WAV_RATE);
-  demo = await startDemo({ serverOptions: { recognizer: 'deterministic', retainRealtimeAudioSamples: 16_000 * 60 } });
-  browser = await launchChromium(wavPath);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await demo?.close();
-});
+beforeAll(async () => void ({ demo, browser } = await startDemoRig('fake-mic-captions.wav', speechWav().pcm, { serverOptions: { recognizer: 'deterministic', retainRealtimeAudioSamples: 16_000 * 60 } })));
+afterAll(() => closeRig({ demo, browser }));
 
 /** A cue as compared here: times in whole ms (both formats carry milliseconds), the text as shown. */
 interface SeenCue {
@@ -167,10 +159,7 @@ describe('caption cues in Chromium', () => {
 
       // The same audio, as the server stored it, through a Node session and core's caption engine.
       const sessionId = demo.sessions.at(-1) as string;
-      const r = await fetch(`${demo.server.url}/sound_clone/api/v1/stt/realtime/sessions/${sessionId}/audio`, { headers: { accessKey: demo.accessKey } });
-      expect(r.status).toBe(200);
-      const bytes = new Uint8Array(await r.arrayBuffer());
-      const stored = new Int16Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 2).slice();
+      const stored = await storedAudio(demo, sessionId);
       const session = await new SoundClone({ accessKey: demo.accessKey, baseUrl: demo.server.url }).stt.realtime.connect({});
       const captions = attachCaptions(session);
       const changes: CueChange[] = [];

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import type { DemoServer } from '../../packages/web-audio/demo/dev-server.ts';
-import { expectExactStretches, openLab, pageUntil, platform, closeLabRig, startLabRig, watchPlatform, type LabServer, type LabWindow, type PlatformWatch } from './lab.ts';
+import { expectExactStretches, finishRun, openLab, pageUntil, platform, startLabRig, watchPlatform, type LabServer, type LabWindow, type PlatformWatch } from './lab.ts';
+import { closeRig } from './rig.ts';
 import { speechWav } from './support.ts';
 
 /**
@@ -18,7 +19,7 @@ let lab: LabServer;
 let browser: Browser;
 
 beforeAll(async () => void ({ demo, lab, browser } = await startLabRig('fake-mic-app-streams.wav', wav.pcm)));
-afterAll(() => closeLabRig({ demo, lab, browser }));
+afterAll(() => closeRig({ demo, lab, browser }));
 
 const RAW = { echoCancellation: false, noiseSuppression: false, autoGainControl: false };
 
@@ -43,8 +44,7 @@ describe('web-audio: streams the app supplies (Chromium)', () => {
     const page = await browser.newPage();
     await page.addInitScript(watchPlatform);
     try {
-      await openLab(page, lab);
-      const grant = await lab.grant();
+      const grant = await openLab(page, lab);
       await page.evaluate(async ({ grant, raw }) => {
         const w = window as unknown as LabWindow;
         // The app's own getUserMedia (not openMicrophone()): the capture cannot know what it is.
@@ -64,7 +64,7 @@ describe('web-audio: streams the app supplies (Chromium)', () => {
       });
       expect(state).toMatchObject({ state: 'stopped', failure: 'WEB_AUDIO_DEVICE_LOST', health: 'failed', present: true });
       expect(state.message).toContain('recovery.reacquire');
-      const done = await page.evaluate(() => (window as unknown as LabWindow).lab.finish((window as unknown as LabWindow).run));
+      const done = await finishRun(page);
       expect(done.stop).toBe('WEB_AUDIO_DEVICE_LOST');
       expect(done.status).toBe('COMPLETED');
       expect(done.cuts).toEqual([]);
@@ -83,8 +83,7 @@ describe('web-audio: streams the app supplies (Chromium)', () => {
     const page = await browser.newPage();
     await page.addInitScript(watchPlatform);
     try {
-      await openLab(page, lab);
-      const grant = await lab.grant();
+      const grant = await openLab(page, lab);
       await page.evaluate(async ({ grant, raw }) => {
         const w = window as unknown as LabWindow & { asked: unknown[] };
         w.asked = [];
@@ -133,7 +132,7 @@ describe('web-audio: streams the app supplies (Chromium)', () => {
       const lost = await page.evaluate(() => (window as unknown as LabWindow).run.events.filter((e) => e.type === 'device-lost').map((e) => e['detail']));
       expect(lost).toEqual(['track-ended', 'context-closed']);
 
-      const done = await page.evaluate(() => (window as unknown as LabWindow).lab.finish((window as unknown as LabWindow).run));
+      const done = await finishRun(page);
       expect(done.stop).toBe('ok');
       expect(done.gaps.map((g) => g.cause)).toEqual(['device-lost', 'device-lost']);
       const parts = await expectExactStretches(demo, grant.sessionId, done);
@@ -154,8 +153,7 @@ describe('web-audio: streams the app supplies (Chromium)', () => {
     const page = await browser.newPage();
     await page.addInitScript(watchPlatform);
     try {
-      await openLab(page, lab);
-      const grant = await lab.grant();
+      const grant = await openLab(page, lab);
       await page.evaluate(async ({ grant, raw }) => {
         const w = window as unknown as LabWindow & { asked: number[] };
         w.asked = [];
@@ -178,7 +176,7 @@ describe('web-audio: streams the app supplies (Chromium)', () => {
       expect(await page.evaluate(() => (window as unknown as { asked: number[] }).asked)).toEqual([1, 2]);
       const failure = await page.evaluate(() => (window as unknown as LabWindow).run.capture.failure?.message);
       expect(failure).toContain('recovery.reacquire gave no usable one in 2 attempts');
-      const done = await page.evaluate(() => (window as unknown as LabWindow).lab.finish((window as unknown as LabWindow).run));
+      const done = await finishRun(page);
       expect(done.stop).toBe('WEB_AUDIO_DEVICE_LOST');
       await expectExactStretches(demo, grant.sessionId, done);
       expect(await platform(page)).toMatchObject({ calls: 1, openContexts: 0, rejections: [], reported: ['WEB_AUDIO_DEVICE_LOST'] });

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import type { DemoServer } from '../../packages/web-audio/demo/dev-server.ts';
-import { expectExactStretches, openLab, pageUntil, platform, closeLabRig, startLabRig, watchPlatform, type LabServer, type LabWindow } from './lab.ts';
+import { expectExactStretches, finishRun, openLab, pageUntil, platform, startLabRig, watchPlatform, type LabServer, type LabWindow } from './lab.ts';
+import { closeRig } from './rig.ts';
 import { speechWav } from './support.ts';
 
 /**
@@ -18,7 +19,7 @@ let lab: LabServer;
 let browser: Browser;
 
 beforeAll(async () => void ({ demo, lab, browser } = await startLabRig('fake-mic-races.wav', wav.pcm)));
-afterAll(() => closeLabRig({ demo, lab, browser }));
+afterAll(() => closeRig({ demo, lab, browser }));
 
 /** Calls `onNode` (once) right after each AudioWorkletNode is made: the new graph exists, the cut comes next. */
 function watchNodes(): void {
@@ -41,8 +42,7 @@ describe('web-audio: setDevice() and stop() racing (Chromium)', () => {
       await page.addInitScript(watchPlatform);
       await page.addInitScript(watchNodes);
       try {
-        await openLab(page, lab);
-        const grant = await lab.grant();
+        const grant = await openLab(page, lab);
         await page.evaluate(async (grant) => {
           const w = window as unknown as LabWindow;
           w.run = await w.lab.run(grant, {});
@@ -82,7 +82,7 @@ describe('web-audio: setDevice() and stop() racing (Chromium)', () => {
         const seen = await platform(page);
         expect(seen).toMatchObject({ liveTracks: 0, openContexts: 0, rejections: [], reported: [] });
         expect(seen.calls).toBe(window === 'setDevice after stop' ? 1 : 2);
-        const done = await page.evaluate(() => (window as unknown as LabWindow).lab.finish((window as unknown as LabWindow).run));
+        const done = await finishRun(page);
         expect(done.stop).toBe('ok');
         expect(await page.evaluate(() => (window as unknown as LabWindow).run.writesAfterStop)).toBe(0);
         // The old device's audio only, one stretch: the switch never took over.

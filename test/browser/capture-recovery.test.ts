@@ -2,9 +2,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import type { CaptureGap } from '@soundclone/core';
-import { startDemo, type DemoServer } from '../../packages/web-audio/demo/dev-server.ts';
+import type { DemoServer } from '../../packages/web-audio/demo/dev-server.ts';
 import type { DemoApi, DemoSnapshot, DemoStartOptions, DemoStopResult } from '../../packages/web-audio/demo/page/main.ts';
-import { ARTIFACTS, WAV_RATE, align, decodeFloat32, encodeLikeThePage, launchChromium, speechWav, writeWav } from './support.ts';
+import { snapshot, startKeepingInput, stopDemo } from './demo-page.ts';
+import { closeRig, startDemoRig, storedAudio } from './rig.ts';
+import { ARTIFACTS, WAV_RATE, align, decodeFloat32, encodeLikeThePage, launchChromium, speechWav, stretchesLikeThePage } from './support.ts';
 
 /**
  * Device loss and recovery in real Chromium: the demo page captures the fake microphone into one
@@ -18,30 +20,14 @@ import { ARTIFACTS, WAV_RATE, align, decodeFloat32, encodeLikeThePage, launchChr
  * getUserMedia). Detection and recovery times are printed, not asserted.
  */
 const wav = speechWav();
-const wavPath = join(ARTIFACTS, 'fake-mic-recovery.wav');
 let demo: DemoServer;
 let browser: Browser;
+let wavPath: string;
 
-beforeAll(async () => {
-  writeWav(wavPath, wav.pcm, WAV_RATE);
-  demo = await startDemo({ serverOptions: { retainRealtimeAudioSamples: 16_000 * 60 } });
-  browser = await launchChromium(wavPath);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await demo?.close();
-});
+beforeAll(async () => void ({ demo, browser, wavPath } = await startDemoRig('fake-mic-recovery.wav', wav.pcm)));
+afterAll(() => closeRig({ demo, browser }));
 
 type Win = { demo: DemoApi };
-const snapshot = (page: Page): Promise<DemoSnapshot> => page.evaluate(() => (window as unknown as Win).demo.snapshot());
-
-async function storedAudio(sessionId: string): Promise<Int16Array> {
-  const r = await fetch(`${demo.server.url}/sound_clone/api/v1/stt/realtime/sessions/${sessionId}/audio`, { headers: { accessKey: demo.accessKey } });
-  expect(r.status).toBe(200);
-  const bytes = new Uint8Array(await r.arrayBuffer());
-  return new Int16Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 2).slice();
-}
 
 /** Waits until the capture has delivered `frames` more frames than at the call (bounded). */
 async function captureFor(page: Page, seconds: number): Promise<void> {
@@ -122,18 +108,14 @@ async function verifyExact(result: DemoStopResult, sessionId: string, kernel: st
   expect(c.worklet.frames).toBe(c.capturedFrames + c.worklet.dropped);
   expect(input.length).toBe(c.encodedFrames);
   expect(result.rates).toHaveLength(result.segments.length + 1);
-  const bounds = [0, ...result.segments, input.length];
-  const parts = bounds.slice(1).map((end, i) => encodeLikeThePage(input.subarray(bounds[i], end), result.rates[i] as number, kernel as 'wasm'));
-  const expected = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  parts.reduce((at, p) => (expected.set(p, at), at + p.length), 0);
-  const stored = await storedAudio(sessionId);
+  const { parts, expected, cuts } = stretchesLikeThePage(input, result.segments, result.rates, kernel as 'wasm');
+  const stored = await storedAudio(demo, sessionId);
   expect(stored.length).toBe(expected.length);
   expect(Buffer.from(stored.buffer).equals(Buffer.from(expected.buffer))).toBe(true);
   expect(Number(result.finish.capturedSamples)).toBe(expected.length);
   expect(Number(result.finish.receivedSamples)).toBe(expected.length);
   expect(c.sentSamples).toBe(expected.length);
   // Each gap's atSample is a segment boundary, in order: exactly where the audio before it ends.
-  const cuts = parts.slice(0, -1).map((_, k) => parts.slice(0, k + 1).reduce((n, p) => n + p.length, 0));
   let from = 0;
   for (const gap of gaps) {
     const k = cuts.indexOf(gap.atSample, from);
@@ -155,10 +137,7 @@ function expectMicrophoneAudio(part: Int16Array, label: string): void {
 }
 
 async function start(page: Page, options: DemoStartOptions = {}): Promise<{ sampleRate: number; kernel: string }> {
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(`${demo.url}/`);
-  return page.evaluate((o) => (window as unknown as Win).demo.start(o), { ...options, keepInput: true });
+  return (await startKeepingInput(page, `${demo.url}/`, options)).started;
 }
 
 describe('web-audio capture recovery in Chromium', () => {
@@ -264,7 +243,7 @@ describe('web-audio capture recovery in Chromium', () => {
       expect(live.health?.gapSamples).toBe(gaps.reduce((n, g) => n + g.to - g.from, 0));
       timings.push(`gaps (ms missing): ${gaps.map((g) => `${g.cause} ${Math.round(g.toMs - g.fromMs)}`).join(', ')}`);
 
-      const result = await page.evaluate(() => (window as unknown as Win).demo.stop());
+      const result = await stopDemo(page);
       const parts = await verifyExact(result, live.sessionId as string, started.kernel, gaps, true);
       expect(result.finish.status).toBe('COMPLETED');
       // The stretches after each device (re)open are the fake microphone's file again.
@@ -314,7 +293,7 @@ describe('web-audio capture recovery in Chromium', () => {
       expect(live.health?.device).toMatchObject({ sampleRate: 48_000 });
       expect(live.healthText).toContain('48.0 kHz');
       const gaps = events.filter((e): e is Extract<DemoSnapshot['events'][number], { type: 'gap' }> => e.type === 'gap').map((e) => e.gap);
-      const result = await page.evaluate(() => (window as unknown as Win).demo.stop());
+      const result = await stopDemo(page);
       expect(result.rates).toEqual([44_100, 48_000]);
       const parts = await verifyExact(result, live.sessionId as string, started.kernel, gaps, false);
       expect(parts).toHaveLength(2);
@@ -363,7 +342,7 @@ describe('web-audio capture recovery in Chromium', () => {
       expect(s.healthText).toContain('no microphone came back');
       expect(s.message).toContain('The microphone was lost');
       // The capture stopped by itself; the demo still finishes the session with what came before the loss.
-      const result = await page.evaluate(() => (window as unknown as Win).demo.stop());
+      const result = await stopDemo(page);
       expect(result.failure).toBe('WEB_AUDIO_DEVICE_LOST');
       expect(result.finish.status).toBe('COMPLETED');
       const parts = await verifyExact(result, s.sessionId as string, started.kernel, [], false);

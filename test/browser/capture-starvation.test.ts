@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import type { DemoServer } from '../../packages/web-audio/demo/dev-server.ts';
-import { expectExactStretches, openLab, pageUntil, closeLabRig, startLabRig, type LabServer, type LabWindow } from './lab.ts';
+import { expectExactStretches, finishRun, openLab, pageUntil, startLabRig, type LabServer, type LabWindow } from './lab.ts';
+import { closeRig } from './rig.ts';
 import { speechWav } from './support.ts';
 
 /**
@@ -21,7 +22,7 @@ let lab: LabServer;
 let browser: Browser;
 
 beforeAll(async () => void ({ demo, lab, browser } = await startLabRig('fake-mic-starvation.wav', wav.pcm)));
-afterAll(() => closeLabRig({ demo, lab, browser }));
+afterAll(() => closeRig({ demo, lab, browser }));
 
 const STALL_MS = 3000;
 
@@ -36,8 +37,7 @@ describe('web-audio: a starved audio thread (Chromium)', () => {
     it(`${transport}, ${bufferMs} ms buffer: starved after the threshold, recovered with the stall's length, ${fits ? 'no drop' : 'an overflow (when the burst outgrows the ring) dropped and cut'}, the session exact`, async () => {
       const page = await browser.newPage();
       try {
-        await openLab(page, lab);
-        const grant = await lab.grant();
+        const grant = await openLab(page, lab);
         await page.evaluate(async ({ grant, transport, bufferMs }) => {
           const w = window as unknown as LabWindow;
           w.run = await w.lab.run(grant, { transport, ...(transport === 'shared' ? { ringMs: bufferMs } : { poolMs: bufferMs }) });
@@ -81,7 +81,7 @@ describe('web-audio: a starved audio thread (Chromium)', () => {
         // No audio from the last frame before the stall to the first after: the stall, give or take a drain period.
         expect(Math.abs((recovered!['afterMs'] as number) - stall)).toBeLessThan(400);
         expect(seen.health).toMatchObject({ state: 'running', reason: 'audio flows', underruns: 1, gaps: 0 });
-        const done = await page.evaluate(() => (window as unknown as LabWindow).lab.finish((window as unknown as LabWindow).run));
+        const done = await finishRun(page);
         expect(done.stop).toBe('ok');
         // With a 2 s ring the burst Chromium renders afterwards usually overflows it; on a loaded machine
         // Chromium may render the missed quanta more slowly and the ring keeps up. Either way the

@@ -2,9 +2,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { startDemo, type DemoServer } from '../../packages/web-audio/demo/dev-server.ts';
+import type { DemoServer } from '../../packages/web-audio/demo/dev-server.ts';
 import type { DemoApi, DemoStartOptions, DemoStopResult, DemoSnapshot } from '../../packages/web-audio/demo/page/main.ts';
-import { ARTIFACTS, WAV_RATE, align, onsetMatches, decodeFloat32, encodeLikeThePage, launchChromium, speechWav, writeWav } from './support.ts';
+import { snapshot, startKeepingInput, stopDemo, tryStart as tryStartOn } from './demo-page.ts';
+import { closeRig, startDemoRig, storedAudio } from './rig.ts';
+import { ARTIFACTS, WAV_RATE, align, onsetMatches, decodeFloat32, encodeLikeThePage, speechWav, stretchesLikeThePage } from './support.ts';
 
 /**
  * @soundclone/web-audio in real Chromium: the fake microphone plays a WAV made here; the demo
@@ -14,30 +16,12 @@ import { ARTIFACTS, WAV_RATE, align, onsetMatches, decodeFloat32, encodeLikeTheP
  * lines with their entities, and a screenshot is kept in test/artifacts/browser/.
  */
 const wav = speechWav();
-const wavPath = join(ARTIFACTS, 'fake-mic.wav');
 const wavSeconds = wav.pcm.length / WAV_RATE;
 let demo: DemoServer;
 let browser: Browser;
 
-beforeAll(async () => {
-  writeWav(wavPath, wav.pcm, WAV_RATE);
-  demo = await startDemo({ serverOptions: { retainRealtimeAudioSamples: 16_000 * 60 } });
-  browser = await launchChromium(wavPath);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await demo?.close();
-});
-
-async function storedAudio(sessionId: string): Promise<Int16Array> {
-  const r = await fetch(`${demo.server.url}/sound_clone/api/v1/stt/realtime/sessions/${sessionId}/audio`, { headers: { accessKey: demo.accessKey } });
-  expect(r.status).toBe(200);
-  const bytes = new Uint8Array(await r.arrayBuffer());
-  return new Int16Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 2).slice();
-}
-
-const snapshot = (page: Page): Promise<DemoSnapshot> => page.evaluate(() => (window as unknown as { demo: DemoApi }).demo.snapshot());
+beforeAll(async () => void ({ demo, browser } = await startDemoRig('fake-mic.wav', wav.pcm)));
+afterAll(() => closeRig({ demo, browser }));
 
 /** Called on every poll with the capture's progress; returns true while it has more to do. */
 type Act = (seconds: number, page: Page) => Promise<boolean>;
@@ -55,10 +39,7 @@ const dropSocketOnce = (): Act => {
 
 /** Starts the demo, runs `act` as capture goes on, captures the whole WAV, stops and finishes. */
 async function run(page: Page, path: string, options: DemoStartOptions, screenshot: string, act: Act): Promise<{ started: Awaited<ReturnType<DemoApi['start']>>; result: DemoStopResult; during: DemoSnapshot[] }> {
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(`${demo.url}${path}`);
-  const started = await page.evaluate((o) => (window as unknown as { demo: DemoApi }).demo.start(o), { ...options, keepInput: true });
+  const { started, errors } = await startKeepingInput(page, `${demo.url}${path}`, options);
   const during: DemoSnapshot[] = [];
   const until = Date.now() + 20_000;
   let live = false;
@@ -78,7 +59,7 @@ async function run(page: Page, path: string, options: DemoStartOptions, screensh
     if ((seconds >= wavSeconds - 0.1 && !busy) || Date.now() > until) break;
     await new Promise((r) => setTimeout(r, 100));
   }
-  const result = await page.evaluate(() => (window as unknown as { demo: DemoApi }).demo.stop());
+  const result = await stopDemo(page);
   expect(errors).toEqual([]);
   if (screenshot !== '') expect(live, 'a partial was shown while capturing').toBe(true);
   return { started, result, during };
@@ -86,7 +67,7 @@ async function run(page: Page, path: string, options: DemoStartOptions, screensh
 
 /** Everything the server holds is exactly what the page captured, resampled by core in Node. */
 async function verifyAudio(result: DemoStopResult, sessionId: string, rate: number, kernel: string): Promise<void> {
-  const stored = await storedAudio(sessionId);
+  const stored = await storedAudio(demo, sessionId);
   const input = decodeFloat32(result.input as string);
   const c = result.capture;
   // The worklet's own totals: every frame it saw reached the page; none was muted, paused or dropped.
@@ -222,15 +203,12 @@ describe('web-audio capture in Chromium', () => {
       expect(c.mutedFrames / rate).toBeGreaterThan(0.6);
       expect(c.pausedFrames / rate).toBeGreaterThan(0.4);
       // The server got exactly the unmuted, unpaused audio: each segment resampled on its own (the
-      // encoder flushes its tail at mute and pause), nothing of the muted or paused time.
+      // session writer ends the segment at mute and pause: the tail is flushed), nothing of the muted or paused time.
       const input = decodeFloat32(result.input as string);
       expect(input.length).toBe(c.encodedFrames);
       expect(result.segments).toHaveLength(2);
-      const bounds = [0, ...result.segments, input.length];
-      const parts = bounds.slice(1).map((end, i) => encodeLikeThePage(input.subarray(bounds[i], end), rate, started.kernel as 'wasm'));
-      const expected = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-      parts.reduce((at, p) => (expected.set(p, at), at + p.length), 0);
-      const stored = await storedAudio(demo.sessions.at(-1) as string);
+      const { expected } = stretchesLikeThePage(input, result.segments, rate, started.kernel as 'wasm');
+      const stored = await storedAudio(demo, demo.sessions.at(-1) as string);
       expect(stored.length).toBe(expected.length);
       expect(Number(result.finish.receivedSamples)).toBe(expected.length);
       expect(Number(result.finish.capturedSamples)).toBe(expected.length);
@@ -292,17 +270,14 @@ describe('web-audio capture in Chromium', () => {
         expect(c.droppedFrames).toBe(lost);
         expect(c.worklet.frames).toBe(c.capturedFrames + lost);
         expect(c.encodedFrames).toBe(c.capturedFrames);
-        // The server got the audio on each side of a loss, each resampled on its own (the encoder
+        // The server got the audio on each side of a loss, each resampled on its own (the session's
         // segment ends at the cut), nothing in between: no zeros, no smear. sessionSample is the cut.
         const input = decodeFloat32(result.input as string);
         expect(input.length).toBe(c.encodedFrames);
         expect(result.segments).toHaveLength(drops.length);
-        const bounds = [0, ...result.segments, input.length];
-        const parts = bounds.slice(1).map((end, i) => encodeLikeThePage(input.subarray(bounds[i], end), rate, started.kernel as 'wasm'));
-        const expected = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-        parts.reduce((at, p) => (expected.set(p, at), at + p.length), 0);
+        const { parts, expected } = stretchesLikeThePage(input, result.segments, rate, started.kernel as 'wasm');
         drops.forEach((d, k) => expect(d.sessionSample).toBe(parts.slice(0, k + 1).reduce((n, p) => n + p.length, 0)));
-        const stored = await storedAudio(demo.sessions.at(-1) as string);
+        const stored = await storedAudio(demo, demo.sessions.at(-1) as string);
         expect(stored.length).toBe(expected.length);
         expect(Buffer.from(stored.buffer).equals(Buffer.from(expected.buffer))).toBe(true);
         expect(Number(result.finish.capturedSamples)).toBe(expected.length);
@@ -331,8 +306,7 @@ describe('web-audio capture in Chromium', () => {
     });
     const contexts = () => page.evaluate(() => (window as unknown as { contexts: AudioContext[] }).contexts.map((c) => ({ rate: c.sampleRate, state: c.state })));
     try {
-      const tryStart = (o: DemoStartOptions) =>
-        page.evaluate((opts) => (window as unknown as { demo: DemoApi }).demo.start(opts).then(() => null, (e: Error & { code?: string }) => ({ name: e.name, code: e.code })), o);
+      const tryStart = (o: DemoStartOptions) => tryStartOn(page, o);
       await page.goto(`${demo.url}/?coi=0`);
       expect(await tryStart({ transport: 'shared' })).toEqual({ name: 'WebAudioError', code: 'WEB_AUDIO_SHARED_MEMORY_UNAVAILABLE' });
       await page.goto(`${demo.url}/`);
@@ -355,7 +329,7 @@ describe('web-audio capture in Chromium', () => {
       expect((await contexts()).slice(before)).toEqual([{ rate: 192_000, state: 'closed' }, { rate: 48_000, state: 'running' }]);
       const until = Date.now() + 10_000;
       while (((await snapshot(page)).stats?.capturedFrames ?? 0) < 24_000 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
-      const result = await page.evaluate(() => (window as unknown as { demo: DemoApi }).demo.stop());
+      const result = await stopDemo(page);
       expect(result.capture.capturedFrames).toBeGreaterThanOrEqual(24_000);
       expect(result.capture).toMatchObject({ sampleRate: 48_000, worklet: { exact: true, dropped: 0 } });
       expect(result.capture.sentSamples).toBe(Number(result.finish.capturedSamples));

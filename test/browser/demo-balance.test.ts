@@ -1,33 +1,21 @@
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { SoundClone } from '@soundclone/core';
 import { startDemo, type DemoServer } from '../../packages/web-audio/demo/dev-server.ts';
-import { ARTIFACTS, WAV_RATE, launchChromium, speechWav, writeWav } from './support.ts';
-import { snapshot, tryStart, until, type DemoWindow } from './demo-page.ts';
+import { closeRig, startDemoRig } from './rig.ts';
+import { speechWav } from './support.ts';
+import { snapshot, stopDemo, tryStart, until } from './demo-page.ts';
 
 /**
  * The live-captions demo when the account's characters run out, in real Chromium: the service stops
  * the session after exactly the audio the balance paid for (10 Characters: one second), and the page
  * says so in plain words, stops the microphone, and says the same at the next Start.
  */
-const wavPath = join(ARTIFACTS, 'fake-mic-demo-balance.wav');
 let demo: DemoServer;
 let browser: Browser;
 
-beforeAll(async () => {
-  const wav = speechWav();
-  writeWav(wavPath, wav.pcm, WAV_RATE);
-  demo = await startDemo({ serverOptions: { accountOverrides: { 'demo-key': { totalMonthlyChars: 0, totalOrderChars: 10 } }, realtimeTiming: { supplementWaitMs: 200 } } });
-  browser = await launchChromium(wavPath);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await demo?.close();
-});
-
-
+beforeAll(async () => void ({ demo, browser } = await startDemoRig('fake-mic-demo-balance.wav', speechWav().pcm, { serverOptions: { accountOverrides: { 'demo-key': { totalMonthlyChars: 0, totalOrderChars: 10 } }, realtimeTiming: { supplementWaitMs: 200 } } })));
+afterAll(() => closeRig({ demo, browser }));
 
 describe('live-captions demo: the account runs out of characters', () => {
   it('stops after the second the balance paid for, says so in plain words, and says it again at the next Start', async () => {
@@ -63,7 +51,7 @@ describe('live-captions demo: the account runs out of characters', () => {
       expect((await snapshot(page)).message).toBe('This account already has as many captions running as it may at once. Stop captions in another tab or window, then press Start again.');
       await client.stt.realtime.finish(held.sessionId, 0);
       expect(await tryStart(page)).toBeNull();
-      await page.evaluate(() => (window as unknown as DemoWindow).demo.stop());
+      await stopDemo(page);
     } finally {
       await page.close();
       await limited.close();

@@ -5,10 +5,11 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { SoundClone } from '@soundclone/core';
-import { startDemo, type DemoServer } from '../../packages/web-audio/demo/dev-server.ts';
+import type { DemoServer } from '../../packages/web-audio/demo/dev-server.ts';
 import { chatty, slotted, type Slotted } from './recognizers.ts';
-import { ARTIFACTS, WAV_RATE, launchChromium, speechWav, writeWav } from './support.ts';
-import { snapshot, tryStart, until, type DemoWindow } from './demo-page.ts';
+import { closeRig, startDemoRig } from './rig.ts';
+import { ARTIFACTS, speechWav } from './support.ts';
+import { snapshot, stopDemo as stop, tryStart, until, type DemoWindow } from './demo-page.ts';
 
 /**
  * The live-captions demo as a visitor meets it, in real Chromium: failed Starts hold nothing on the
@@ -18,25 +19,17 @@ import { snapshot, tryStart, until, type DemoWindow } from './demo-page.ts';
  * 200 ms of audio, so a long transcript and a full service take seconds, not minutes.
  */
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const wavPath = join(ARTIFACTS, 'fake-mic-demo.wav');
 let recognizer: Slotted;
 let demo: DemoServer;
 let browser: Browser;
 let client: SoundClone;
 
 beforeAll(async () => {
-  const wav = speechWav();
-  writeWav(wavPath, wav.pcm, WAV_RATE);
   recognizer = slotted(chatty(200), 2);
-  demo = await startDemo({ serverOptions: { recognizer } });
+  ({ demo, browser } = await startDemoRig('fake-mic-demo.wav', speechWav().pcm, { serverOptions: { recognizer } }));
   client = new SoundClone({ accessKey: demo.accessKey, baseUrl: demo.server.url });
-  browser = await launchChromium(wavPath);
 });
-
-afterAll(async () => {
-  await browser?.close();
-  await demo?.close();
-});
+afterAll(() => closeRig({ demo, browser }));
 
 
 /** A page whose getUserMedia can be refused (as a visitor's "Block") and which keeps every stream it opened. */
@@ -59,7 +52,6 @@ async function newPage(): Promise<Page> {
   return page;
 }
 
-const stop = (page: Page) => page.evaluate(() => (window as unknown as DemoWindow).demo.stop());
 /** Every microphone track the page opened has ended (a failed Start let go of the microphone). */
 const micReleased = (page: Page) => page.evaluate(() => (window as unknown as DemoWindow).streams.every((s) => s.getTracks().every((t) => t.readyState === 'ended')));
 

@@ -2,11 +2,12 @@ import { createServer, type Server } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { bundlePage, startDemo, type DemoServer } from '../../packages/web-audio/demo/dev-server.ts';
+import type { Page } from 'playwright-core';
+import { bundlePage, type DemoServer } from '../../packages/web-audio/demo/dev-server.ts';
 import { bundleWorklet } from '../../packages/web-audio/scripts/build-worklet.mjs';
 import type { Lab, LabGrant } from './lab-page.ts';
-import { ARTIFACTS, WAV_RATE, decodeFloat32, encodeLikeThePage, launchChromium, writeWav } from './support.ts';
+import { closeRig, startDemoRig, storedAudio, type DemoRig } from './rig.ts';
+import { decodeFloat32, stretchesLikeThePage } from './support.ts';
 
 /**
  * A bare page for tests that call the package directly (lab-page.ts on `window.lab`), served
@@ -52,34 +53,26 @@ export async function startLab(demo: DemoServer): Promise<LabServer> {
   };
 }
 
-/** Opens the lab page and waits for its script. */
-export async function openLab(page: Page, lab: LabServer): Promise<void> {
+/** Opens the lab page, waits for its script, and reserves a session for it (the grant to run with). */
+export async function openLab(page: Page, lab: LabServer): Promise<LabGrant> {
   await page.goto(lab.url);
   await page.waitForFunction(() => (window as unknown as Partial<LabWindow>).lab !== undefined);
+  return lab.grant();
 }
 
 export type LabFinish = Awaited<ReturnType<Lab['finish']>>;
+
+/** Stops the page's run and finishes its session (lab-page.ts finish()). */
+export const finishRun = (page: Page): Promise<LabFinish> => page.evaluate(() => (window as unknown as LabWindow).lab.finish((window as unknown as LabWindow).run));
 
 /**
  * The server holds exactly each stretch the capture handed on, resampled on its own (the cuts at
  * the gaps), the gaps at their exact session samples, and the session's counts agree.
  */
 export async function expectExactStretches(demo: DemoServer, sessionId: string, done: LabFinish): Promise<Int16Array[]> {
-  const r = await fetch(`${demo.server.url}/sound_clone/api/v1/stt/realtime/sessions/${sessionId}/audio`, { headers: { accessKey: demo.accessKey } });
-  expect(r.status).toBe(200);
-  const bytes = new Uint8Array(await r.arrayBuffer());
-  const stored = new Int16Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 2).slice();
+  const stored = await storedAudio(demo, sessionId);
   const input = decodeFloat32(done.input);
-  const bounds = [0, ...done.cuts.map((c) => c.frames), input.length];
-  const parts = bounds.slice(1).map((end, k) => encodeLikeThePage(input.subarray(bounds[k]!, end), done.rate[0]!, done.kernel as 'wasm' | 'js'));
-  const expected = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  const cutSamples: number[] = [];
-  parts.forEach((p, k) => {
-    if (k > 0) cutSamples.push(at);
-    expected.set(p, at);
-    at += p.length;
-  });
+  const { parts, expected, cuts: cutSamples } = stretchesLikeThePage(input, done.cuts.map((c) => c.frames), done.rate[0]!, done.kernel as 'wasm' | 'js');
   expect(stored.length).toBe(expected.length);
   expect(stored).toEqual(expected);
   // Each cut at its exact session sample: a gap's atSample, a drop's sessionSample.
@@ -149,32 +142,18 @@ export async function pageUntil(page: Page, what: string, check: () => boolean, 
   }
 }
 
-/** What a lab test runs against: the demo's backend (keeping 60 s of each session's audio), the lab page's server, Chromium. */
-export interface LabRig {
-  readonly demo: DemoServer;
+/** What a lab test runs against: the demo rig (60 s of each session's audio kept) and the lab page's server. */
+export interface LabRig extends DemoRig {
   readonly lab: LabServer;
-  readonly browser: Browser;
 }
 
-/** Starts the rig with `pcm` (16-bit, WAV_RATE) as Chromium's fake microphone, written to ARTIFACTS/`wavName`. */
+/** Starts the demo rig with `pcm` (16-bit, WAV_RATE) as Chromium's fake microphone, then the lab page's server on it. */
 export async function startLabRig(wavName: string, pcm: Int16Array): Promise<LabRig> {
-  const wavPath = join(ARTIFACTS, wavName);
-  writeWav(wavPath, pcm, WAV_RATE);
-  const started: { demo?: DemoServer; lab?: LabServer; browser?: Browser } = {};
+  const rig = await startDemoRig(wavName, pcm);
   try {
-    started.demo = await startDemo({ serverOptions: { retainRealtimeAudioSamples: 16_000 * 60 } });
-    started.lab = await startLab(started.demo);
-    started.browser = await launchChromium(wavPath);
-    return started as LabRig;
+    return { ...rig, lab: await startLab(rig.demo) };
   } catch (caught) {
-    await closeLabRig(started); // nothing left running when a part fails to start
+    await closeRig(rig); // nothing left running when a part fails to start
     throw caught;
   }
-}
-
-/** Closes what started, in reverse order. */
-export async function closeLabRig(rig: Partial<LabRig> | undefined): Promise<void> {
-  await rig?.browser?.close();
-  await rig?.lab?.close();
-  await rig?.demo?.close();
 }

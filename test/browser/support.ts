@@ -102,6 +102,25 @@ export function decodeFloat32(base64: string): Float32Array {
   return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
 }
 
+/**
+ * What the server must hold when the page handed on `input` with a segment ending at each of `ends`
+ * (frames into `input`, in order): every stretch resampled on its own (encodeLikeThePage, at its own
+ * rate when `rate` lists one per stretch), one after the other. `cuts[k]` is where stretch k + 1
+ * starts in the session's stream (a gap's atSample, a drop's sessionSample).
+ */
+export function stretchesLikeThePage(input: Float32Array, ends: readonly number[], rate: number | readonly number[], kernel: ResamplerKernel): { parts: Int16Array[]; expected: Int16Array; cuts: number[] } {
+  const bounds = [0, ...ends, input.length];
+  const parts = bounds.slice(1).map((end, k) => encodeLikeThePage(input.subarray(bounds[k], end), typeof rate === 'number' ? rate : (rate[k] as number), kernel));
+  const expected = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
+  const cuts: number[] = [];
+  parts.reduce((at, p, k) => {
+    if (k > 0) cuts.push(at);
+    expected.set(p, at);
+    return at + p.length;
+  }, 0);
+  return { parts, expected, cuts };
+}
+
 export function pearson(a: Float32Array, b: Float32Array): number {
   const n = Math.min(a.length, b.length);
   let ma = 0;

@@ -1,29 +1,25 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, type RunningServer } from '@soundclone/server';
+import type { RunningServer } from '@soundclone/server';
 import { BUNDLED_SAMPLE } from '@soundclone/node-mic';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildCli, cli } from './support/cli.js';
+import { cli } from './support/cli.js';
+import { startCliServer, type CliServer } from './support/cli-server.js';
 
 const KEY = 'key-cli-balance';
 const KEY_JSON = 'key-cli-balance-json';
 
 /** `soundclone captions` when the account's balance runs out mid-session: one plain line, exit 1. */
 describe('soundclone captions: balance used up', () => {
+  let setup: CliServer | undefined;
   let server: RunningServer;
   let dir: string;
   beforeAll(async () => {
-    buildCli();
     // 20 Characters: two seconds of audio at 600 a minute.
-    server = await startServer({ port: 0, host: '127.0.0.1', accessKeys: [KEY, KEY_JSON], accountOverrides: { [KEY]: { totalMonthlyChars: 0, totalOrderChars: 20 }, [KEY_JSON]: { totalMonthlyChars: 0, totalOrderChars: 20 } }, realtimeTiming: { supplementWaitMs: 200 } });
-    dir = mkdtempSync(join(tmpdir(), 'cli-balance-'));
+    setup = await startCliServer(KEY, 'cli-balance-', { accessKeys: [KEY_JSON], accountOverrides: { [KEY]: { totalMonthlyChars: 0, totalOrderChars: 20 }, [KEY_JSON]: { totalMonthlyChars: 0, totalOrderChars: 20 } }, realtimeTiming: { supplementWaitMs: 200 } });
+    ({ server, dir } = setup);
   }, 120_000);
-  afterAll(async () => {
-    await server?.close();
-    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => setup?.close());
 
   it('prints how much audio the balance paid for and how to add characters, and exits 1', async () => {
     const path = join(dir, 'five.wav');

@@ -1,29 +1,26 @@
 import { spawn } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { startServer, type RunningServer } from '@soundclone/server';
+import type { RunningServer } from '@soundclone/server';
 import { BUNDLED_SAMPLE } from '@soundclone/node-mic';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, ROOT, buildCli, cli } from './support/cli.js';
+import { BIN, ROOT, cli } from './support/cli.js';
+import { startCliServer, type CliServer } from './support/cli-server.js';
 
 const KEY = 'key-cli-edges';
 
 /** `soundclone captions` where it used to go wrong: unreadable sources, SIGTERM, no arguments. */
 describe('soundclone captions edge cases', () => {
+  let setup: CliServer | undefined;
   let server: RunningServer;
   let dir: string;
   beforeAll(async () => {
-    buildCli();
-    server = await startServer({ port: 0, host: '127.0.0.1', accessKeys: [KEY] });
-    dir = mkdtempSync(join(tmpdir(), 'cli-edges-'));
+    setup = await startCliServer(KEY, 'cli-edges-');
+    ({ server, dir } = setup);
     mkdirSync(join(dir, 'adir'));
   }, 120_000);
-  afterAll(async () => {
-    await server?.close();
-    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => setup?.close());
 
   it('a missing or directory source (raw or WAV) is one SOURCE_READ_FAILED line, exit 1, before any server or session', async () => {
     for (const args of [['missing.raw', '--raw'], ['adir', '--raw'], ['missing.wav'], ['adir']]) {

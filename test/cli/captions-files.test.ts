@@ -1,29 +1,26 @@
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { startServer, type RunningServer } from '@soundclone/server';
+import type { RunningServer } from '@soundclone/server';
 import { BUNDLED_SAMPLE } from '@soundclone/node-mic';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebVTTParser } from 'webvtt-parser';
 import SrtParser from 'srt-parser-2';
-import { buildCli, cli } from './support/cli.js';
+import { cli } from './support/cli.js';
+import { startCliServer, type CliServer } from './support/cli-server.js';
 
 const KEY = 'key-cli-caption-files';
 const words = (t: string): string[] => t.split(/\s+/u).filter((w) => w !== '');
 
 /** `soundclone captions --vtt/--srt/--hls`: caption files written while the session runs. */
 describe('soundclone captions caption files', () => {
+  let setup: CliServer | undefined;
   let server: RunningServer;
   let dir: string;
   beforeAll(async () => {
-    buildCli();
-    server = await startServer({ port: 0, host: '127.0.0.1', accessKeys: [KEY] });
-    dir = mkdtempSync(join(tmpdir(), 'cli-caption-files-'));
+    setup = await startCliServer(KEY, 'cli-caption-files-');
+    ({ server, dir } = setup);
   }, 120_000);
-  afterAll(async () => {
-    await server?.close();
-    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => setup?.close());
 
   it('--vtt, --srt and --hls hold the session lines\' words; both files parse and agree', async () => {
     const vtt = join(dir, 'out.vtt');

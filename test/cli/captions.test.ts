@@ -1,41 +1,37 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer, type RunningServer } from '@soundclone/server';
-import { BUNDLED_SAMPLE, decodeWav } from '@soundclone/node-mic';
+import { BUNDLED_SAMPLE } from '@soundclone/node-mic';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { indexOfSamples, writeWav } from '../../packages/node-mic/test/support/audio.js';
+import { indexOfSamples, sampleSamples, storedAudio, writeWav } from '../../packages/node-mic/test/support/audio.js';
 import { startFakeMic, type FakeMic } from '../../packages/node-mic/test/support/fake-mic.js';
-import { BIN, buildCli, cli, freshDataDir } from './support/cli.js';
+import { BIN, cli, freshDataDir } from './support/cli.js';
+import { startCliServer, type CliServer } from './support/cli-server.js';
 import { Terminal } from './support/terminal.js';
 import { normalize, report, wer } from '../recognition/support.js';
 
 const KEY = 'key-cli';
-const SAMPLE = decodeWav(readFileSync(BUNDLED_SAMPLE.path)).samples as Int16Array;
+const SAMPLE = sampleSamples();
 // The local server keeps its state in a test directory, never the real home.
 const SHELL_ENV = { PATH: process.env['PATH'], HOME: process.env['HOME'], SOUNDCLONE_DATA_DIR: freshDataDir() };
 const soundclone = `${process.execPath} ${BIN}`;
-
-async function stored(server: RunningServer, sessionId: string): Promise<Int16Array> {
-  const r = await fetch(`${server.url}/sound_clone/api/v1/stt/realtime/sessions/${sessionId}/audio`, { headers: { accessKey: KEY } });
-  const bytes = new Uint8Array(await r.arrayBuffer());
-  return new Int16Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 2).slice();
-}
+const stored = (server: RunningServer, sessionId: string): Promise<Int16Array> => storedAudio(server, sessionId, KEY);
 
 /** `soundclone captions` in a real terminal (tmux), read off the screen as a person would. */
 describe('soundclone captions in a terminal', () => {
+  let setup: CliServer | undefined;
   let server: RunningServer;
+  let dir: string;
   let term: Terminal | undefined;
   beforeAll(async () => {
-    buildCli();
-    server = await startServer({ port: 0, host: '127.0.0.1', accessKeys: [KEY], retainRealtimeAudioSamples: 16_000 * 120 });
+    setup = await startCliServer(KEY, 'cli-captions-', { retainRealtimeAudioSamples: 16_000 * 120 });
+    ({ server, dir } = setup);
   }, 120_000);
   afterEach(() => {
     term?.close();
     term = undefined;
   });
-  afterAll(() => server?.close());
+  afterAll(() => setup?.close());
 
   it('the main job: the bundled sample through the in-process local server, partial rewritten in place, exits 0 on its own', async () => {
     term = Terminal.open(SHELL_ENV);
@@ -128,15 +124,8 @@ describe('soundclone captions in a terminal', () => {
 
   describe('on the fake microphone', () => {
     let mic: FakeMic;
-    let dir: string;
-    beforeAll(async () => {
-      mic = await startFakeMic({ rate: 16_000 });
-      dir = mkdtempSync(join(tmpdir(), 'cli-mic-'));
-    });
-    afterAll(async () => {
-      await mic?.stop();
-      if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
-    });
+    beforeAll(async () => void (mic = await startFakeMic({ rate: 16_000 })));
+    afterAll(async () => mic?.stop());
 
     it('devices lists the fake microphone', async () => {
       const run = await cli(['devices', '--json'], { ...mic.env });

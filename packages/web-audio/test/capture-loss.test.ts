@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EncodePipeline, RealtimeError, SoundClone, type RealtimeSocketSession } from '@soundclone/core';
-import { startServer, type RunningServer } from '@soundclone/server';
-import { attachSession, type CaptureDrop, type CaptureResult, type CaptureState, type WebCaptureEvent } from '@soundclone/web-audio';
+import { RealtimeError, type RealtimeSocketSession } from '@soundclone/core';
+import type { CaptureDrop, CaptureResult, CaptureState, WebCaptureEvent } from '@soundclone/web-audio';
 import { Capture } from '../src/capture/capture.ts';
 import type { FeedSink } from '../src/capture/sample-feed.ts';
 import { SessionWriter } from '../src/capture/session-writer.ts';
 import { pickFeed, type StartCaptureOptions } from '../src/capture/start-capture.ts';
 import { defineCaptureProcessor } from '../src/worklet/capture-processor.ts';
 import type { CaptureProcessorOptions } from '../src/worklet/protocol.ts';
+import { encode } from './support/encode.ts';
+import { startSessionServer, type SessionServer } from './support/session-server.ts';
 
 /**
  * A page that stalls (its main thread blocked: a long task, a GC pause, a frozen tab) while the audio
@@ -17,34 +18,15 @@ import type { CaptureProcessorOptions } from '../src/worklet/protocol.ts';
  * "stall" is render quanta processed without yielding, so no message and no timer reaches the page.
  * Only the browser's objects around them (context, stream, nodes) are stand-ins.
  */
-const KEY = 'key-web-audio-loss';
-let server: RunningServer;
-let client: SoundClone;
-
-beforeAll(async () => {
-  server = await startServer({ port: 0, host: '127.0.0.1', accessKeys: [KEY], retainRealtimeAudioSamples: 16_000 * 90 });
-  client = new SoundClone({ accessKey: KEY, baseUrl: server.url });
-});
-afterAll(async () => server?.close());
-
-async function session(): Promise<RealtimeSocketSession> {
-  const created = await client.stt.realtime.create({ title: 'web-audio loss test' });
-  return attachSession({ sessionId: created.sessionId, token: created.socket.token, socketUrl: created.socket.url });
-}
+let reference: SessionServer;
+beforeAll(async () => void (reference = await startSessionServer('key-web-audio-loss', 90, 'web-audio loss test')));
+afterAll(async () => reference?.close());
+const session = () => reference.session();
 
 /** Worklet frame i of the test signal: a tone plus seeded noise, so every splice shows in the samples. */
 function signal(i: number, rate: number): number {
   const noise = ((Math.imul(i + 1, 2654435761) >>> 0) / 2 ** 32 - 0.5) * 0.05;
   return 0.4 * Math.sin((2 * Math.PI * 330 * i) / rate) + noise;
-}
-
-function encode(input: Float32Array, rate: number): Int16Array {
-  const p = new EncodePipeline({ inputRate: rate, outputRate: 16_000, channels: 1, bufferMs: 600_000 });
-  p.push(input);
-  p.flush();
-  const out = new Int16Array(p.ring.availableToRead());
-  p.ring.read(out);
-  return out;
 }
 
 const turn = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 1));
@@ -79,7 +61,7 @@ function rig(s: RealtimeSocketSession, rate: number, options: Partial<StartCaptu
       node: { ...idle, port: channel.port2 } as unknown as AudioWorkletNode,
       feed,
     },
-    encoder: new SessionWriter(rate, s),
+    writer: new SessionWriter(rate, s),
     session: s,
     levelWindowMs: 50,
     stopTimeoutMs: 2000,
@@ -137,8 +119,7 @@ async function checkStored(s: RealtimeSocketSession, result: CaptureResult, drop
   expect(Number(finished.session.usage.capturedSamples)).toBe(expected.length);
   expect(Number(finished.session.usage.receivedSamples)).toBe(expected.length);
   expect(finished.notices.map((n) => n.code)).not.toContain('TRANSPORT_GAP'); // the session itself lost nothing
-  const r = await fetch(`${server.url}/sound_clone/api/v1/stt/realtime/sessions/${s.sessionId}/audio`, { headers: { accessKey: KEY } });
-  const stored = new Int16Array(await r.arrayBuffer());
+  const stored = await reference.storedAudio(s.sessionId);
   expect(stored.length).toBe(expected.length);
   expect(Buffer.from(stored.buffer).equals(Buffer.from(expected.buffer))).toBe(true); // no zeros, no smear across a cut
 }

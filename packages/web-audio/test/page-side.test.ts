@@ -1,41 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EncodePipeline, SoundClone, type RealtimeSocketSession } from '@soundclone/core';
-import { startServer, type RunningServer } from '@soundclone/server';
+import type { RealtimeSocketSession } from '@soundclone/core';
 import { attachSession, isWebAudioError, openMicrophone, startCapture, WebAudioError } from '@soundclone/web-audio';
 import { LevelMeter, type AudioLevel } from '../src/capture/level-meter.ts';
 import { SessionWriter } from '../src/capture/session-writer.ts';
+import { encode } from './support/encode.ts';
+import { startSessionServer, type SessionServer } from './support/session-server.ts';
 
 /**
  * The page-side parts that run in Node as they are: token attach, the capture's writer into a real
  * session on the reference server (the session resamples at the context's rate, segments flushed exactly), the level meter, and startCapture's typed errors.
  * The browser-only parts are tested in real Chromium (test/browser).
  */
-const KEY = 'key-web-audio';
-let server: RunningServer;
-let client: SoundClone;
-
-beforeAll(async () => {
-  server = await startServer({ port: 0, host: '127.0.0.1', accessKeys: [KEY], retainRealtimeAudioSamples: 16_000 * 60 });
-  client = new SoundClone({ accessKey: KEY, baseUrl: server.url });
-});
-afterAll(async () => server?.close());
-
-async function grant(): Promise<{ sessionId: string; token: string; socketUrl: string }> {
-  const created = await client.stt.realtime.create({ title: 'web-audio test' });
-  return { sessionId: created.sessionId, token: created.socket.token, socketUrl: created.socket.url };
-}
+let reference: SessionServer;
+beforeAll(async () => void (reference = await startSessionServer('key-web-audio', 60, 'web-audio test')));
+afterAll(async () => reference?.close());
+const grant = () => reference.grant();
 
 function tone(rate: number, seconds: number, hz: number, amplitude: number): Float32Array {
   return Float32Array.from({ length: Math.round(rate * seconds) }, (_, i) => amplitude * Math.sin((2 * Math.PI * hz * i) / rate));
-}
-
-function encode(input: Float32Array, rate: number): Int16Array {
-  const p = new EncodePipeline({ inputRate: rate, outputRate: 16_000, channels: 1, bufferMs: 600_000 });
-  p.push(input);
-  p.flush();
-  const out = new Int16Array(p.ring.availableToRead());
-  p.ring.read(out);
-  return out;
 }
 
 describe('attachSession (token only, as a page)', () => {
@@ -45,7 +27,7 @@ describe('attachSession (token only, as a page)', () => {
     try {
       expect(session.state).toBe('streaming');
       expect(session.sessionId).toBe(g.sessionId);
-      expect(server.sockets.log.some((e) => e.sessionId === g.sessionId && e.kind === 'connected')).toBe(true);
+      expect(reference.server.sockets.log.some((e) => e.sessionId === g.sessionId && e.kind === 'connected')).toBe(true);
     } finally {
       session.close();
     }
@@ -86,8 +68,7 @@ describe('SessionWriter (Float32 at the context rate into a real session, which 
     expect(writer.refusedFrames).toBe(0);
     const finished = await session.finish();
     expect(String(finished.session.usage.receivedSamples)).toBe(String(expected.length));
-    const r = await fetch(`${server.url}/sound_clone/api/v1/stt/realtime/sessions/${session.sessionId}/audio`, { headers: { accessKey: KEY } });
-    const stored = new Int16Array(await r.arrayBuffer());
+    const stored = await reference.storedAudio(session.sessionId);
     expect(Buffer.from(stored.buffer).equals(Buffer.from(expected.buffer))).toBe(true);
     // After the session ended it takes nothing: refused, counted, not lost silently.
     writer.push(a.subarray(0, 4800));

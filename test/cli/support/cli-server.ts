@@ -13,10 +13,13 @@ export interface CliServer {
   close(): Promise<void>;
 }
 
-/** Builds the CLI, starts the server with `key` (and any further options), makes the scratch directory. */
+/**
+ * Builds the CLI, starts the server with `key` (the one `env` names; further keys, such as a second
+ * account, in `options.accessKeys`) and any further options, makes the scratch directory.
+ */
 export async function startCliServer(key: string, scratchPrefix: string, options: Partial<ServerOptions> = {}): Promise<CliServer> {
   buildCli();
-  const server = await startServer({ port: 0, host: '127.0.0.1', ...options, accessKeys: [key] });
+  const server = await startServer({ port: 0, host: '127.0.0.1', ...options, accessKeys: [key, ...(options.accessKeys ?? [])] });
   const dir = mkdtempSync(join(tmpdir(), scratchPrefix));
   return {
     server,

@@ -22,7 +22,7 @@ export interface DemoStartOptions {
   readonly workletUrl?: string;
   /** A microphone by id instead of the default one. */
   readonly deviceId?: string;
-  /** Keep a copy of every block sent to the encoder (tests compare it with what the server stored). */
+  /** Keep a copy of every block handed to the session (tests compare it with what the server stored). */
   readonly keepInput?: boolean;
   /** How long the page may stall before audio is lost: shared ring / transfer pool, ms (default 2000). */
   readonly ringMs?: number;
@@ -61,9 +61,9 @@ export interface DemoStopResult {
   readonly capture: CaptureResult;
   readonly finish: { status: string; receivedSamples: string; capturedSamples: string; notices: string[]; lines: string[] };
   readonly sessionStats: RealtimeSocketSession['stats'];
-  /** keepInput: the encoder's input, Float32 little-endian, base64. */
+  /** keepInput: the session writer's input, Float32 little-endian, base64. */
   readonly input?: string;
-  /** keepInput: where in `input` each encoder segment ended (mute, pause, a drop or a gap), in frames. */
+  /** keepInput: where in `input` each segment ended (mute, pause, a drop or a gap), in frames. */
   readonly segments: number[];
   /** The capture's rate in each segment (segments.length + 1 of them): a new device may run at another. */
   readonly rates: number[];
@@ -324,7 +324,7 @@ function watchCapture(c: Capture): void {
     showHealth(h);
   });
   c.drops$.subscribe((drop) => {
-    // The encoder segment ends at a drop too: the audio on each side is resampled on its own.
+    // The session's segment ends at a drop too: the audio on each side is resampled on its own.
     segments.push(keptFrames);
     rates.push(c.sampleRate);
     drops.push(drop);
@@ -424,7 +424,7 @@ addEventListener('pagehide', () => {
 
 buttons.start.addEventListener('click', () => void start().catch(() => undefined));
 buttons.stop.addEventListener('click', () => void stop().catch(() => undefined));
-// An encoder segment ends at mute and pause (the resampler tail is flushed): tests replay that.
+// The session's segment ends at mute and pause (the resampler tail is flushed): tests replay that.
 function mute(): void {
   if (capture === undefined || capture.muted) return;
   segments.push(keptFrames);

@@ -33,18 +33,18 @@ export class CaptureBooks {
     this.#worklet = { frames: p.frames + t.frames, dropped: p.dropped + t.dropped, delivered: p.delivered + t.delivered, exact: p.exact && t.exact };
   }
 
-  stats(transport: CaptureMode, sampleRate: number, encoder: SessionWriter): CaptureStats {
+  stats(transport: CaptureMode, sampleRate: number, writer: SessionWriter): CaptureStats {
     return {
       transport,
       sampleRate,
-      kernel: encoder.kernel,
+      kernel: writer.kernel,
       capturedFrames: this.captured,
       droppedFrames: this.dropped,
-      encodedFrames: encoder.framesIn,
+      encodedFrames: writer.framesIn,
       mutedFrames: this.muted,
       pausedFrames: this.paused,
-      sentSamples: encoder.sentSamples,
-      refusedFrames: encoder.refusedFrames,
+      sentSamples: writer.sentSamples,
+      refusedFrames: writer.refusedFrames,
     };
   }
 

@@ -9,7 +9,8 @@ import type { CaptureSession } from './session.js';
 export interface CaptureResources {
   /** The first device's graph. */
   readonly graph: CaptureGraphParts;
-  readonly encoder: SessionWriter;
+  /** The context's audio into the session (push, endSegment at each cut, setRate for a new graph). */
+  readonly writer: SessionWriter;
   readonly session: CaptureSession;
   readonly levelWindowMs: number;
   readonly stopTimeoutMs: number;

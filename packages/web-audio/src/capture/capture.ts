@@ -5,7 +5,7 @@ import { WebAudioError } from '../errors.js';
 import type { CaptureMode } from '../worklet/protocol.js';
 import { LevelMeter, SILENT_LEVEL, type AudioLevel } from './level-meter.js';
 import { CaptureBooks } from './capture-books.js';
-import { captureFailure, deviceLostFailure, reportLater, stoppedBeforeSwitch, streamLostFailure } from './capture-failure.js';
+import { captureFailure, reportLater } from './capture-failure.js';
 import { CaptureClock } from './capture-clock.js';
 import { GapBook } from './gap-book.js';
 import { watchDevice } from './device-watch.js';
@@ -13,10 +13,11 @@ import { closeGraphContext, connectGraph, disposeGraph, releaseGraph, type Captu
 import { GraphSlot } from './graph-slot.js';
 import { HealthReport } from './health-report.js';
 import type { WebCaptureEvent } from './health.js';
-import { sameStream, searchDevice, type DeviceSearchResult } from './device-recovery.js';
+import { openNext, type GraphBuilder } from './device-recovery.js';
+import { afterSearch, findReplacement, planLoss, startSwitch, switchOverruled, type LossDetail, type Replacement } from './graph-replacement.js';
 import { Suspension } from './suspension.js';
 import type { FeedSink, FeedTotals } from './sample-feed.js';
-import type { CaptureGraphParts, CaptureResources } from './capture-resources.js';
+import type { CaptureResources } from './capture-resources.js';
 import type { CaptureSession } from './session.js';
 
 import type { CaptureDrop, CaptureResult, CaptureState, CaptureStats } from './capture-types.js';
@@ -38,10 +39,10 @@ const HEALTH_TICK_MS = 250;
  *     in stats.mutedFrames. The level meter keeps running ("you are muted" UIs).
  *   - pause(): the session pauses (server commits the open segment and stops accepting); resume()
  *     starts its next epoch. Audio while paused is dropped too (stats.pausedFrames).
- * Both end the encoder's segment first (the resampler tail goes out), so the audio before the cut is
+ * Both end the session's segment first (the resampler tail goes out), so the audio before the cut is
  * complete.
  *
- * Device loss and recovery (one place decides: #lose()):
+ * Device loss and recovery (graph-replacement.ts decides, the capture applies each decision):
  *
  *   capturing ──(track ended | device not listed | context closed)──► recovering
  *        ▲           cut: feed stopped (its last frames handed on), markDiscontinuity(), gap opened
@@ -95,11 +96,14 @@ export class Capture {
   #paused = false;
   readonly #books = new CaptureBooks();
   readonly #suspension = new Suspension();
-  #recovering = false;
+  /** A graph replacement (a loss's recovery, a setDevice()) is under way: from its start to the new graph's install. */
+  #replacing = false;
   /** A cut under way (its last frames reach the session): stop() waits for it, so none arrives after stop() resolved. */
   #cutting: Promise<void> | undefined;
   /** Aborted by stop(): a search for a device ends. */
   readonly #stopped = new AbortController();
+  /** What the next graph is built with; undefined: this capture builds none (recovery off). */
+  readonly #builder: GraphBuilder | undefined;
   #failure: WebAudioError | undefined;
   #result: CaptureResult | undefined;
   #stopping: Promise<CaptureResult> | undefined;
@@ -108,6 +112,8 @@ export class Capture {
   constructor(resources: CaptureResources) {
     this.#r = resources;
     this.#slot = new GraphSlot(resources.graph);
+    const rebuild = resources.rebuild;
+    this.#builder = rebuild === undefined ? undefined : { rebuild, slot: this.#slot, sink: this.#sink, devices: resources.devices, stopped: this.#stopped.signal };
     this.session = resources.session;
     this.level$ = this.#level.asObservable();
     this.state$ = this.#state.asObservable();
@@ -191,7 +197,7 @@ export class Capture {
   }
 
   get stats(): CaptureStats {
-    return this.#books.stats(this.transport, this.sampleRate, this.#r.encoder);
+    return this.#books.stats(this.transport, this.sampleRate, this.#r.writer);
   }
 
   /** Keeps the session and sends nothing until unmute(). Synchronous: the very next block is dropped. */
@@ -211,7 +217,7 @@ export class Capture {
   }
 
   /**
-   * Stops sending, ends the encoder segment, and pauses the session (the server commits the open
+   * Stops sending, ends the session's segment, and pauses the session (the server commits the open
    * segment). Resolves when the server confirmed. Audio captured meanwhile is dropped and counted.
    */
   async pause(options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<void> {
@@ -246,29 +252,24 @@ export class Capture {
    */
   async setDevice(deviceId: string, options: { signal?: AbortSignal } = {}): Promise<void> {
     this.#assertRunning('setDevice');
-    if (typeof deviceId !== 'string' || deviceId === '') throw new WebAudioError('WEB_AUDIO_INVALID_OPTION', 'setDevice() needs a device id (from enumerateDevices())');
-    const rebuild = this.#r.rebuild;
-    if (rebuild === undefined) throw new WebAudioError('WEB_AUDIO_INVALID_OPTION', 'setDevice() needs a capture that may open microphones (startCapture without recovery.enabled false)');
-    if (this.#recovering) throw new WebAudioError('WEB_AUDIO_INVALID_OPTION', 'setDevice() while recovering from a lost device: wait for the recovered event');
-    this.#recovering = true;
+    const start = startSwitch(deviceId, this.#builder, this.#replacing, this.#slot.graph);
+    if (start.next === 'refuse') throw start.error;
+    this.#replacing = true;
     try {
-      const generation = this.#slot.nextGeneration;
-      const audio = this.#slot.graph.audio;
-      const next = await rebuild({ deviceId, ...(audio !== undefined ? { audio } : {}), ...this.#slot.appContext() }, this.#slot.sinkFor(generation, this.#sink));
-      if (this.#stopping !== undefined || options.signal?.aborted === true) {
-        await disposeGraph(next);
-        if (options.signal?.aborted === true) throw options.signal.reason;
-        throw stoppedBeforeSwitch();
+      const next = await openNext(start.builder, start.input);
+      let overruled = switchOverruled(this.#stopping !== undefined, options.signal);
+      if (overruled === undefined) {
+        await this.#cut('device-changed', this.#now());
+        // stop() may have come while the old graph was being cut: the new one must not outlive it.
+        overruled = switchOverruled(this.#stopping !== undefined);
       }
-      await this.#cut('device-changed', this.#now());
-      // stop() may have come while the old graph was being cut: the new one must not outlive it.
-      if (this.#stopping !== undefined) {
-        await disposeGraph(next);
-        throw stoppedBeforeSwitch();
+      if (overruled !== undefined) {
+        await disposeGraph(next.graph);
+        throw overruled.reject;
       }
-      this.#install(next, generation);
+      this.#install(next.graph, next.generation);
     } finally {
-      this.#recovering = false;
+      this.#replacing = false;
     }
   }
 
@@ -296,7 +297,7 @@ export class Capture {
   /** FeedSink: one block at the context rate, valid only during the call. */
   onBlock(block: Float32Array): void {
     const now = this.#now();
-    if (this.#gaps.open !== undefined && !this.#recovering && !this.#suspension.active) this.#closeGap(now);
+    if (this.#gaps.open !== undefined && !this.#replacing && !this.#suspension.active) this.#closeGap(now);
     this.#health.flowing();
     this.#clock.frames(block.length, now);
     this.#checkStarvation(now);
@@ -319,7 +320,7 @@ export class Capture {
         reportLater(caught);
       }
     }
-    this.#r.encoder.push(block);
+    this.#r.writer.push(block);
   }
 
   /** FeedSink: worklet frames [from, from + frames) were lost here in the stream. */
@@ -327,18 +328,14 @@ export class Capture {
     this.#books.drop(frames);
     // The device clock ran through the loss: for the clock measures the frames were delivered.
     this.#clock.dropped(frames);
-    this.#r.encoder.endSegment();
-    this.#drops.next({ from, to: from + frames, sessionSample: this.#r.encoder.sentSamples, cause: this.transport === 'shared' ? 'ring' : 'pool' });
+    this.#r.writer.endSegment();
+    this.#drops.next({ from, to: from + frames, sessionSample: this.#r.writer.sentSamples, cause: this.transport === 'shared' ? 'ring' : 'pool' });
   }
 
   /** FeedSink: handing a block on threw; the feed delivers nothing more, so the capture stops. */
   onFailed(error: unknown): void {
     if (this.#failure !== undefined) return;
-    this.#setFailure(error);
-    this.#events.next({ type: 'failed', error: this.failure as WebAudioError, atMs: this.#now() });
-    // Reported whether or not the app ever calls stop(); the stop() promise carries it too.
-    reportLater(this.#failure);
-    void this.stop().catch(() => undefined);
+    this.#fail(error);
   }
 
   // ------------------------------------------------------------------------------------------------
@@ -367,25 +364,17 @@ export class Capture {
 
   #onContextState(state: string): void {
     if (this.#stopping !== undefined) return;
-    if (state === 'closed') {
+    const change = this.#suspension.contextChanged(state, this.#clock.lastFrameMs ?? this.#now());
+    if (change.next === 'lose') {
       void this.#lose('context-closed');
-      return;
-    }
-    if (state !== 'running') {
-      if (this.#suspension.active) return;
-      // The audio thread stops. The cut is made when it runs again (below): by then the frames
-      // captured before the suspension have all reached the page, so none lands after the cut.
-      this.#suspension.begin(this.#clock.lastFrameMs ?? this.#now());
+    } else if (change.next === 'suspended') {
       this.#events.next({ type: 'suspended', device: this.#slot.device(), atMs: this.#now() });
-      this.#health.set('recovering', `suspended: the AudioContext is ${state}`);
+      this.#health.set('recovering', change.reason);
       // Our own context: ask it back (the app decides about its own).
       if (this.#slot.graph.ownsContext) void this.#slot.graph.context.resume().catch(() => undefined);
-      return;
-    }
-    const ended = this.#suspension.end();
-    if (ended !== undefined) {
+    } else if (change.next === 'resumed') {
       try {
-        this.#openGapAt('suspended', ended.lastFrameMs, this.#now() - ended.sinceMs);
+        this.#openGapAt('suspended', change.lastFrameMs, this.#now() - change.sinceMs);
       } catch {
         return; // the session refused the cut: the capture has already failed and is stopping
       }
@@ -424,62 +413,42 @@ export class Capture {
   }
 
   // ------------------------------------------------------------------------------------------------
-  // Recovery
+  // Graph replacement: graph-replacement.ts decides, these apply (cut, install, fail)
   // ------------------------------------------------------------------------------------------------
 
-  /**
-   * The device is gone: cut, then find what replaces it, and take over what was found. What may
-   * replace it depends on where the stream came from (RecoveryOptions.reacquire): the app's
-   * reacquire() when it gave one; else a microphone is looked for again (searchDevice), while a
-   * stream the app got elsewhere is never re-opened by getUserMedia: its loss ends the capture. A
-   * closed context under a stream of the app's that still runs only needs a new context.
-   */
-  async #lose(detail: 'track-ended' | 'device-removed' | 'context-closed'): Promise<void> {
-    if (this.#stopping !== undefined || this.#recovering) return;
-    this.#recovering = true;
+  /** The device is gone: planLoss() says what may replace it; cut, look for it, and apply what the search found. */
+  async #lose(detail: LossDetail): Promise<void> {
+    if (this.#stopping !== undefined || this.#replacing) return;
+    this.#replacing = true;
     const detected = this.#now();
     const lost = this.#slot.graph;
     const device = this.#slot.device();
-    const rebuild = this.#r.rebuild;
-    const recovery = this.#r.recovery ?? {};
-    const origin = lost.origin ?? 'microphone';
     this.#events.next({ type: 'device-lost', cause: 'device-lost', device, detail, atMs: detected });
-    this.#health.set('recovering', origin === 'app' && recovery.reacquire === undefined && detail !== 'context-closed'
-      ? `stream lost (${detail}): the app's stream is not re-opened by the capture`
-      : `device lost (${detail}): reconnecting`);
-    if (rebuild === undefined || recovery.enabled === false) {
-      // No recovery: the capture ends cleanly, as stop() (the tab-audio case: nothing to re-acquire).
-      this.#recovering = false;
+    const plan = planLoss({ detail, lost, lostDeviceId: device.id, builder: this.#builder, recovery: this.#r.recovery ?? {} });
+    this.#health.set('recovering', plan.reason);
+    if (plan.next === 'stop') {
+      this.#replacing = false;
       void this.stop().catch(() => undefined);
       return;
     }
-    const keepStream = origin === 'app' && detail === 'context-closed' && lost.track?.readyState === 'live';
     try {
-      await this.#cut('device-lost', detected, keepStream);
-      let found: DeviceSearchResult | undefined = keepStream
-        ? await sameStream({ rebuild, lost, slot: this.#slot, sink: this.#sink, health: this.#health, stopped: this.#stopped.signal })
-        : undefined;
-      if (found === undefined && (recovery.reacquire !== undefined || origin === 'microphone')) {
-        const source = recovery.reacquire !== undefined
-          ? { kind: 'app' as const, reacquire: recovery.reacquire, releaseStream: lost.releaseStream }
-          : { kind: 'microphone' as const, audio: lost.audio };
-        found = await searchDevice({ rebuild, recovery, source, lostDeviceId: device.id, detail, slot: this.#slot, sink: this.#sink, health: this.#health, devices: this.#r.devices, stopped: this.#stopped.signal });
-      }
-      if (found?.outcome === 'stopped') return;
-      if (found?.outcome === 'found') {
-        if (this.#stopping !== undefined) await disposeGraph(found.graph);
-        else this.#install(found.graph, found.generation);
-        return;
-      }
-      this.#setFailure(found === undefined ? streamLostFailure(detail) : deviceLostFailure(detail, found.attempts, recovery.reacquire !== undefined), true);
-      this.#events.next({ type: 'failed', error: this.#failure as WebAudioError, atMs: this.#now() });
-      reportLater(this.#failure);
-      void this.stop().catch(() => undefined);
+      await this.#cut('device-lost', detected, plan.keepStream);
+      const search = findReplacement(plan);
+      let step = await search.next();
+      for (; step.done !== true; step = await search.next()) this.#health.set('recovering', step.value);
+      await this.#conclude(afterSearch(step.value, plan, this.#stopping !== undefined));
     } catch {
       // The session refused the cut (#endSegment): the capture has already failed and is stopping.
     } finally {
-      this.#recovering = false;
+      this.#replacing = false;
     }
+  }
+
+  /** A loss's replacement as decided once the search ended: installed, disposed (stop() came), or the capture fails. */
+  async #conclude(replacement: Replacement): Promise<void> {
+    if (replacement.next === 'install') this.#install(replacement.graph, replacement.generation);
+    else if (replacement.next === 'dispose') await disposeGraph(replacement.graph);
+    else if (replacement.next === 'fail') this.#fail(replacement.error, true);
   }
 
   /**
@@ -507,7 +476,7 @@ export class Capture {
   /** The segment ends here; the gap closes at the next frame (its length is the clock's). */
   #openGapAt(cause: CaptureCause, fromMs: number, detectedMs: number): void {
     this.#endSegment();
-    this.#gaps.begin({ cause, atSample: this.#r.encoder.sentSamples, fromMs, detectedMs, device: this.#slot.device() });
+    this.#gaps.begin({ cause, atSample: this.#r.writer.sentSamples, fromMs, detectedMs, device: this.#slot.device() });
   }
 
   /** The first frame after a gap: it is placed on the capture timeline and reported. */
@@ -521,7 +490,7 @@ export class Capture {
     this.#slot.install(next, generation);
     const to = next.context.sampleRate;
     try {
-      this.#r.encoder.setRate(to);
+      this.#r.writer.setRate(to);
     } catch (caught) {
       this.#setFailure(caught, true);
       reportLater(this.#failure);
@@ -562,7 +531,7 @@ export class Capture {
         : await graph.feed.stop(graph.context.state === 'closed' ? 0 : this.#r.stopTimeoutMs);
       if (this.#failure === undefined) {
         try {
-          this.#r.encoder.endSegment();
+          this.#r.writer.endSegment();
         } catch (caught) {
           this.#setFailure(caught);
         }
@@ -584,7 +553,7 @@ export class Capture {
   /** mute() and pause(): a session that cannot take the tail fails the capture, as in onBlock(). */
   #endSegment(): void {
     try {
-      this.#r.encoder.endSegment();
+      this.#r.writer.endSegment();
     } catch (caught) {
       this.onFailed(caught);
       throw this.#failure;
@@ -593,6 +562,15 @@ export class Capture {
 
   #setFailure(error: unknown, asIs = false): void {
     this.#failure ??= captureFailure(error, asIs);
+  }
+
+  /** The capture stops by itself: the failure (the first one counts) said in events$ and reported, then stop(). */
+  #fail(error: unknown, asIs = false): void {
+    this.#setFailure(error, asIs);
+    this.#events.next({ type: 'failed', error: this.#failure as WebAudioError, atMs: this.#now() });
+    // Reported whether or not the app ever calls stop(); the stop() promise carries it too.
+    reportLater(this.#failure);
+    void this.stop().catch(() => undefined);
   }
 
   /** Everything but the context close, synchronous so that a failure half-way still releases the rest. */

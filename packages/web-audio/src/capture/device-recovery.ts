@@ -1,17 +1,26 @@
 import type { DeviceEvents } from './device-watch.js';
 import { disposeGraph, type CaptureGraph, type GraphInput } from './graph.js';
 import type { GraphSlot } from './graph-slot.js';
-import type { HealthReport } from './health-report.js';
 import type { ReacquireRequest, RecoveryOptions } from './health.js';
 import { recoveryStep } from './recovery-plan.js';
 import { recoveryWait } from './recovery-wait.js';
 import type { FeedSink } from './sample-feed.js';
 
-/** What a search for a device after a loss works with. */
-export interface DeviceSearch {
+/** What the next graph is built with: the capture's rebuild, its slot and sink, and stop()'s signal. */
+export interface GraphBuilder {
   readonly rebuild: (input: GraphInput, sink: FeedSink) => Promise<CaptureGraph>;
+  /** The capture's graph slot, read at each build: the next graph's generation and sink, the app's context to reuse. */
+  readonly slot: GraphSlot;
+  readonly sink: FeedSink;
+  readonly devices: DeviceEvents | undefined;
+  /** Aborted by stop(): a search ends, and a graph it opened meanwhile is disposed. */
+  readonly stopped: AbortSignal;
+}
+
+/** What a search for a device after a loss works with. */
+export interface DeviceSearch extends GraphBuilder {
   readonly recovery: RecoveryOptions;
-  /** The lost device's id ('' when unknown) and the platform signal that lost it (for the reason in health). */
+  /** The lost device's id ('' when unknown) and the platform signal that lost it (for the reasons it gives). */
   readonly lostDeviceId: string;
   readonly detail: ReacquireRequest['detail'];
   /**
@@ -22,60 +31,70 @@ export interface DeviceSearch {
   readonly source:
     | { readonly kind: 'microphone'; readonly audio: MediaTrackConstraints | undefined }
     | { readonly kind: 'app'; readonly reacquire: NonNullable<RecoveryOptions['reacquire']>; readonly releaseStream: boolean };
-  /** The capture's graph slot: the next graph's generation and sink, the app's context to reuse. */
-  readonly slot: GraphSlot;
-  readonly sink: FeedSink;
-  readonly health: HealthReport;
-  readonly devices: DeviceEvents | undefined;
-  /** Aborted by stop(): the search ends, and a graph opened meanwhile is disposed. */
-  readonly stopped: AbortSignal;
+}
+
+/** A graph built to take over, with the generation its sink was made for. */
+export interface NextGraph {
+  readonly graph: CaptureGraph;
+  readonly generation: number;
 }
 
 /** How a search ended: a graph for the capture to install, no device within the attempts, or stop(). */
 export type DeviceSearchResult =
-  | { readonly outcome: 'found'; readonly graph: CaptureGraph; readonly generation: number }
+  | ({ readonly outcome: 'found' } & NextGraph)
   | { readonly outcome: 'gave-up'; readonly attempts: number }
   | { readonly outcome: 'stopped' };
 
 /**
+ * A search as the capture runs it: each value yielded is the health reason for the try about to be
+ * made (the capture says it, then asks for the next); the value returned is how the search ended.
+ */
+export type Search<T> = AsyncGenerator<string, T, void>;
+
+/**
+ * Builds the next graph on `input` (the app's context added while it is open), with the sink of the
+ * generation it will have once installed. Throws what rebuild throws; installing it is the capture's.
+ */
+export async function openNext(b: GraphBuilder, input: GraphInput): Promise<NextGraph> {
+  const generation = b.slot.nextGeneration;
+  const graph = await b.rebuild({ ...input, ...b.slot.appContext() }, b.slot.sinkFor(generation, b.sink));
+  return { graph, generation };
+}
+
+/**
  * Looks for a device after a loss, step by step as recoveryStep() decides: after each step's wait,
  * the lost device by id, then the default one (or, for the app's streams, one reacquire() call).
- * Says each try in the health reason. Returns the first graph built and leaves installing it to the
+ * Yields each try's health reason. Returns the first graph built and leaves installing it to the
  * capture, which decides what the loss means.
  */
-export async function searchDevice(s: DeviceSearch): Promise<DeviceSearchResult> {
+export async function* searchDevice(s: DeviceSearch): Search<DeviceSearchResult> {
   for (let attempt = 1; ; attempt++) {
     const step = recoveryStep(attempt, s.recovery, s.lostDeviceId);
     if (step.action === 'give-up') return { outcome: 'gave-up', attempts: step.attempts };
     if (step.delayMs > 0) await recoveryWait(step.delayMs, s.devices, s.stopped);
     if (s.stopped.aborted) return { outcome: 'stopped' };
     if (s.source.kind === 'app') {
-      const found = await askTheApp(s, s.source, attempt);
+      const found = yield* askTheApp(s, s.source, attempt);
       if (found === 'retry') continue;
       return found;
     }
     const audio = s.source.audio;
     for (const deviceId of step.deviceIds) {
-      s.health.set('recovering', deviceId === undefined ? `device lost (${s.detail}): reconnecting to the default device (attempt ${attempt})` : `device lost (${s.detail}): reconnecting to it (attempt ${attempt})`);
-      const generation = s.slot.nextGeneration;
-      let graph: CaptureGraph;
+      yield deviceId === undefined ? `device lost (${s.detail}): reconnecting to the default device (attempt ${attempt})` : `device lost (${s.detail}): reconnecting to it (attempt ${attempt})`;
+      let next: NextGraph;
       try {
-        graph = await s.rebuild({ ...(deviceId !== undefined ? { deviceId } : {}), ...(audio !== undefined ? { audio } : {}), ...s.slot.appContext() }, s.slot.sinkFor(generation, s.sink));
+        next = await openNext(s, { ...(deviceId !== undefined ? { deviceId } : {}), ...(audio !== undefined ? { audio } : {}) });
       } catch {
         continue;
       }
-      if (s.stopped.aborted) {
-        await disposeGraph(graph);
-        return { outcome: 'stopped' };
-      }
-      return { outcome: 'found', graph, generation };
+      return unlessStopped(s, next);
     }
   }
 }
 
 /** One attempt through the app's reacquire(): a graph on the stream it gives, its refusal, or the next attempt. */
-async function askTheApp(s: DeviceSearch, source: Extract<DeviceSearch['source'], { kind: 'app' }>, attempt: number): Promise<DeviceSearchResult | 'retry'> {
-  s.health.set('recovering', `stream lost (${s.detail}): asking the app for a new one (attempt ${attempt})`);
+async function* askTheApp(s: DeviceSearch, source: Extract<DeviceSearch['source'], { kind: 'app' }>, attempt: number): Search<DeviceSearchResult | 'retry'> {
+  yield `stream lost (${s.detail}): asking the app for a new one (attempt ${attempt})`;
   let stream: MediaStream | null;
   try {
     stream = await source.reacquire({ attempt, detail: s.detail });
@@ -92,20 +111,15 @@ async function askTheApp(s: DeviceSearch, source: Extract<DeviceSearch['source']
     release();
     return { outcome: 'stopped' };
   }
-  const generation = s.slot.nextGeneration;
-  let graph: CaptureGraph;
+  let next: NextGraph;
   try {
-    graph = await s.rebuild({ stream, releaseStream: source.releaseStream, ...s.slot.appContext() }, s.slot.sinkFor(generation, s.sink));
+    next = await openNext(s, { stream, releaseStream: source.releaseStream });
   } catch {
     // Not usable (no audio track, already ended): the capture owns it like the first one.
     release();
     return 'retry';
   }
-  if (s.stopped.aborted) {
-    await disposeGraph(graph);
-    return { outcome: 'stopped' };
-  }
-  return { outcome: 'found', graph, generation };
+  return unlessStopped(s, next);
 }
 
 /**
@@ -113,7 +127,7 @@ async function askTheApp(s: DeviceSearch, source: Extract<DeviceSearch['source']
  * of the capture's own, for the same stream. undefined when it cannot be built; the stream is then
  * released as the cut would have released it (the cut kept it for this).
  */
-export async function sameStream(s: Pick<DeviceSearch, 'rebuild' | 'slot' | 'sink' | 'health' | 'stopped'> & { readonly lost: Pick<CaptureGraph, 'stream' | 'releaseStream'> }): Promise<DeviceSearchResult | undefined> {
+export async function* sameStream(s: GraphBuilder & { readonly lost: Pick<CaptureGraph, 'stream' | 'releaseStream'> }): Search<DeviceSearchResult | undefined> {
   const { lost } = s;
   const release = (): void => {
     if (lost.releaseStream) for (const track of lost.stream.getTracks()) track.stop();
@@ -122,18 +136,22 @@ export async function sameStream(s: Pick<DeviceSearch, 'rebuild' | 'slot' | 'sin
     release();
     return { outcome: 'stopped' };
   }
-  s.health.set('recovering', 'AudioContext closed: the same stream on a new one');
-  const generation = s.slot.nextGeneration;
-  let graph: CaptureGraph;
+  yield 'AudioContext closed: the same stream on a new one';
+  let next: NextGraph;
   try {
-    graph = await s.rebuild({ stream: lost.stream, releaseStream: lost.releaseStream, ...s.slot.appContext() }, s.slot.sinkFor(generation, s.sink));
+    next = await openNext(s, { stream: lost.stream, releaseStream: lost.releaseStream });
   } catch {
     release();
     return undefined;
   }
+  return unlessStopped(s, next);
+}
+
+/** A graph built during a search: found, or disposed when stop() came meanwhile. */
+async function unlessStopped(s: GraphBuilder, next: NextGraph): Promise<DeviceSearchResult> {
   if (s.stopped.aborted) {
-    await disposeGraph(graph);
+    await disposeGraph(next.graph);
     return { outcome: 'stopped' };
   }
-  return { outcome: 'found', graph, generation };
+  return { outcome: 'found', ...next };
 }

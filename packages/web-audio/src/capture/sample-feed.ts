@@ -8,7 +8,7 @@ export interface FeedTotals {
   readonly frames: number;
   /** Frames it could not deliver (ring full or no free batch). */
   readonly dropped: number;
-  /** Frames the page handed on (to the encoder, or counted as muted or paused). */
+  /** Frames the page handed on (to the session writer, or counted as muted or paused). */
   readonly delivered: number;
   /**
    * delivered + dropped === frames: the worklet answered the stop and nothing went missing (false

@@ -62,7 +62,7 @@ export interface StartCaptureOptions {
   readonly releaseStream?: boolean;
   /** Resampler kernel (default 'auto': wasm where the page may compile it, else js). */
   readonly kernel?: ResamplerKernel;
-  /** Each block on its way to the encoder (context rate, not muted or paused); valid only during the call. */
+  /** Each block on its way to the session (context rate, not muted or paused); valid only during the call. */
   readonly onSamples?: (block: Float32Array) => void;
   /** Aborting stops the capture (as stop()). */
   readonly signal?: AbortSignal;
@@ -125,9 +125,9 @@ export async function startCapture(options: StartCaptureOptions): Promise<Captur
     ...(options.deviceId !== undefined ? { deviceId: options.deviceId } : {}),
     ...(options.context !== undefined ? { context: options.context } : {}),
   }, sink);
-  let encoder: SessionWriter;
+  let writer: SessionWriter;
   try {
-    encoder = new SessionWriter(graph.context.sampleRate, options.session, options.kernel);
+    writer = new SessionWriter(graph.context.sampleRate, options.session, options.kernel);
   } catch (caught) {
     releaseGraph(graph);
     await closeGraphContext(graph);
@@ -137,7 +137,7 @@ export async function startCapture(options: StartCaptureOptions): Promise<Captur
   const platformDevices = (options.mediaDevices ?? globalThis.navigator?.mediaDevices) as Partial<DeviceEvents> | undefined;
   const devices = typeof platformDevices?.addEventListener === 'function' && typeof platformDevices.enumerateDevices === 'function' ? (platformDevices as DeviceEvents) : undefined;
   capture = new Capture({
-    graph, encoder, session: options.session, levelWindowMs: options.levelWindowMs ?? 50, stopTimeoutMs: 1000,
+    graph, writer, session: options.session, levelWindowMs: options.levelWindowMs ?? 50, stopTimeoutMs: 1000,
     onSamples: options.onSamples, signal: options.signal, startedAt,
     rebuild: recovery.enabled === false ? undefined : (input, next) => buildGraph(spec, input, next),
     recovery, starvationMs: options.starvationMs, devices,
