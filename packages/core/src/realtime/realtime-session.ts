@@ -1,36 +1,36 @@
 import { CLOSE_CODES, SOCKET_DEFAULTS } from '../protocol.js';
 import type { RealtimeNotice, RealtimeSession } from '../types/realtime.js';
-import { AudioOutbox, type AudioStats, type InputFormat } from './audio-outbox.js';
-import { FramePump } from './frame-pump.js';
-import { GuardedEmitter } from './guarded-emitter.js';
-import type { SessionLine } from './line-store.js';
-import { SessionTranscript } from './session-transcript.js';
+import { AudioOutbox, type AudioStats, type InputFormat } from './audio/outbox.js';
+import { FramePump } from './audio/frame-pump.js';
+import { GuardedEmitter } from './plumbing/guarded-emitter.js';
+import type { SessionLine } from './transcript/line-store.js';
+import { SessionTranscript } from './transcript/transcript.js';
 import { RealtimeError } from '../errors/realtime-error.js';
 import { ValidationError } from '../errors/client-errors.js';
 import { PAUSE, RESUME, finishesNow, operationGate, operationWait, refusedAtOnce, type OperationView, type StateOperation } from './operation-gates.js';
-import { balanceError, exhaustedAt, failedBeforeReady, finalViewEnding, finishGaveUp, settle, unsavedEnding, type Ending, type Exhaustion } from './session-ending.js';
-import { sessionParts } from './session-parts.js';
-import { finishOverRest, readSession } from './session-rest.js';
-import { SessionRecovery, type RecoveryAction, type RecoveryFacts } from './session-recovery.js';
-import { socketAddress } from './socket-address.js';
-import { freshCredentials } from './socket-credentials.js';
-import { checkSessionOptions } from './session-option-checks.js';
-import { ignoredMessage, parseServerMessage, type SessionReadyMessage } from './server-messages.js';
+import { balanceError, exhaustedAt, failedBeforeReady, finalViewEnding, finishGaveUp, settle, unsavedEnding, type Ending, type Exhaustion } from './ending/ending.js';
+import { sessionParts } from './options/parts.js';
+import { finishOverRest, readSession } from './ending/rest.js';
+import { SessionRecovery, type RecoveryAction, type RecoveryFacts } from './recovery/recovery.js';
+import { socketAddress } from './socket/address.js';
+import { freshCredentials } from './socket/credentials.js';
+import { checkSessionOptions } from './options/checks.js';
+import { ignoredMessage, parseServerMessage, type SessionReadyMessage } from './messages/server-messages.js';
 import type { RealtimeFinishResult, RealtimeSessionEvents } from './session-events.js';
 import { SessionIntent } from './session-intent.js';
-import { SessionMessages, type MessageAction } from './session-messages.js';
+import { SessionMessages, type MessageAction } from './messages/session-messages.js';
 import { StateMachine, type SessionState, type StateChange } from './session-state.js';
-import { resolveWebSocket, type SocketTransport } from './socket-transport.js';
-import { SessionSockets } from './session-sockets.js';
-import type { OperationOptions, RealtimeSessionInit } from './session-options.js';
-import { SocketWatch } from './socket-watch.js';
-import { closeDuringHandoff, opensStandby, promotesStandby, standbyDeadlineMs } from './socket-handoff.js';
-import { HealthMeter, type HealthReportKind, type SessionHealth } from './session-health.js';
+import { resolveWebSocket, type SocketTransport } from './socket/transport.js';
+import { SessionSockets } from './socket/sockets.js';
+import type { OperationOptions, RealtimeSessionInit } from './options/options.js';
+import { SocketWatch } from './watch/socket-watch.js';
+import { closeDuringHandoff, opensStandby, promotesStandby, standbyDeadlineMs } from './socket/handoff.js';
+import { HealthMeter, type HealthReportKind, type SessionHealth } from './health/health-meter.js';
 import { logSession, type LogWrite } from './session-logger.js';
-import { TimerSet } from './timer-set.js';
-import { Waiters, invalidTimeout } from './waiters.js';
+import { TimerSet } from './plumbing/timer-set.js';
+import { Waiters, invalidTimeout } from './plumbing/waiters.js';
 
-export { socketUrlFor } from './socket-address.js';
+export { socketUrlFor } from './socket/address.js';
 
 /**
  * A realtime session over the socket: audio in, lines out, never losing a sample the server has not
@@ -55,7 +55,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   /** Connect timeout, heartbeat and acks of the current socket, checked on one tick (#check) that #stopWatch cancels. */
   readonly #watch: SocketWatch;
   #stopWatch: (() => void) | undefined;
-  /** Latencies, lags, round trips and reconnects behind `health` (session-health.ts). */
+  /** Latencies, lags, round trips and reconnects behind `health` (health/health-meter.ts). */
   readonly #health = new HealthMeter();
   /** The `logger` option's writer (redacting), for records no event carries. */
   readonly #log: LogWrite | undefined;
@@ -398,7 +398,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     });
   }
 
-  /** A socket closed: the standby is forgotten, the current one is handed over or lost (socket-handoff.ts). */
+  /** A socket closed: the standby is forgotten, the current one is handed over or lost (socket/handoff.ts). */
   #onClose(t: SocketTransport, code: number, reason: string): void {
     const standby = this.#sockets.standby;
     if (t === standby) {
@@ -491,7 +491,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     else if (waiting()) this.#recover([this.#recovery.viewRead(read.value)]);
   }
 
-  /** Saves the result over REST (session-rest.ts): from `finishing`, reconnect attempts standing aside. */
+  /** Saves the result over REST (ending/rest.ts): from `finishing`, reconnect attempts standing aside. */
   async #finishOverRest(why: string, expired: boolean): Promise<void> {
     const rest = this.#init.rest;
     if (this.#machine.terminal || this.#restFinishing) return;
@@ -650,7 +650,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     this.#machine.set('finished', reason);
   }
 
-  /** Applies an ending decided elsewhere (session-ending.ts, SessionRecovery). */
+  /** Applies an ending decided elsewhere (ending/ending.ts, SessionRecovery). */
   #conclude(ending: Ending): void {
     if (ending.to === 'finished') this.#onFinished(ending.view, ending.reason);
     else this.#end(ending.to, ending.error, ending.reason);
@@ -664,7 +664,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     this.#stopWatch = this.#timers.every(this.#watch.tickMs, () => this.#check());
   }
 
-  /** The watch tick (socket-watch.ts): probe, tell the health, or drop a dead socket without waiting for a close that will not come. */
+  /** The watch tick (watch/socket-watch.ts): probe, tell the health, or drop a dead socket without waiting for a close that will not come. */
   #check(): void {
     const t = this.#readySocket();
     for (const d of this.#watch.check({ now: this.#now(), ready: t !== undefined, state: this.state, inFlightSamples: this.#outbox.inFlight, acked: this.#outbox.acked, bufferedBytes: t?.bufferedAmount ?? 0 })) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeFrameHeader } from '../../src/protocol.js';
 import { EncodePipeline } from '../../src/dsp/encode-pipeline.js';
-import { AudioOutbox, type Gap } from '../../src/realtime/audio-outbox.js';
+import { AudioOutbox, type Gap } from '../../src/realtime/audio/outbox.js';
 
 const ramp = (from: number, n: number): Int16Array => Int16Array.from({ length: n }, (_, i) => ((from + i) % 30_000) - 15_000);
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { AudioOutbox } from '../../src/realtime/audio-outbox.js';
-import { FramePump } from '../../src/realtime/frame-pump.js';
-import { SocketTransport } from '../../src/realtime/socket-transport.js';
+import { AudioOutbox } from '../../src/realtime/audio/outbox.js';
+import { FramePump } from '../../src/realtime/audio/frame-pump.js';
+import { SocketTransport } from '../../src/realtime/socket/transport.js';
 import { FakeSocket } from './fake-socket.js';
 
 const ignore = { onOpen: () => {}, onText: () => {}, onClose: () => {}, onError: () => {} };

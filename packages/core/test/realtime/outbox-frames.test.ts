@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AudioOutbox } from '../../src/realtime/audio-outbox.js';
+import { AudioOutbox } from '../../src/realtime/audio/outbox.js';
 import { seeded } from './outbox-frames-prng.js';
 
 describe('AudioOutbox frame buffers', () => {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { CLOSE_CODES, FINAL_CLOSE_CODES } from '../../src/protocol.js';
 import { isValidationError } from '../../src/errors/guards.js';
-import { CLOSE_CLASSES, classifyLoss } from '../../src/realtime/loss-classes.js';
-import { DefaultReconnectPolicy, type ReconnectContext } from '../../src/realtime/reconnect-policy.js';
-import { SessionRecovery, type RecoveryAction, type RecoveryFacts } from '../../src/realtime/session-recovery.js';
-import { freshCredentials } from '../../src/realtime/socket-credentials.js';
-import { checkSessionOptions } from '../../src/realtime/session-option-checks.js';
+import { CLOSE_CLASSES, classifyLoss } from '../../src/realtime/recovery/loss-classes.js';
+import { DefaultReconnectPolicy, type ReconnectContext } from '../../src/realtime/recovery/reconnect-policy.js';
+import { SessionRecovery, type RecoveryAction, type RecoveryFacts } from '../../src/realtime/recovery/recovery.js';
+import { freshCredentials } from '../../src/realtime/socket/credentials.js';
+import { checkSessionOptions } from '../../src/realtime/options/checks.js';
 
 describe('close codes: one table of fatal / refresh / retry', () => {
   it('classifies every close code and refused upgrade', () => {

@@ -1,6 +1,6 @@
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { AudioOutbox } from '../../src/realtime/audio-outbox.js';
+import { AudioOutbox } from '../../src/realtime/audio/outbox.js';
 
 /** Every frame the outbox cuts, as one Int16Array of what the server would store. */
 function drained(box: AudioOutbox): Int16Array {

@@ -1,5 +1,5 @@
-import { ValidationError } from '../errors/client-errors.js';
-import { RealtimeError } from '../errors/realtime-error.js';
+import { ValidationError } from '../../errors/client-errors.js';
+import { RealtimeError } from '../../errors/realtime-error.js';
 import { MAX_TIMER_MS } from './timer-set.js';
 
 /**

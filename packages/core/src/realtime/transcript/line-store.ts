@@ -1,5 +1,5 @@
-import type { RealtimeLine } from '../types/realtime.js';
-import type { AlignmentMessage, EntitiesMessage, LanguageMessage, RevisionMessage, WireLine } from './server-messages.js';
+import type { RealtimeLine } from '../../types/realtime.js';
+import type { AlignmentMessage, EntitiesMessage, LanguageMessage, RevisionMessage, WireLine } from '../messages/server-messages.js';
 
 export type SupplementKind = 'alignment' | 'entities' | 'revision' | 'language';
 

@@ -1,4 +1,4 @@
-import { REALTIME, SOCKET_DEFAULTS } from '../protocol.js';
+import { REALTIME, SOCKET_DEFAULTS } from '../../protocol.js';
 
 /** Rate samples kept: at a 100 ms watch tick, about six seconds of acknowledgements. */
 const SLOTS = 64;

@@ -1,5 +1,5 @@
-import { REALTIME } from '../protocol.js';
-import type { RealtimeSessionInit } from './session-options.js';
+import { REALTIME } from '../../protocol.js';
+import type { RealtimeSessionInit } from './options.js';
 
 /**
  * The session's options with their defaults, as each part takes them: the outbox's format and
@@ -16,7 +16,7 @@ export interface SessionParts {
   readonly log: { readonly socketUrl: string; readonly auth: 'accessKey' | 'token'; readonly secrets: readonly string[] };
 }
 
-/** Resolves the defaults (docs of each option: session-options.ts). Checks nothing: each part checks its own. */
+/** Resolves the defaults (docs of each option: options.ts). Checks nothing: each part checks its own. */
 export function sessionParts(init: RealtimeSessionInit): SessionParts {
   return {
     now: init.now ?? (() => Date.now()),

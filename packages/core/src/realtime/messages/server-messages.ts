@@ -1,7 +1,7 @@
-import { SERVER_MESSAGES, type ServerMessageType, type SocketErrorCode } from '../protocol.js';
-import type { RealtimeLine, RealtimeNotice, RealtimeSession, RealtimeUsage } from '../types/realtime.js';
-import { parseSession, parseUsage } from '../parse/realtime.js';
-import { parseDecimal } from '../util/decimal.js';
+import { SERVER_MESSAGES, type ServerMessageType, type SocketErrorCode } from '../../protocol.js';
+import type { RealtimeLine, RealtimeNotice, RealtimeSession, RealtimeUsage } from '../../types/realtime.js';
+import { parseSession, parseUsage } from '../../parse/realtime.js';
+import { parseDecimal } from '../../util/decimal.js';
 
 /**
  * The server -> client JSON messages (docs/protocol.md "Realtime socket"), as one discriminated union.

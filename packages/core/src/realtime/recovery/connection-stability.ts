@@ -4,7 +4,7 @@
  * so a link that drops every few seconds backs off further each time instead of reconnecting at full
  * speed for ever. Two such short-lived connections in a row are flapping.
  *
- * Bookkeeping only, handed the clock on each call: session-recovery.ts asks it and acts.
+ * Bookkeeping only, handed the clock on each call: recovery.ts asks it and acts.
  */
 export class ConnectionStability {
   /** When the current connection said session.ready; undefined while none is ready. */

@@ -1,4 +1,4 @@
-import { CLOSE_CODES } from '../protocol.js';
+import { CLOSE_CODES } from '../../protocol.js';
 
 /**
  * What a lost socket means for the session, by its close code or the HTTP status of its refused upgrade:
@@ -9,7 +9,7 @@ import { CLOSE_CODES } from '../protocol.js';
  *   recycle  the server recycled the socket at its lifetime limit (4002): routine, not a fault of the link;
  *            reconnect at once, outside the reconnect policy: no delay, no attempt of the budget, no flapping
  *   fatal    the session is over, refused or owned by a newer socket: never reconnect (4409 and 4410 still
- *            read or save the result; session-recovery.ts decides how it ends)
+ *            read or save the result; recovery.ts decides how it ends)
  */
 export type LossClass = 'retry' | 'refresh' | 'recycle' | 'fatal';
 

@@ -1,14 +1,14 @@
-import { isNotFoundError } from '../errors/guards.js';
-import { CLOSE_CODES, TERMINAL_STATUSES } from '../protocol.js';
-import type { RealtimeSession } from '../types/realtime.js';
+import { isNotFoundError } from '../../errors/guards.js';
+import { CLOSE_CODES, TERMINAL_STATUSES } from '../../protocol.js';
+import type { RealtimeSession } from '../../types/realtime.js';
 import { DefaultReconnectPolicy, type ReconnectPolicy } from './reconnect-policy.js';
-import { RealtimeError } from '../errors/realtime-error.js';
-import { ValidationError } from '../errors/client-errors.js';
-import type { RealtimeSessionEvents } from './session-events.js';
-import type { SessionState } from './session-state.js';
+import { RealtimeError } from '../../errors/realtime-error.js';
+import { ValidationError } from '../../errors/client-errors.js';
+import type { RealtimeSessionEvents } from '../session-events.js';
+import type { SessionState } from '../session-state.js';
 import { ConnectionStability } from './connection-stability.js';
 import { classifyLoss } from './loss-classes.js';
-import { MAX_TIMER_MS } from './timer-set.js';
+import { MAX_TIMER_MS } from '../plumbing/timer-set.js';
 
 /** What recovery is told of the session each time it is asked (read at that moment: an await may have ended it). */
 export interface RecoveryFacts {
@@ -123,7 +123,7 @@ export class SessionRecovery {
   }
 
   /**
-   * The session promoted the socket it opened on socket.recycle (socket-handoff.ts): the connection
+   * The session promoted the socket it opened on socket.recycle (socket/handoff.ts): the connection
    * carries on. Nothing is counted: no attempt, no loss toward flapping, the stable time goes on.
    */
   handoff(): void {

@@ -1,5 +1,5 @@
-import { DspError } from '../errors/dsp-error.js';
-import { RealtimeError } from '../errors/realtime-error.js';
+import { DspError } from '../../errors/dsp-error.js';
+import { RealtimeError } from '../../errors/realtime-error.js';
 
 /**
  * What write() and writePcm16() accept, checked before a sample is taken: a wrong type must never reach

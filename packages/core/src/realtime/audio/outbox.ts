@@ -1,14 +1,14 @@
-import { DspError } from '../errors/dsp-error.js';
-import { quantizePcm16 } from '../dsp/pcm16.js';
-import { Resampler, type ResamplerKernel, type SampleBlock } from '../dsp/resampler.js';
-import { REALTIME } from '../protocol.js';
-import { FrameSlots, type OutgoingFrame } from './frame-slots.js';
+import { DspError } from '../../errors/dsp-error.js';
+import { quantizePcm16 } from '../../dsp/pcm16.js';
+import { Resampler, type ResamplerKernel, type SampleBlock } from '../../dsp/resampler.js';
+import { REALTIME } from '../../protocol.js';
+import { FrameSlots, type OutgoingFrame } from '../frame-slots.js';
 import { GapLedger, type Gap } from './gap-ledger.js';
-import { RealtimeError } from '../errors/realtime-error.js';
+import { RealtimeError } from '../../errors/realtime-error.js';
 import { checkBlockFits, checkFloatBlock, checkPcm16Block, ownRealm } from './write-input.js';
 
 export type { Gap } from './gap-ledger.js';
-export type { OutgoingFrame } from './frame-slots.js';
+export type { OutgoingFrame } from '../frame-slots.js';
 
 /** Backpressure and memory, as numbers a UI can draw (bounded and observable). */
 export interface AudioStats {

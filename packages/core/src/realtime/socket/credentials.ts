@@ -1,5 +1,5 @@
-import type { Violation } from '../errors/api-errors.js';
-import { ValidationError } from '../errors/client-errors.js';
+import type { Violation } from '../../errors/api-errors.js';
+import { ValidationError } from '../../errors/client-errors.js';
 
 /** What a credentials provider returns: a socket token (browsers) and/or an API key (sent as a header where the platform allows). */
 export interface SocketCredentials {

@@ -1,4 +1,4 @@
-import { API_PREFIX, REALTIME_PATHS, SOCKET_QUERY } from '../protocol.js';
+import { API_PREFIX, REALTIME_PATHS, SOCKET_QUERY } from '../../protocol.js';
 
 /** ws(s) URL of the socket endpoint for an http(s) base URL. */
 export function socketUrlFor(baseUrl: string): string {

@@ -1,6 +1,6 @@
-import type { Violation } from '../errors/api-errors.js';
-import { ValidationError } from '../errors/client-errors.js';
-import { backoffWindowMs, fullJitterMs } from '../util/backoff.js';
+import type { Violation } from '../../errors/api-errors.js';
+import { ValidationError } from '../../errors/client-errors.js';
+import { backoffWindowMs, fullJitterMs } from '../../util/backoff.js';
 
 /**
  * When to try the socket again after it was lost. A policy is a pure function of

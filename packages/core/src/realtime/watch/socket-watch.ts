@@ -1,4 +1,4 @@
-import { CLOSE_CODES } from '../protocol.js';
+import { CLOSE_CODES } from '../../protocol.js';
 import { ackWatchTiming } from './ack-watch-options.js';
 import { AckWatchdog, type AckDecision, type AckView } from './ack-watchdog.js';
 import { HeartbeatWatchdog } from './heartbeat-watchdog.js';

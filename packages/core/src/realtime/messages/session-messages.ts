@@ -1,12 +1,12 @@
-import { REALTIME, REALTIME_SPENDING } from '../protocol.js';
-import type { RealtimeNotice, RealtimeSession } from '../types/realtime.js';
-import type { AudioOutbox } from './audio-outbox.js';
-import type { SentOnSocket } from './frame-pump.js';
+import { REALTIME, REALTIME_SPENDING } from '../../protocol.js';
+import type { RealtimeNotice, RealtimeSession } from '../../types/realtime.js';
+import type { AudioOutbox } from '../audio/outbox.js';
+import type { SentOnSocket } from '../audio/frame-pump.js';
 import type { ServerMessage, SessionReadyMessage } from './server-messages.js';
-import type { RealtimeSessionEvents } from './session-events.js';
-import type { SessionIntentView } from './session-intent.js';
-import type { SessionState } from './session-state.js';
-import type { SessionTranscript } from './session-transcript.js';
+import type { RealtimeSessionEvents } from '../session-events.js';
+import type { SessionIntentView } from '../session-intent.js';
+import type { SessionState } from '../session-state.js';
+import type { SessionTranscript } from '../transcript/transcript.js';
 
 /** What the session knows when a message arrives (read only: the messages decide, the session acts). */
 export interface MessageContext {
@@ -38,7 +38,7 @@ type EmitAction = {
  *   exhausted  the balance is used up (session.notice BALANCE_EXHAUSTED)
  *   resync     drop the socket and reconnect: our idea of the epoch is wrong
  *   recycle    socket.recycle: the server closes this socket in closeInMs; open the next one now
- *              (socket-handoff.ts)
+ *              (socket/handoff.ts)
  */
 export type MessageAction =
   | { readonly do: 'state'; readonly to: SessionState; readonly reason: string; readonly intent?: 'paused' | 'streaming' }

@@ -1,8 +1,8 @@
-import { REALTIME } from '../protocol.js';
-import type { AudioStats } from './audio-outbox.js';
+import { REALTIME } from '../../protocol.js';
+import type { AudioStats } from '../audio/outbox.js';
 import { HealthWindow, type WindowStats } from './health-window.js';
-import type { ServerMessage } from './server-messages.js';
-import type { SessionState } from './session-state.js';
+import type { ServerMessage } from '../messages/server-messages.js';
+import type { SessionState } from '../session-state.js';
 
 export type { WindowStats } from './health-window.js';
 

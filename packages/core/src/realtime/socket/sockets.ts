@@ -1,9 +1,9 @@
-import { CLOSE_CODES } from '../protocol.js';
-import { openTransport, type ResolvedWebSocket, type SocketTransport, type TransportHandlers } from './socket-transport.js';
+import { CLOSE_CODES } from '../../protocol.js';
+import { openTransport, type ResolvedWebSocket, type SocketTransport, type TransportHandlers } from './transport.js';
 
 /**
  * The session's sockets: the current one, whether it said session.ready, and the standby that
- * socket.recycle opens while the current one still works (socket-handoff.ts). Socket facts only: the
+ * socket.recycle opens while the current one still works (handoff.ts). Socket facts only: the
  * session decides when to open, promote or drop one, and what that means for its state.
  */
 export class SessionSockets {

@@ -1,4 +1,4 @@
-import { RealtimeError } from '../errors/realtime-error.js';
+import { RealtimeError } from '../../errors/realtime-error.js';
 
 /**
  * The part of the WebSocket API the session uses: the browser's WebSocket and `ws` both fit. Passed in through options so core never touches a platform global at import.

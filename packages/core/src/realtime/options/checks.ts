@@ -1,9 +1,9 @@
-import type { Violation } from '../errors/api-errors.js';
-import { ValidationError } from '../errors/client-errors.js';
-import { MAX_TIMER_MS } from './timer-set.js';
+import type { Violation } from '../../errors/api-errors.js';
+import { ValidationError } from '../../errors/client-errors.js';
+import { MAX_TIMER_MS } from '../plumbing/timer-set.js';
 
 /**
- * Every option a session reads (session-options.ts), so a misspelt one (`sampelRate`) is refused, not
+ * Every option a session reads (options.ts), so a misspelt one (`sampelRate`) is refused, not
  * ignored. connect() and attach() build a session to check their options before anything reaches the
  * server, so a refused option never leaves a created session behind.
  */

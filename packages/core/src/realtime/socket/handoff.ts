@@ -1,4 +1,4 @@
-import { CLOSE_CODES } from '../protocol.js';
+import { CLOSE_CODES } from '../../protocol.js';
 
 /**
  * Make-before-break across the server's socket recycling (docs/protocol.md "Socket lifetime"): a

@@ -1,9 +1,9 @@
-import { REALTIME } from '../protocol.js';
+import { REALTIME } from '../../protocol.js';
 import { ACK_WATCH, type AckWatchTiming } from './ack-watch-options.js';
-import type { AudioStats } from './audio-outbox.js';
+import type { AudioStats } from '../audio/outbox.js';
 import { SendBacklog } from './send-backlog.js';
-import type { SessionHealth } from './session-health.js';
-import type { SessionState } from './session-state.js';
+import type { SessionHealth } from '../health/health-meter.js';
+import type { SessionState } from '../session-state.js';
 
 /** What the session reads for each check. */
 export interface AckView {

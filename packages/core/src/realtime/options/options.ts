@@ -1,9 +1,9 @@
-import type { RealtimeSession } from '../types/realtime.js';
-import type { AckWatchOptions } from './ack-watch-options.js';
-import type { ReconnectPolicy } from './reconnect-policy.js';
-import type { WebSocketConstructor } from './socket-transport.js';
-import type { CredentialsProvider } from './socket-credentials.js';
-import type { SessionLogger } from './session-logger.js';
+import type { RealtimeSession } from '../../types/realtime.js';
+import type { AckWatchOptions } from '../watch/ack-watch-options.js';
+import type { ReconnectPolicy } from '../recovery/reconnect-policy.js';
+import type { WebSocketConstructor } from '../socket/transport.js';
+import type { CredentialsProvider } from '../socket/credentials.js';
+import type { SessionLogger } from '../session-logger.js';
 
 /** The REST calls a session can fall back on (absent when it holds only a socket token). */
 export interface RealtimeRest {

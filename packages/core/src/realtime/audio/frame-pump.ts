@@ -1,7 +1,7 @@
-import type { AudioOutbox } from './audio-outbox.js';
-import type { SessionState } from './session-state.js';
+import type { AudioOutbox } from './outbox.js';
+import type { SessionState } from '../session-state.js';
 import { SocketSends } from './socket-sends.js';
-import type { SocketTransport } from './socket-transport.js';
+import type { SocketTransport } from '../socket/transport.js';
 
 /** The questions others may ask of what was sent on which socket (answers only; the pump records). */
 export type SentOnSocket = Pick<SocketSends, 'finishSentOn' | 'pauseSentOn' | 'resumeSentOn'>;

@@ -1,6 +1,6 @@
-import type { RealtimeLine, RealtimeNotice, RealtimeSession } from '../types/realtime.js';
+import type { RealtimeLine, RealtimeNotice, RealtimeSession } from '../../types/realtime.js';
 import { LineStore, type LineUpdate, type SessionLine } from './line-store.js';
-import type { AlignmentMessage, EntitiesMessage, LanguageMessage, RevisionMessage, WireLine } from './server-messages.js';
+import type { AlignmentMessage, EntitiesMessage, LanguageMessage, RevisionMessage, WireLine } from '../messages/server-messages.js';
 
 /** Where the transcript's news goes: the session's emitter and its Observables. */
 export interface TranscriptOutput {

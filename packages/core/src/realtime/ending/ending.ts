@@ -1,6 +1,6 @@
-import { REALTIME } from '../protocol.js';
-import type { RealtimeNotice, RealtimeSession } from '../types/realtime.js';
-import { RealtimeError, isRealtimeError } from '../errors/realtime-error.js';
+import { REALTIME } from '../../protocol.js';
+import type { RealtimeNotice, RealtimeSession } from '../../types/realtime.js';
+import { RealtimeError, isRealtimeError } from '../../errors/realtime-error.js';
 
 /**
  * How the session ends, decided from the values given: the final view (over the socket, over REST, or

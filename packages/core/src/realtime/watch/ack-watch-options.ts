@@ -1,5 +1,5 @@
-import type { Violation } from '../errors/api-errors.js';
-import { ValidationError } from '../errors/client-errors.js';
+import type { Violation } from '../../errors/api-errors.js';
+import { ValidationError } from '../../errors/client-errors.js';
 
 /**
  * The `ackWatch` option: how a streaming session tells a half-open socket from a slow one by its
