@@ -1,6 +1,6 @@
-import { CLOSE_CODES, SOCKET_DEFAULTS } from '../protocol.js';
+import { CLOSE_CODES, REALTIME, SOCKET_DEFAULTS } from '../protocol.js';
 import type { RealtimeNotice, RealtimeSession } from '../types/realtime.js';
-import { AudioOutbox, type AudioStats, type InputFormat } from './audio/outbox.js';
+import { AudioOutbox, type AudioStats, type Gap, type InputFormat } from './audio/outbox.js';
 import { FramePump } from './audio/frame-pump.js';
 import { GuardedEmitter } from './plumbing/guarded-emitter.js';
 import type { SessionLine } from './transcript/line-store.js';
@@ -16,7 +16,7 @@ import { socketAddress } from './socket/address.js';
 import { freshCredentials } from './socket/credentials.js';
 import { checkSessionOptions } from './options/checks.js';
 import { ignoredMessage, parseServerMessage, type SessionReadyMessage } from './messages/server-messages.js';
-import type { RealtimeFinishResult, RealtimeSessionEvents } from './session-events.js';
+import type { EmitAction, RealtimeFinishResult, RealtimeSessionEvents } from './session-events.js';
 import { SessionIntent } from './session-intent.js';
 import { SessionMessages, type MessageAction } from './messages/session-messages.js';
 import { StateMachine, type SessionState, type StateChange } from './session-state.js';
@@ -45,7 +45,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   readonly #init: RealtimeSessionInit;
   readonly #machine: StateMachine;
   readonly #outbox: AudioOutbox;
-  readonly #transcript = new SessionTranscript({ line: (l) => this.emit('line', l), lineUpdated: (u) => this.emit('line.updated', u), notice: (n) => this.emit('notice', n) });
+  readonly #transcript = new SessionTranscript();
   readonly #now: () => number;
   readonly #connectTimeoutMs: number;
   readonly #sender: FramePump;
@@ -66,7 +66,9 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   /** A REST finish is under way: reconnect attempts stand aside. */
   #restFinishing = false;
   readonly #intent = new SessionIntent();
-  readonly #messages: SessionMessages;
+  readonly #messages = new SessionMessages();
+  /** The recording segment audio goes in: set by session.ready and session.resumed (their `epoch` actions). */
+  #epoch: number = REALTIME.firstEpoch;
   #result: RealtimeFinishResult | undefined;
   #failure: Error | undefined;
   /** close() ended the session: each call it cut short gets REALTIME_CLOSED under its own name. */
@@ -86,13 +88,12 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     const parts = sessionParts(init);
     this.#now = parts.now;
     this.#connectTimeoutMs = parts.connectTimeoutMs;
-    this.#outbox = new AudioOutbox({ ...parts.audio, onGap: (gap) => this.emit('gap', { ...gap, epoch: this.epoch }) });
+    this.#outbox = new AudioOutbox(parts.audio);
     this.#sender = new FramePump(this.#outbox, parts.drain, this.#now);
     this.#watch = new SocketWatch(init.ackWatch);
     const { windowMs, restFinishReserveMs, stableWindowMs } = parts.recovery;
     this.#recovery = new SessionRecovery(init.reconnect, windowMs, restFinishReserveMs, stableWindowMs);
     this.#machine = new StateMachine((change) => this.#onStateChange(change));
-    this.#messages = new SessionMessages(this.#outbox, this.#transcript);
     this.#log = init.logger === undefined ? undefined : logSession(this, init.logger, parts.log);
   }
 
@@ -102,7 +103,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
 
   /** Current epoch (recording segment). */
   get epoch(): number {
-    return this.#messages.epoch;
+    return this.#epoch;
   }
 
   /** Lines so far, each once, with the supplements that arrived. */
@@ -433,14 +434,13 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     return { state, terminal, finishRequested: this.#intent.finish, socketReady: this.#sockets.ready, hasRest: this.#init.rest !== undefined, canRefresh: this.#init.credentials !== undefined, now: this.#now() };
   }
 
-  /** Runs what SessionRecovery decided, in order; an action that needs a fresh look asks it again then. */
+  /** Runs what SessionRecovery decided, in order. */
   #recover(actions: readonly RecoveryAction[]): void {
     for (const action of actions) {
       switch (action.do) {
         case 'reconnecting':
           if (this.state !== 'connecting') this.#machine.set('reconnecting', action.reason);
           if (this.#everReady && this.#health.lost(action.reason, action.code, this.#now())) this.#report('lost');
-          this.#recover(this.#recovery.nextAttempt(action.code, action.reason, action.at, this.#facts()));
           break;
         case 'retry':
           this.emit('reconnecting', action.info);
@@ -464,9 +464,6 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
           break;
         case 'openSocket':
           this.#openSocket();
-          break;
-        case 'watchDeadline':
-          this.#recover(this.#recovery.watchFinishDeadline(this.#facts()));
           break;
         case 'checkDeadline':
           this.#later(action.delayMs, () => this.#recover(this.#recovery.finishDeadlineDue(this.#facts())));
@@ -527,7 +524,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     const message = parsed.message;
     this.#health.heard(message, this.#now(), this.#outbox.inFlight, this.#outbox.acked);
     const reconnectAttempt = message.type === 'session.ready' ? this.#socketReady(message) : undefined;
-    const actions = this.#messages.handle(message, { state: this.state, transportId: t.id, intent: this.#intent, sent: this.#sender.sent, reconnectAttempt });
+    const actions = this.#messages.handle(message, { state: this.state, epoch: this.#epoch, transportId: t.id, intent: this.#intent, sent: this.#sender.sent, audio: this.#outbox, reconnectAttempt });
     for (const action of actions) this.#run(t, action);
     if (this.#sockets.isCurrent(t) || message.type === 'session.finished') this.emit('message', message);
     this.#waiters.check();
@@ -560,6 +557,23 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   /** One action SessionMessages decided for a message from socket t. */
   #run(t: SocketTransport, action: MessageAction): void {
     switch (action.do) {
+      case 'epoch':
+        this.#epoch = action.epoch;
+        return;
+      case 'acknowledge':
+        return this.#outbox.acknowledge(action.received);
+      case 'rewind':
+        return this.#outbox.rewindTo(action.to);
+      case 'backpressure':
+        return void this.emit('backpressure', this.#outbox.stats());
+      case 'line':
+        return this.#emitAll(this.#transcript.addLine(action.line));
+      case 'supplement':
+        return this.#emitAll(this.#transcript.supplement(action.message));
+      case 'notice':
+        return this.#emitAll(this.#transcript.addNotice(action.notice));
+      case 'merge':
+        return this.#emitAll(this.#transcript.merge(action.view));
       case 'state':
         if (action.intent === 'paused') this.#intent.paused();
         else if (action.intent === 'streaming') this.#intent.streaming();
@@ -589,20 +603,34 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
         this.#onLost(undefined, action.reason);
         return;
       case 'emit':
-        (this.emit as (type: string, payload: unknown) => boolean)(action.event, action.payload);
-        return;
+        return this.#emitAction(action);
     }
+  }
+
+  /** Events a helper returned (the transcript's news, a message's event), in order. */
+  #emitAll(actions: Iterable<EmitAction>): void {
+    for (const action of actions) this.#emitAction(action);
+  }
+
+  #emitAction(action: EmitAction): void {
+    (this.emit as (type: string, payload: unknown) => boolean)(action.event, action.payload);
+  }
+
+  /** Audio declared lost (an overflow, a REST finish, the balance): a `gap` each, in the epoch it happened in. */
+  #tellGaps(gaps: readonly Gap[]): void {
+    for (const gap of gaps) this.emit('gap', { ...gap, epoch: this.#epoch });
   }
 
   /** session.resume {epoch} once per socket (a rotation, or resume() after pause()). */
   #sendResume(): void {
-    this.#sender.resume(this.#readySocket(), this.epoch);
+    this.#sender.resume(this.#readySocket(), this.#epoch);
   }
 
   /** Sends what the state and the in-flight window allow, on the socket that is ready (see FramePump). */
   #pump(): void {
     this.#health.wrote(this.#outbox.produced, this.#now());
-    const { firstFrame } = this.#sender.pump({ socket: this.#readySocket(), state: this.state, epoch: this.epoch });
+    const { gaps, firstFrame } = this.#sender.pump({ socket: this.#readySocket(), state: this.state, epoch: this.#epoch });
+    if (gaps !== undefined) this.#tellGaps(gaps);
     if (firstFrame !== undefined) this.emit('first.frame', firstFrame);
   }
 
@@ -630,7 +658,9 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     const receivedSamples = exhaustedAt(notice, this.#outbox.ackedServer);
     this.#intent.finishAsked();
     this.#sender.halt();
-    const exhausted = (this.#exhausted = { receivedSamples, notAccepted: this.#outbox.declareRefused(receivedSamples) });
+    const notAccepted = this.#outbox.declareRefused(receivedSamples);
+    this.#tellGaps(this.#outbox.takeGaps());
+    const exhausted = (this.#exhausted = { receivedSamples, notAccepted });
     if (finishesNow(this.state)) this.#machine.set('finishing', 'balance exhausted');
     this.emit('balance.exhausted', { ...exhausted, notice, error: balanceError(exhausted) });
   }
@@ -641,8 +671,11 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     const exhausted = this.#exhausted;
     // Audio captured past the server's final cursor never arrived: declared (TRANSPORT_GAP there). After
     // the balance ran out that range was declared refused already.
-    if (exhausted === undefined) this.#outbox.declareUndelivered(Number(view.usage.receivedSamples));
-    this.#transcript.merge(view); // the lines and notices stay readable whichever way it ends
+    if (exhausted === undefined) {
+      this.#outbox.declareUndelivered(Number(view.usage.receivedSamples));
+      this.#tellGaps(this.#outbox.takeGaps());
+    }
+    this.#emitAll(this.#transcript.merge(view)); // the lines and notices stay readable whichever way it ends
     // Balance used up: the end is the typed error, whose `session` is this final view with the charge.
     if (exhausted !== undefined) return this.#end('failed', balanceError(exhausted, view), 'balance exhausted');
     this.#result = { session: view, notices: [...this.#transcript.notices], lines: this.#transcript.lines, reason };

@@ -74,6 +74,14 @@ export interface RealtimeSessionEvents {
   message: (message: ServerMessage) => void;
 }
 
+/**
+ * An event a helper decided on, for the session to emit (helpers never hold the emitter): one of the
+ * events above with its payload. K narrows it to the events a helper may decide.
+ */
+export type EmitAction<K extends keyof RealtimeSessionEvents = keyof RealtimeSessionEvents> = {
+  [E in K]: { readonly do: 'emit'; readonly event: E; readonly payload: Parameters<RealtimeSessionEvents[E]>[0] };
+}[K];
+
 export type { SessionHealth, HealthReportKind, ReconnectRecord, WindowStats } from './health/health-meter.js';
 
 /** What `finish()` resolves with: the final view, every notice, and the final lines. */

@@ -14,7 +14,7 @@ function drained(box: AudioOutbox): Int16Array {
   return out;
 }
 
-const outbox = (sampleRate: number, channels = 1, bufferMs = 2000): AudioOutbox => new AudioOutbox({ sampleRate, channels, bufferMs, onGap: () => {} });
+const outbox = (sampleRate: number, channels = 1, bufferMs = 2000): AudioOutbox => new AudioOutbox({ sampleRate, channels, bufferMs });
 
 describe('what write() and writePcm16() accept', () => {
   it('takes typed arrays made in another realm (a worklet, an iframe, a VM context) and encodes them as its own', () => {

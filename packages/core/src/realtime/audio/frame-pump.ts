@@ -1,4 +1,4 @@
-import type { AudioOutbox } from './outbox.js';
+import type { AudioOutbox, Gap } from './outbox.js';
 import type { SessionState } from '../session-state.js';
 import { SocketSends } from './socket-sends.js';
 import type { SocketTransport } from '../socket/transport.js';
@@ -17,10 +17,12 @@ export interface PumpInput {
 /**
  * What one pump() did that the session acts on (plain frames going out need nothing from it):
  *
+ *   gaps        audio the ring dropped before it was sent (an overflow): emit a `gap` for each
  *   firstFrame  the session's very first frame went out: emit `first.frame` with it
  *   control     the drain ended and this message went out (the server settles on it)
  */
 export interface PumpResult {
+  readonly gaps?: readonly Gap[];
   readonly firstFrame?: { readonly startSample: number; readonly epoch: number };
   readonly control?: 'session.pause' | 'session.finish';
 }
@@ -51,7 +53,8 @@ const QUIET: PumpResult = Object.freeze({});
  *
  * The pump holds no socket, state or timer of the session: each call is given the socket, the state and
  * the epoch, and returns what happened; a drain that starts returns when to pump again, and the session
- * owns that timer. Garbage: a result object only when the first frame or a control message went out.
+ * owns that timer. Garbage: a result object only when a gap was declared, or the first frame or a control
+ * message went out.
  */
 export class FramePump {
   /** Transport id on which session.finish / session.pause / session.resume was sent, and the drain deadline. */
@@ -150,8 +153,10 @@ export class FramePump {
       }
     }
     const control = draining ? this.#endDrain(t, state) : undefined;
-    if (firstFrame === undefined && control === undefined) return QUIET;
-    return { ...(firstFrame !== undefined ? { firstFrame } : {}), ...(control !== undefined ? { control } : {}) };
+    const gaps = outbox.takeGaps(); // an overflow nextFrame() found
+    const declared = gaps.length > 0;
+    if (!declared && firstFrame === undefined && control === undefined) return QUIET;
+    return { ...(declared ? { gaps } : {}), ...(firstFrame !== undefined ? { firstFrame } : {}), ...(control !== undefined ? { control } : {}) };
   }
 
   /**

@@ -32,16 +32,13 @@ interface Skip {
   readonly skipped: number;
 }
 
+/** No gap to tell: the one answer of almost every call, shared. */
+export const NO_GAPS: readonly Gap[] = Object.freeze([]);
+
 export class GapLedger {
   readonly #skips: Skip[] = [];
   /** Captured ranges already reported, merged and sorted (a widened gap reports only what is new). */
   readonly #reported: Array<[number, number]> = [];
-  readonly #onGap: (gap: Gap) => void;
-
-  constructor(onGap: (gap: Gap) => void) {
-    this.#onGap = onGap;
-  }
-
   /** Samples skipped so far: captured - server for everything after the last cut. */
   get skipped(): number {
     return this.#skips.at(-1)?.skipped ?? 0;
@@ -72,13 +69,17 @@ export class GapLedger {
     while (this.#skips.length > 0 && this.#skips.at(-1)!.server > server) this.#skips.pop();
   }
 
-  /** Captured [from, to) is lost; the server's stream continues at `from`'s server position. */
-  declare(from: number, to: number, cause: Gap['cause']): void {
-    if (to <= from) return;
+  /**
+   * Captured [from, to) is lost; the server's stream continues at `from`'s server position. Returns the
+   * gaps to tell: the parts of the range not declared before (none when all of it was).
+   */
+  declare(from: number, to: number, cause: Gap['cause']): readonly Gap[] {
+    if (to <= from) return NO_GAPS;
     const server = this.toServer(from);
     if (cause === 'overflow') this.#skips.push({ server, skipped: this.skipped + (to - from) });
-    for (const [a, b] of this.#unreported(from, to)) this.#onGap({ from: a, to: b, serverSample: server, cause });
+    const gaps = this.#unreported(from, to).map(([a, b]): Gap => ({ from: a, to: b, serverSample: server, cause }));
     this.#remember(from, to);
+    return gaps;
   }
 
   #unreported(from: number, to: number): Array<[number, number]> {

@@ -3,7 +3,7 @@ import { quantizePcm16 } from '../../dsp/pcm16.js';
 import { Resampler, type ResamplerKernel, type SampleBlock } from '../../dsp/resampler.js';
 import { REALTIME } from '../../protocol.js';
 import { FrameSlots, type OutgoingFrame } from '../frame-slots.js';
-import { GapLedger, type Gap } from './gap-ledger.js';
+import { GapLedger, NO_GAPS, type Gap } from './gap-ledger.js';
 import { RealtimeError } from '../../errors/realtime-error.js';
 import { checkBlockFits, checkFloatBlock, checkPcm16Block, ownRealm } from './write-input.js';
 
@@ -109,12 +109,14 @@ export class AudioOutbox {
   #expected: number;
   #overflow = 0;
   readonly #gaps: GapLedger;
+  /** Gaps declared and not yet taken (takeGaps()). */
+  #news: Gap[] = [];
   readonly #slotCount: number;
   /** Samples bufferMs keeps (whole slots): the most one write may add. */
   readonly #keptSamples: number;
 
-  constructor(options: { sampleRate: number; channels: number; bufferMs: number; startSample?: number; frameMs?: number; onGap: (gap: Gap) => void }) {
-    this.#gaps = new GapLedger(options.onGap);
+  constructor(options: { sampleRate: number; channels: number; bufferMs: number; startSample?: number; frameMs?: number; }) {
+    this.#gaps = new GapLedger();
     const startSample = options.startSample ?? 0;
     const frameMs = options.frameMs ?? 20;
     const frameSamples = (frameMs * REALTIME.sampleRate) / 1000;
@@ -339,7 +341,20 @@ export class AudioOutbox {
     // Behind a cut declared earlier: the frames sent before it were lost too; the gap widens.
     this.#gaps.forgetAfter(serverPosition);
     this.#ackedServer = Math.min(this.#ackedServer, serverPosition);
-    this.#expected = Math.min(Math.max(this.#gaps.toCaptured(serverPosition), this.#acked), this.produced);
+    this.#expected = this.#resendFrom(serverPosition);
+  }
+
+  /** The captured position sending continues from after a rewind to `serverPosition`: never before the acknowledged audio, never past the written. */
+  #resendFrom(serverPosition: number): number {
+    return Math.min(Math.max(this.#gaps.toCaptured(serverPosition), this.#acked), this.produced);
+  }
+
+  /**
+   * Samples rewindTo(serverPosition) leaves to send, read without moving anything (an acknowledgement of
+   * the same position first changes nothing): what a handshake's cursor means before it is applied.
+   */
+  unsentFrom(serverPosition: number): number {
+    return this.produced - this.#resendFrom(serverPosition);
   }
 
   /**
@@ -348,7 +363,7 @@ export class AudioOutbox {
    */
   declareUndelivered(serverReceived: number): void {
     const from = Math.min(this.#gaps.toCaptured(serverReceived), this.produced);
-    this.#gaps.declare(from, this.produced, 'undelivered');
+    this.#declare(from, this.produced, 'undelivered');
   }
 
   /**
@@ -358,8 +373,24 @@ export class AudioOutbox {
   declareRefused(serverReceived: number): { readonly from: number; readonly to: number } | null {
     const from = Math.min(this.#gaps.toCaptured(serverReceived), this.produced);
     const to = this.produced;
-    this.#gaps.declare(from, to, 'refused');
+    this.#declare(from, to, 'refused');
     return to > from ? { from, to } : null;
+  }
+
+  /**
+   * The gaps declared since the last call (an overflow found by nextFrame(), a REST finish, the balance),
+   * each once, for the session to tell; the same empty array when there are none.
+   */
+  takeGaps(): readonly Gap[] {
+    const news = this.#news;
+    if (news.length === 0) return NO_GAPS;
+    this.#news = [];
+    return news;
+  }
+
+  #declare(from: number, to: number, cause: Gap['cause']): void {
+    const gaps = this.#gaps.declare(from, to, cause);
+    if (gaps.length > 0) this.#news.push(...gaps);
   }
 
   /**
@@ -370,10 +401,10 @@ export class AudioOutbox {
    */
   nextFrame(epoch: number, allowShort: boolean): OutgoingFrame | null {
     const slots = this.#slots;
-    // An overflow dropped slots the server had not got: that audio is gone; say so.
+    // An overflow dropped slots the server had not got: that audio is gone; say so (takeGaps()).
     const kept = slots.releaseCursor;
     if (kept > this.#expected) {
-      this.#gaps.declare(this.#expected, kept, 'overflow');
+      this.#declare(this.#expected, kept, 'overflow');
       this.#expected = kept;
     }
     const frame = slots.frame(this.#expected, epoch, this.#gaps.toServer(this.#expected), allowShort);

@@ -1,46 +1,67 @@
-import { REALTIME, REALTIME_SPENDING } from '../../protocol.js';
+import { REALTIME_SPENDING } from '../../protocol.js';
 import type { RealtimeNotice, RealtimeSession } from '../../types/realtime.js';
-import type { AudioOutbox } from '../audio/outbox.js';
 import type { SentOnSocket } from '../audio/frame-pump.js';
-import type { ServerMessage, SessionReadyMessage } from './server-messages.js';
-import type { RealtimeSessionEvents } from '../session-events.js';
+import type { SupplementMessage } from '../transcript/line-store.js';
+import type { ServerMessage, SessionReadyMessage, WireLine } from './server-messages.js';
+import type { EmitAction } from '../session-events.js';
 import type { SessionIntentView } from '../session-intent.js';
 import type { SessionState } from '../session-state.js';
-import type { SessionTranscript } from '../transcript/transcript.js';
+
+/** The audio cursors as the messages read them (the session moves them, on the actions returned). */
+export interface AudioView {
+  /** The server's last acknowledged cursor, in its own positions. */
+  readonly ackedServer: number;
+  /** Samples a rewind to this server position leaves to send. */
+  unsentFrom(serverPosition: number): number;
+}
 
 /** What the session knows when a message arrives (read only: the messages decide, the session acts). */
 export interface MessageContext {
   readonly state: SessionState;
+  /** The session's epoch (recording segment) before this message. */
+  readonly epoch: number;
   /** Id of the socket the message came on (messages of other sockets never get here). */
   readonly transportId: number;
   readonly intent: SessionIntentView;
   readonly sent: SentOnSocket;
+  readonly audio: AudioView;
   /** session.ready only: the reconnect attempt that made it, undefined for the first connect. */
   readonly reconnectAttempt?: number | undefined;
 }
 
-type Emitted = 'backpressure' | 'partial' | 'usage' | 'reconnected' | 'rotated' | 'debug';
-type EmitAction = {
-  [K in Emitted]: { readonly do: 'emit'; readonly event: K; readonly payload: Parameters<RealtimeSessionEvents[K]>[0] };
-}[Emitted];
-
 /**
- * What the session does about a message, in this order. The messages never change the state nor send
- * anything themselves: they return these, and the session (the one owner of the state) runs them.
+ * What the session does about a message, in this order. The messages never change the state, the
+ * epoch, the audio or the transcript, nor send anything themselves: they return these, and the session
+ * (the one owner of all of it) runs them.
  *
- *   state      move to `to` (intent: the user's intent the server's answer settles, first)
- *   resume     send session.resume for the current epoch (once per socket)
- *   pump       send what the state and the in-flight window allow
- *   resumed    session.resumed: the resume owed was taken (intent and per-socket record)
- *   pong       answer a ping on the socket it came on
+ *   epoch        the session is in this epoch from now (session.ready, session.resumed)
+ *   acknowledge  the server has every sample before `received`: free them
+ *   rewind       send again from the server's cursor `to`
+ *   backpressure emit `backpressure` with the audio's stats after the acknowledgement
+ *   line, supplement, notice, merge
+ *                into the transcript (a session view: its lines and notices); emit what is new
+ *   state        move to `to` (intent: the user's intent the server's answer settles, first)
+ *   resume       send session.resume for the current epoch (once per socket)
+ *   pump         send what the state and the in-flight window allow
+ *   resumed      session.resumed: the resume owed was taken (intent and per-socket record)
+ *   pong         answer a ping on the socket it came on
  *   probeAnswered  a pong: the ack watchdog's probe (if it is the one) was answered
- *   finished   the final view arrived
- *   exhausted  the balance is used up (session.notice BALANCE_EXHAUSTED)
- *   resync     drop the socket and reconnect: our idea of the epoch is wrong
- *   recycle    socket.recycle: the server closes this socket in closeInMs; open the next one now
- *              (socket/handoff.ts)
+ *   finished     the final view arrived
+ *   exhausted    the balance is used up (session.notice BALANCE_EXHAUSTED)
+ *   resync       drop the socket and reconnect: our idea of the epoch is wrong
+ *   recycle      socket.recycle: the server closes this socket in closeInMs; open the next one now
+ *                (socket/handoff.ts)
+ *   emit         an event, as it is
  */
 export type MessageAction =
+  | { readonly do: 'epoch'; readonly epoch: number }
+  | { readonly do: 'acknowledge'; readonly received: number }
+  | { readonly do: 'rewind'; readonly to: number }
+  | { readonly do: 'backpressure' }
+  | { readonly do: 'line'; readonly line: WireLine }
+  | { readonly do: 'supplement'; readonly message: SupplementMessage }
+  | { readonly do: 'notice'; readonly notice: RealtimeNotice }
+  | { readonly do: 'merge'; readonly view: RealtimeSession }
   | { readonly do: 'state'; readonly to: SessionState; readonly reason: string; readonly intent?: 'paused' | 'streaming' }
   | { readonly do: 'resume' }
   | { readonly do: 'pump' }
@@ -51,32 +72,19 @@ export type MessageAction =
   | { readonly do: 'exhausted'; readonly notice: RealtimeNotice }
   | { readonly do: 'resync'; readonly reason: string }
   | { readonly do: 'recycle'; readonly closeInMs: number }
-  | EmitAction;
+  | EmitAction<'partial' | 'usage' | 'reconnected' | 'rotated' | 'debug'>;
 
 const NOTHING: readonly MessageAction[] = [];
 
 /**
- * What the server says, applied to the session's data (the ring of audio, the transcript)
- * and turned into actions for the session: the handshake on every socket, acknowledgements, rotation,
- * pause and resume answers, transcript events, refusals. Holds the epoch (the session's position in the
- * server's recording segments) and the rotation in progress.
+ * What the server says, turned into actions for the session: the handshake on every socket,
+ * acknowledgements, rotation, pause and resume answers, transcript events, refusals. Keeps one thing of
+ * its own: the epoch a rotation in progress started from (for the `rotated` event).
  */
 export class SessionMessages {
-  #epoch: number = REALTIME.firstEpoch;
   #rotatingFrom: number | undefined;
 
-  constructor(
-    private readonly outbox: AudioOutbox,
-    private readonly transcript: SessionTranscript,
-  ) {}
-
-  /** The current epoch: set by session.ready and session.resumed only. */
-  get epoch(): number {
-    return this.#epoch;
-  }
-
   handle(m: ServerMessage, ctx: MessageContext): readonly MessageAction[] {
-    const { outbox, transcript } = this;
     switch (m.type) {
       case 'ping':
         return [{ do: 'pong', id: m.id ?? null }];
@@ -85,35 +93,28 @@ export class SessionMessages {
       case 'session.ready':
         return this.#onReady(m, ctx);
       case 'audio.ack':
-        outbox.acknowledge(m.receivedSamples);
-        return [{ do: 'emit', event: 'backpressure', payload: outbox.stats() }, { do: 'pump' }];
+        return [{ do: 'acknowledge', received: m.receivedSamples }, { do: 'backpressure' }, { do: 'pump' }];
       case 'transcript.partial':
-        if (m.epoch < this.#epoch) return NOTHING; // an epoch already left: stale
+        if (m.epoch < ctx.epoch) return NOTHING; // an epoch already left: stale
         return [{ do: 'emit', event: 'partial', payload: m }];
       case 'transcript.line':
-        transcript.addLine(m.line);
-        return NOTHING;
+        return [{ do: 'line', line: m.line }];
       case 'transcript.alignment':
       case 'transcript.entities':
       case 'transcript.revision':
-      case 'transcript.language': {
-        transcript.supplement(m);
-        return NOTHING;
-      }
+      case 'transcript.language':
+        return [{ do: 'supplement', message: m }];
       case 'usage.updated':
         if (m.usage === undefined) return m.rotate ? this.#onRotate(m.epoch, ctx) : NOTHING;
         return [{ do: 'emit', event: 'usage', payload: m.usage }, ...(m.rotate ? this.#onRotate(m.epoch, ctx) : NOTHING)];
       case 'session.notice':
-        transcript.addNotice(m.notice);
-        return m.notice.code === REALTIME_SPENDING.exhaustedNotice ? [{ do: 'exhausted', notice: m.notice }] : NOTHING;
-      case 'session.paused':
-        outbox.acknowledge(m.receivedSamples);
-        outbox.rewindTo(m.receivedSamples);
-        if (ctx.state === 'pausing' || ctx.state === 'streaming' || ctx.state === 'rotating') {
-          // Ours or one over REST: audio is refused until resume().
-          return [{ do: 'state', to: 'paused', reason: 'session.paused', intent: 'paused' }];
-        }
-        return NOTHING;
+        return m.notice.code === REALTIME_SPENDING.exhaustedNotice ? [{ do: 'notice', notice: m.notice }, { do: 'exhausted', notice: m.notice }] : [{ do: 'notice', notice: m.notice }];
+      case 'session.paused': {
+        const moves: MessageAction[] = [{ do: 'acknowledge', received: m.receivedSamples }, { do: 'rewind', to: m.receivedSamples }];
+        // Ours or one over REST: audio is refused until resume().
+        if (ctx.state === 'pausing' || ctx.state === 'streaming' || ctx.state === 'rotating') moves.push({ do: 'state', to: 'paused', reason: 'session.paused', intent: 'paused' });
+        return moves;
+      }
       case 'session.resumed':
         return this.#onResumed(m.epoch, m.receivedSamples, ctx);
       case 'session.finished':
@@ -130,25 +131,24 @@ export class SessionMessages {
    * Decides the state the new socket finds the session in from the server's status and the intent.
    */
   #onReady(m: SessionReadyMessage, ctx: MessageContext): readonly MessageAction[] {
-    const { outbox } = this;
     const { intent } = ctx;
     const attempt = ctx.reconnectAttempt;
     const reconnect = attempt !== undefined;
-    const actions: MessageAction[] = [];
-    this.#epoch = m.epoch;
+    const actions: MessageAction[] = [{ do: 'epoch', epoch: m.epoch }];
     // Lines committed while we were away arrive in the view: new ones are emitted, known ones updated.
-    if (m.session !== undefined) this.transcript.merge(m.session);
-    outbox.acknowledge(m.receivedSamples);
-    outbox.rewindTo(m.receivedSamples);
-    if (reconnect) actions.push({ do: 'emit', event: 'reconnected', payload: { attempt, receivedSamples: m.receivedSamples, resendSamples: outbox.unsent } });
+    if (m.session !== undefined) actions.push({ do: 'merge', view: m.session });
+    actions.push({ do: 'acknowledge', received: m.receivedSamples }, { do: 'rewind', to: m.receivedSamples });
+    // What the rewind leaves to send (read before the session applies it: the same number).
+    const unsent = ctx.audio.unsentFrom(m.receivedSamples);
+    if (reconnect) actions.push({ do: 'emit', event: 'reconnected', payload: { attempt, receivedSamples: m.receivedSamples, resendSamples: unsent } });
     const rotated = m.awaitingResume && m.status === 'ACTIVE';
-    if (rotated) this.#rotatingFrom = this.#epoch;
+    if (rotated) this.#rotatingFrom = m.epoch;
     if (intent.finish) {
       // Draining states rotate without leaving the state (see #onRotate). Paused with audio still to
       // send (written after a resume() the server never got, or left by a pause that went ahead
       // undrained): a new epoch takes it first, as finish() does when called while paused.
       actions.push({ do: 'state', to: 'finishing', reason: reconnect ? 'reconnected while finishing' : 'finish()' });
-      if (rotated || (m.status === 'PAUSED' && outbox.unsent > 0)) actions.push({ do: 'resume' });
+      if (rotated || (m.status === 'PAUSED' && unsent > 0)) actions.push({ do: 'resume' });
     } else if (m.status === 'PAUSED' && intent.resume) {
       // resume() went out on a socket that dropped before the server took it: ask again.
       actions.push({ do: 'state', to: 'paused', reason: 'reconnected: paused, resuming' }, { do: 'resume' });
@@ -167,31 +167,28 @@ export class SessionMessages {
   }
 
   #onRotate(epoch: number, ctx: MessageContext): readonly MessageAction[] {
-    if (epoch !== this.#epoch) return NOTHING; // a rotation of an epoch already left
+    if (epoch !== ctx.epoch) return NOTHING; // a rotation of an epoch already left
     // The server flushed its ack just before: frames after it were refused (NOT_ACCEPTING) and are
     // sent again in the next epoch from the cursor session.resumed reports. (A server position: after
     // a declared gap the captured one is further on.)
-    this.outbox.rewindTo(this.outbox.ackedServer);
+    const rewind: MessageAction = { do: 'rewind', to: ctx.audio.ackedServer };
     const { state, sent, transportId: id } = ctx;
     if (state === 'streaming') {
       this.#rotatingFrom = epoch;
-      return [{ do: 'state', to: 'rotating', reason: 'usage.updated rotate' }, { do: 'resume' }];
+      return [rewind, { do: 'state', to: 'rotating', reason: 'usage.updated rotate' }, { do: 'resume' }];
     }
     if ((state === 'finishing' && !sent.finishSentOn(id)) || (state === 'pausing' && !sent.pauseSentOn(id))) {
       // Audio is still draining: rotate without leaving the state, the drain continues in the new epoch.
       // Not once the pause or finish went out: the server handles that first, and a resume after it
       // would undo the pause (a paused session resumes into the next epoch).
       this.#rotatingFrom = epoch;
-      return [{ do: 'resume' }];
+      return [rewind, { do: 'resume' }];
     }
-    return NOTHING;
+    return [rewind];
   }
 
   #onResumed(epoch: number, received: number, ctx: MessageContext): readonly MessageAction[] {
-    const actions: MessageAction[] = [{ do: 'resumed' }];
-    this.#epoch = epoch;
-    this.outbox.acknowledge(received);
-    this.outbox.rewindTo(received);
+    const actions: MessageAction[] = [{ do: 'epoch', epoch }, { do: 'acknowledge', received }, { do: 'rewind', to: received }, { do: 'resumed' }];
     if (ctx.state === 'rotating' || ctx.state === 'paused') actions.push({ do: 'state', to: 'streaming', reason: `resumed in epoch ${epoch}` });
     if (this.#rotatingFrom !== undefined && epoch !== this.#rotatingFrom) {
       actions.push({ do: 'emit', event: 'rotated', payload: { fromEpoch: this.#rotatingFrom, toEpoch: epoch, atSample: received } });
@@ -211,8 +208,7 @@ export class SessionMessages {
     const received = Number(m.details?.['receivedSamples'] ?? Number.NaN);
     if (m.code === 'BEYOND_CURSOR' && Number.isSafeInteger(received)) {
       // The server misses audio before this frame: send again from its cursor.
-      this.outbox.rewindTo(received);
-      actions.push({ do: 'pump' });
+      actions.push({ do: 'rewind', to: received }, { do: 'pump' });
     }
     const aboutMessage = m.details?.['frameEpoch'] === undefined;
     if (aboutMessage && (m.code === 'WRONG_EPOCH' || m.code === 'SESSION_CLOSED') && ctx.sent.resumeSentOn(ctx.transportId) && !ctx.intent.finish) {

@@ -29,25 +29,23 @@ export interface RecoveryFacts {
  * What the session does next about a lost socket, in this order. Recovery decides; the session (the
  * one owner of the state, the timers, the socket and the REST calls) runs these.
  *
- *   reconnecting    enter `reconnecting` (not from `connecting`), then ask nextAttempt()
+ *   reconnecting    enter `reconnecting` (not from `connecting`); the retry, the fail or the REST finish follows
  *   retry           emit `reconnecting`, wait delayMs, attemptStarted(), then GET the session and reconnect
  *   fail            end `failed` with error
  *   finishOverRest  save the result over REST with the exact capturedSamples (expired: the recovery window)
  *   readFinalView   the server finished it (close 4409 without session.finished): GET the final view
  *   finished        the session was finished elsewhere: this is its final view
  *   openSocket      open a new socket
- *   watchDeadline   ask watchFinishDeadline() (the socket was lost; matters once finish() was called)
- *   checkDeadline   ask finishDeadlineDue() after delayMs
+ *   checkDeadline   ask finishDeadlineDue() after delayMs (finish() was called with the socket down)
  */
 export type RecoveryAction =
-  | { readonly do: 'reconnecting'; readonly code: number | undefined; readonly reason: string; readonly at: number }
+  | { readonly do: 'reconnecting'; readonly code: number | undefined; readonly reason: string }
   | { readonly do: 'retry'; readonly delayMs: number; readonly info: Parameters<RealtimeSessionEvents['reconnecting']>[0]; readonly flapping?: { readonly reason: string } }
   | { readonly do: 'fail'; readonly error: Error; readonly reason: string }
   | { readonly do: 'finishOverRest'; readonly why: string; readonly expired: boolean }
   | { readonly do: 'readFinalView'; readonly reason: string }
   | { readonly do: 'finished'; readonly view: RealtimeSession; readonly reason: string }
   | { readonly do: 'openSocket' }
-  | { readonly do: 'watchDeadline' }
   | { readonly do: 'checkDeadline'; readonly delayMs: number };
 
 const NOTHING: readonly RecoveryAction[] = [];
@@ -157,7 +155,7 @@ export class SessionRecovery {
     // stability clock is not told of a loss (the link did not drop). Should that reconnect fail, the
     // failure is a loss like any other and the budget counts from there.
     this.#recycling = lossClass === 'recycle' && this.#lossStartedAt === undefined;
-    if (this.#recycling) return [{ do: 'reconnecting', code, reason: RECYCLED, at: facts.now }, { do: 'watchDeadline' }];
+    if (this.#recycling) return [{ do: 'reconnecting', code, reason: RECYCLED }, ...this.#nextAttempt(code, RECYCLED, facts.now, facts), ...this.#watchFinishDeadline(facts)];
     if (lossClass === 'fatal') {
       // Bad key, token or request: asking again gets the same answer.
       if (refusedStatus !== undefined) return [{ do: 'fail', error: RealtimeError.socketRefused(`HTTP ${refusedStatus}`), reason: `socket refused (HTTP ${refusedStatus})` }];
@@ -176,11 +174,11 @@ export class SessionRecovery {
    */
   finishRequested(deadline: number, facts: RecoveryFacts): readonly RecoveryAction[] {
     this.#finishDeadline = deadline;
-    return facts.socketReady ? NOTHING : this.watchFinishDeadline(facts);
+    return facts.socketReady ? NOTHING : this.#watchFinishDeadline(facts);
   }
 
   /** Checks now (and, through checkDeadline, again at deadline - reserve) whether the socket is still down. */
-  watchFinishDeadline(facts: RecoveryFacts): readonly RecoveryAction[] {
+  #watchFinishDeadline(facts: RecoveryFacts): readonly RecoveryAction[] {
     const deadline = this.#finishDeadline;
     if (!facts.finishRequested || this.#fallbackArmed || deadline === undefined || !Number.isFinite(deadline) || !facts.hasRest) return NOTHING;
     return this.finishDeadlineDue(facts);
@@ -198,8 +196,8 @@ export class SessionRecovery {
     return [{ do: 'finishOverRest', why: 'socket down near the finish deadline', expired: false }];
   }
 
-  /** Entered `reconnecting` (or still connecting): the policy says when to try again, or gives up. */
-  nextAttempt(code: number | undefined, reason: string, at: number, facts: RecoveryFacts): readonly RecoveryAction[] {
+  /** Entering `reconnecting` (or still connecting): the policy says when to try again, or gives up. */
+  #nextAttempt(code: number | undefined, reason: string, at: number, facts: RecoveryFacts): readonly RecoveryAction[] {
     const flapping = this.#stability.flapping;
     if (this.#recycling) return [{ do: 'retry', delayMs: 0, info: { attempt: 0, delayMs: 0, reason, closeCode: code, flapping, recycled: true } }];
     const delay = this.#policy.nextRetryDelayMs({ attempt: this.#attempt, elapsedMs: at - (this.#lossStartedAt ?? at), closeCode: code, reason, flapping });
@@ -250,10 +248,11 @@ export class SessionRecovery {
       this.#lossStartedAt = at;
       if (this.#stability.lost(at).fresh) this.#attempt = 0;
     }
-    const actions: RecoveryAction[] = [{ do: 'reconnecting', code, reason, at }];
-    // Checked once the reconnect decision ran (it may already finish over REST).
-    if (watch) actions.push({ do: 'watchDeadline' });
-    return actions;
+    const next = this.#nextAttempt(code, reason, at, facts);
+    // finish() with the socket down: its deadline is watched while the retries run (not when the policy
+    // gave up: that ends it or finishes over REST already).
+    const retries = next[0]?.do === 'retry';
+    return [{ do: 'reconnecting', code, reason }, ...next, ...(watch && retries ? this.#watchFinishDeadline(facts) : NOTHING)];
   }
 }
 

@@ -1,23 +1,21 @@
 import type { RealtimeLine, RealtimeNotice, RealtimeSession } from '../../types/realtime.js';
-import { LineStore, type LineUpdate, type SessionLine } from './line-store.js';
-import type { AlignmentMessage, EntitiesMessage, LanguageMessage, RevisionMessage, WireLine } from '../messages/server-messages.js';
+import type { EmitAction } from '../session-events.js';
+import { LineStore, type SessionLine, type SupplementMessage } from './line-store.js';
+import type { WireLine } from '../messages/server-messages.js';
 
-/** Where the transcript's news goes: the session's emitter and its Observables. */
-export interface TranscriptOutput {
-  line(line: SessionLine): void;
-  lineUpdated(update: LineUpdate): void;
-  notice(notice: RealtimeNotice): void;
-}
+/** What the transcript's news is: an event for the session to emit (and its Observables to carry). */
+export type TranscriptNews = EmitAction<'line' | 'line.updated' | 'notice'>;
+
+const NOTHING: readonly TranscriptNews[] = Object.freeze([]);
 
 /**
  * What the session heard: lines by id with their supplements, and notices. Lines and notices can
  * arrive twice (a live event and then a reconnect's or the finish's session view); each is told once.
+ * Every change returns its news (nothing when it was known already): the session emits it.
  */
 export class SessionTranscript {
   readonly #lines = new LineStore();
   readonly #notices: RealtimeNotice[] = [];
-
-  constructor(private readonly out: TranscriptOutput) {}
 
   get lines(): SessionLine[] {
     return this.#lines.all();
@@ -27,27 +25,34 @@ export class SessionTranscript {
     return this.#notices;
   }
 
-  addLine(wire: WireLine | RealtimeLine): void {
+  addLine(wire: WireLine | RealtimeLine): readonly TranscriptNews[] {
     const { line, update } = this.#lines.add(wire);
-    if (line !== undefined) this.out.line(line);
-    if (update !== undefined) this.out.lineUpdated(update);
+    if (line === undefined && update === undefined) return NOTHING;
+    const news: TranscriptNews[] = [];
+    if (line !== undefined) news.push({ do: 'emit', event: 'line', payload: line });
+    if (update !== undefined) news.push({ do: 'emit', event: 'line.updated', payload: update });
+    return news;
   }
 
-  supplement(message: AlignmentMessage | EntitiesMessage | RevisionMessage | LanguageMessage): void {
+  supplement(message: SupplementMessage): readonly TranscriptNews[] {
     const update = this.#lines.supplement(message);
-    if (update !== undefined) this.out.lineUpdated(update);
+    return update === undefined ? NOTHING : [{ do: 'emit', event: 'line.updated', payload: update }];
   }
 
-  addNotice(notice: RealtimeNotice): void {
-    if (this.#notices.some((n) => sameNotice(n, notice))) return;
+  addNotice(notice: RealtimeNotice): readonly TranscriptNews[] {
+    if (this.#notices.some((n) => sameNotice(n, notice))) return NOTHING;
     this.#notices.push(notice);
-    this.out.notice(notice);
+    return [{ do: 'emit', event: 'notice', payload: notice }];
   }
 
-  /** A session view (reconnect or finish): new lines are emitted, known ones updated, notices once. */
-  merge(view: RealtimeSession): void {
-    for (const line of view.lines) this.addLine(line);
-    for (const notice of view.notices) this.addNotice(notice);
+  /**
+   * A session view (reconnect or finish): new lines are told, known ones updated, notices once. Lazy:
+   * each line is taken as the session emits the news of the one before, so a listener reading `lines`
+   * sees the lines told so far, as with live events.
+   */
+  *merge(view: RealtimeSession): Generator<TranscriptNews, void, undefined> {
+    for (const line of view.lines) yield* this.addLine(line);
+    for (const notice of view.notices) yield* this.addNotice(notice);
   }
 }
 
