@@ -2,6 +2,8 @@ import { REALTIME } from '../../protocol.js';
 import type { AudioStats } from '../audio/outbox.js';
 import { HealthWindow, type WindowStats } from './health-window.js';
 import type { ServerMessage } from '../messages/server-messages.js';
+import type { RecoveryAction } from '../recovery/recovery.js';
+import type { ConnectionDecision } from '../socket/connection.js';
 import type { SessionState } from '../session-state.js';
 
 export type { WindowStats } from './health-window.js';
@@ -76,6 +78,19 @@ export const HEALTH_TIMING = Object.freeze({ everyMs: 1000, rttEveryMs: 5000, ma
 const SAMPLES_PER_MS = REALTIME.sampleRate / 1000;
 const RTT_PREFIX = 'rtt-';
 
+/**
+ * What the meter takes from the actions and decisions the session runs (everything else it is handed
+ * it ignores):
+ *
+ *   reconnecting  (recovery) the socket was lost: a new outage once a socket had been ready → `lost`
+ *   retry         (recovery) with `flapping`: the link keeps dropping → `connection`
+ *   promote       (connection) the standby took over: a reconnect with cause `recycled`
+ *   health        (connection, the ack watch) the acks stopped or came back → `connection`
+ *   ready         a socket said session.ready: it ended an outage or a handoff → `reconnected`
+ *   steady        a connection stayed ready for the stable window: it ends a flapping run → `connection`
+ */
+export type HealthNews = RecoveryAction | ConnectionDecision | { readonly do: 'ready' } | { readonly do: 'steady'; readonly reason: string };
+
 /** What the meter reads from the session when asked for a snapshot. */
 export interface HealthView {
   readonly now: number;
@@ -86,9 +101,10 @@ export interface HealthView {
 }
 
 /**
- * The measures behind `SessionHealth`. The session hands it what happened (a write, a server message,
- * a loss, a ready socket, a pong) with the values it needs, and asks it for snapshots and for when an
- * RTT ping or an interval report is due; it keeps only fixed-size windows and the sample clock ring.
+ * The measures behind `SessionHealth`. The session hands it every action and decision it runs
+ * (note()), each write position and each server message of the current socket, and asks it for
+ * snapshots and for when an RTT ping or an interval report is due; it keeps only fixed-size windows and
+ * the sample clock ring.
  */
 export class HealthMeter {
   readonly #ackLag = new HealthWindow();
@@ -107,6 +123,8 @@ export class HealthMeter {
   #reconnects = 0;
   #last: ReconnectRecord | null = null;
   #down = false;
+  /** A socket was ready once: losses before that are the first connect's, not outages. */
+  #everReady = false;
   /** A standby took over from a socket the server recycles: the next ready completes that reconnect. */
   #handoff = false;
   #nextReportAt = 0;
@@ -168,8 +186,31 @@ export class HealthMeter {
     if (written !== undefined) window.add(Math.max(0, now - written));
   }
 
+  /**
+   * An action or decision the session runs (HealthNews): the report it makes due, if any. The session
+   * emits it (a snapshot of that kind).
+   */
+  note(news: HealthNews, now: number): HealthReportKind | undefined {
+    switch (news.do) {
+      case 'reconnecting':
+        return this.#lost(news.reason, news.code, now) ? 'lost' : undefined;
+      case 'retry':
+        return news.flapping !== undefined && this.#flappingFound(news.flapping.reason) ? 'connection' : undefined;
+      case 'promote':
+        return void this.#recycled(now);
+      case 'health':
+        return this.#ackVerdict(news.state, news.reason) ? 'connection' : undefined;
+      case 'ready':
+        return this.#ready(now) ? 'reconnected' : undefined;
+      case 'steady':
+        return this.#steady(news.reason) ? 'connection' : undefined;
+      default:
+        return undefined;
+    }
+  }
+
   /** The ack watchdog's verdict. Returns true when it changes what the user was told. */
-  connection(state: 'healthy' | 'degraded', reason: string): boolean {
+  #ackVerdict(state: 'healthy' | 'degraded', reason: string): boolean {
     if (this.#down || (this.#flapping && state === 'healthy')) return false;
     this.#connection = state;
     this.#reason = reason;
@@ -181,8 +222,8 @@ export class HealthMeter {
   }
 
   /** The socket was lost and the session reconnects. Returns true for a new outage (a `lost` report is due). */
-  lost(cause: string, closeCode: number | undefined, now: number): boolean {
-    if (this.#down) return false;
+  #lost(cause: string, closeCode: number | undefined, now: number): boolean {
+    if (this.#down || !this.#everReady) return false;
     this.#down = true;
     this.#reconnects++;
     this.#last = { cause, ...(closeCode !== undefined ? { closeCode } : {}), lostAt: now, durationMs: null };
@@ -196,14 +237,15 @@ export class HealthMeter {
    * The session handed over to the socket it opened on `socket.recycle` (make-before-break): a reconnect
    * with cause `recycled`, though the link never went down (the connection state stays as it is).
    */
-  recycled(now: number): void {
+  #recycled(now: number): void {
     this.#reconnects++;
     this.#last = { cause: 'recycled', lostAt: now, durationMs: null };
     this.#handoff = true;
   }
 
   /** A socket is ready. Returns true when it ended an outage or a handoff (a `reconnected` report is due). */
-  ready(now: number): boolean {
+  #ready(now: number): boolean {
+    this.#everReady = true;
     this.#nextRttAt = now; // a first round trip at once
     if (this.#handoff && !this.#down) {
       this.#handoff = false;
@@ -223,7 +265,7 @@ export class HealthMeter {
   }
 
   /** The reconnect policy found the link flapping: told (also while down) until a connection is stable. Returns true: a `connection` report is due. */
-  flapping(reason: string): boolean {
+  #flappingFound(reason: string): boolean {
     this.#flapping = true;
     this.#connection = 'flapping';
     this.#reason = reason;
@@ -231,7 +273,7 @@ export class HealthMeter {
   }
 
   /** A connection stayed ready for the stable window. Returns true when that ends a flapping run. */
-  steady(reason: string): boolean {
+  #steady(reason: string): boolean {
     if (!this.#flapping) return false;
     this.#flapping = false;
     if (this.#down) return false;
