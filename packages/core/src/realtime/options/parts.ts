@@ -1,4 +1,5 @@
 import { REALTIME } from '../../protocol.js';
+import { SESSION_OPTIONS as O } from './defaults.js';
 import type { RealtimeSessionInit } from './options.js';
 
 /**
@@ -16,14 +17,14 @@ export interface SessionParts {
   readonly log: { readonly socketUrl: string; readonly auth: 'accessKey' | 'token'; readonly secrets: readonly string[] };
 }
 
-/** Resolves the defaults (docs of each option: options.ts). Checks nothing: each part checks its own. */
+/** Resolves the defaults (the one table: defaults.ts). Checks nothing: checks.ts and each part check. */
 export function sessionParts(init: RealtimeSessionInit): SessionParts {
   return {
     now: init.now ?? (() => Date.now()),
-    audio: { sampleRate: init.sampleRate ?? REALTIME.sampleRate, channels: init.channels ?? 1, bufferMs: init.bufferMs ?? REALTIME.recoveryWindowMs },
-    drain: { maxInFlightSamples: init.maxInFlightSamples ?? 32_000, drainTimeoutMs: init.drainTimeoutMs ?? 5000 },
-    recovery: { windowMs: REALTIME.recoveryWindowMs, restFinishReserveMs: init.restFinishReserveMs ?? 10_000, stableWindowMs: init.stableWindowMs ?? 30_000 },
-    connectTimeoutMs: init.connectTimeoutMs ?? 10_000,
+    audio: { sampleRate: init.sampleRate ?? O.sampleRate.default, channels: init.channels ?? O.channels.default, bufferMs: init.bufferMs ?? O.bufferMs.default },
+    drain: { maxInFlightSamples: init.maxInFlightSamples ?? O.maxInFlightSamples.default, drainTimeoutMs: init.drainTimeoutMs ?? O.drainTimeoutMs.default },
+    recovery: { windowMs: REALTIME.recoveryWindowMs, restFinishReserveMs: init.restFinishReserveMs ?? O.restFinishReserveMs.default, stableWindowMs: init.stableWindowMs ?? O.stableWindowMs.default },
+    connectTimeoutMs: init.connectTimeoutMs ?? O.connectTimeoutMs.default,
     log: { socketUrl: init.socketUrl, auth: init.accessKey !== undefined ? 'accessKey' : 'token', secrets: [init.accessKey ?? '', init.token ?? ''] },
   };
 }

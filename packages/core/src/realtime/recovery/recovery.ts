@@ -9,6 +9,7 @@ import type { SessionState } from '../session-state.js';
 import { ConnectionStability } from './connection-stability.js';
 import { classifyLoss } from './loss-classes.js';
 import { MAX_TIMER_MS } from '../plumbing/timer-set.js';
+import { SESSION_OPTIONS } from '../options/defaults.js';
 
 /** What recovery is told of the session each time it is asked (read at that moment: an await may have ended it). */
 export interface RecoveryFacts {
@@ -94,7 +95,7 @@ export class SessionRecovery {
    */
   #recycling = false;
 
-  constructor(policy: ReconnectPolicy | undefined, recoveryWindowMs: number, private readonly restFinishReserveMs: number, stableWindowMs = 30_000) {
+  constructor(policy: ReconnectPolicy | undefined, recoveryWindowMs: number, private readonly restFinishReserveMs: number, stableWindowMs: number = SESSION_OPTIONS.stableWindowMs.default) {
     this.#customPolicy = policy !== undefined;
     this.#policy = policy ?? defaultPolicy(recoveryWindowMs);
     this.#stability = new ConnectionStability(stableWindowMs);
@@ -278,5 +279,5 @@ function finalClose(code: number, reason: string): RecoveryAction {
  * is answered with close 4410, which is what lets the session be finished over REST and saved.
  */
 function defaultPolicy(recoveryWindowMs: number): ReconnectPolicy {
-  return new DefaultReconnectPolicy({ maxElapsedMs: recoveryWindowMs + 5000 });
+  return new DefaultReconnectPolicy({ maxElapsedMs: recoveryWindowMs + SESSION_OPTIONS.reconnect.default.pastWindowMs });
 }

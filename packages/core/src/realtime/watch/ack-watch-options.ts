@@ -7,27 +7,30 @@ import { ValidationError } from '../../errors/client-errors.js';
  * optional; what is left out keeps its default (ACK_WATCH).
  */
 export interface AckWatchOptions {
-  /** Ack silence with audio in flight before `health` says `degraded`. Default 500. */
+  /** Ack silence with audio in flight before `health` says `degraded`. Default: ACK_WATCH. */
   readonly degradedAfterMs?: number;
-  /** Ack silence with audio in flight before a `ping` probes the socket. Default 500. */
+  /** Ack silence with audio in flight before a `ping` probes the socket. Default: ACK_WATCH. */
   readonly probeAfterMs?: number;
   /**
    * A probe unanswered this long, plus the time the audio queued ahead of it needs (maxBacklogWaitMs),
-   * means the socket is half-open: it is dropped and the session reconnects. Default 1000.
+   * means the socket is half-open: it is dropped and the session reconnects. Default: ACK_WATCH.
    */
   readonly probeTimeoutMs?: number;
-  /** The socket answered but acks still do not come: probe again this often. Default 1000. */
+  /** The socket answered but acks still do not come: probe again this often. Default: ACK_WATCH. */
   readonly probeEveryMs?: number;
   /**
    * The most a probe's deadline grows for the audio queued ahead of the ping (a slow link with a backlog
-   * answers late but answers). 0: never grows. Default 10000.
+   * answers late but answers). 0: never grows. Default: ACK_WATCH.
    */
   readonly maxBacklogWaitMs?: number;
 }
 
 export type AckWatchTiming = Required<AckWatchOptions>;
 
-/** The defaults; a stall shorter than probeAfterMs + probeTimeoutMs (1.5 s) never reconnects. */
+/**
+ * The defaults of the `ackWatch` option (the session's option table, options/defaults.ts, points here):
+ * a stall shorter than probeAfterMs + probeTimeoutMs (1.5 s) never reconnects.
+ */
 export const ACK_WATCH: Readonly<Required<AckWatchOptions>> = Object.freeze({ degradedAfterMs: 500, probeAfterMs: 500, probeTimeoutMs: 1000, probeEveryMs: 1000, maxBacklogWaitMs: 10_000 });
 
 /** Each field's lowest value; every value must be a finite number. */
