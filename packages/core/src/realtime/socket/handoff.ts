@@ -22,7 +22,7 @@ import { CLOSE_CODES } from '../../protocol.js';
  * recovery window never starts. A promotion is a reconnect with cause `recycled` that takes nothing
  * from the reconnect budget and never counts toward flapping (SessionRecovery.handoff()).
  *
- * Decisions only: the session holds both sockets and acts.
+ * Decisions only: SessionConnection (connection.ts) asks them with the sockets it holds; the session acts.
  */
 export interface HandoffView {
   readonly terminal: boolean;

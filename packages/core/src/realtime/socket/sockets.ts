@@ -3,8 +3,9 @@ import { openTransport, type ResolvedWebSocket, type SocketTransport, type Trans
 
 /**
  * The session's sockets: the current one, whether it said session.ready, and the standby that
- * socket.recycle opens while the current one still works (handoff.ts). Socket facts only: the
- * session decides when to open, promote or drop one, and what that means for its state.
+ * socket.recycle opens while the current one still works (handoff.ts). Socket facts only, held by
+ * SessionConnection (connection.ts), which decides what happens to them; the session acts (opens,
+ * promotes, drops) and decides what that means for its state.
  */
 export class SessionSockets {
   #ws: ResolvedWebSocket | undefined;
