@@ -104,9 +104,10 @@ export class SessionMessages {
       case 'transcript.revision':
       case 'transcript.language':
         return [{ do: 'supplement', message: m }];
-      case 'usage.updated':
-        if (m.usage === undefined) return m.rotate ? this.#onRotate(m.epoch, ctx) : NOTHING;
-        return [{ do: 'emit', event: 'usage', payload: m.usage }, ...(m.rotate ? this.#onRotate(m.epoch, ctx) : NOTHING)];
+      case 'usage.updated': {
+        const usage: readonly MessageAction[] = m.usage === undefined ? NOTHING : [{ do: 'emit', event: 'usage', payload: m.usage }];
+        return m.rotate ? this.#onRotate(m.epoch, ctx, usage) : usage;
+      }
       case 'session.notice':
         return m.notice.code === REALTIME_SPENDING.exhaustedNotice ? [{ do: 'notice', notice: m.notice }, { do: 'exhausted', notice: m.notice }] : [{ do: 'notice', notice: m.notice }];
       case 'session.paused': {
@@ -166,25 +167,26 @@ export class SessionMessages {
     return actions;
   }
 
-  #onRotate(epoch: number, ctx: MessageContext): readonly MessageAction[] {
-    if (epoch !== ctx.epoch) return NOTHING; // a rotation of an epoch already left
+  /** usage.updated rotate:true; `usage`: its usage event, emitted once the cursor moved back. */
+  #onRotate(epoch: number, ctx: MessageContext, usage: readonly MessageAction[]): readonly MessageAction[] {
+    if (epoch !== ctx.epoch) return usage; // a rotation of an epoch already left
     // The server flushed its ack just before: frames after it were refused (NOT_ACCEPTING) and are
     // sent again in the next epoch from the cursor session.resumed reports. (A server position: after
     // a declared gap the captured one is further on.)
-    const rewind: MessageAction = { do: 'rewind', to: ctx.audio.ackedServer };
+    const moved: readonly MessageAction[] = [{ do: 'rewind', to: ctx.audio.ackedServer }, ...usage];
     const { state, sent, transportId: id } = ctx;
     if (state === 'streaming') {
       this.#rotatingFrom = epoch;
-      return [rewind, { do: 'state', to: 'rotating', reason: 'usage.updated rotate' }, { do: 'resume' }];
+      return [...moved, { do: 'state', to: 'rotating', reason: 'usage.updated rotate' }, { do: 'resume' }];
     }
     if ((state === 'finishing' && !sent.finishSentOn(id)) || (state === 'pausing' && !sent.pauseSentOn(id))) {
       // Audio is still draining: rotate without leaving the state, the drain continues in the new epoch.
       // Not once the pause or finish went out: the server handles that first, and a resume after it
       // would undo the pause (a paused session resumes into the next epoch).
       this.#rotatingFrom = epoch;
-      return [rewind, { do: 'resume' }];
+      return [...moved, { do: 'resume' }];
     }
-    return [rewind];
+    return moved;
   }
 
   #onResumed(epoch: number, received: number, ctx: MessageContext): readonly MessageAction[] {

@@ -32,8 +32,9 @@ const NOTHING: readonly ConnectionDecision[] = Object.freeze([]);
  * The session's connection: the current socket and whether it said session.ready, the standby that
  * socket.recycle opens (socket/handoff.ts), the credentials for the next socket, and the watch of the
  * current one (watch/socket-watch.ts). Socket facts in (opened, ready, a message, a close, the watch
- * tick), decisions out (promote, drop, forget); the session opens the sockets, runs every decision,
- * owns the timers and tells recovery. Nothing here calls back into the session.
+ * tick), decisions out (promote, drop, forget); a socket opens only when the session calls open(), and
+ * the session runs every decision, owns the timers and tells recovery. Nothing here calls back into the
+ * session: the socket handlers open() is given are the session's, passed through.
  *
  *   open ──(connectTimeoutMs without session.ready)──────────────► drop 'connect timeout'
  *   ready ─(heartbeat silence, or acks stopped and the probe
