@@ -16,7 +16,7 @@ const ACK_LAG_SAMPLES = 1600;
  * `pcm16` feeds the same audio as Int16 (a Node microphone or WAV at 48 kHz: write() takes it as is).
  */
 export function sessionEncodeLoop(inputRate: number, input: 'float32' | 'int16' = 'float32', signal = benchSignal(inputRate)): HotLoop & { frames(): number; checksum(): number } {
-  const outbox = new AudioOutbox({ sampleRate: inputRate, channels: 1, bufferMs: 30_000, onGap: () => undefined });
+  const outbox = new AudioOutbox({ sampleRate: inputRate, channels: 1, bufferMs: 30_000 });
   const blocks = input === 'float32' ? blocksOf(signal, BLOCK) : blocksOf(signal, BLOCK).map((b) => Int16Array.from(b, (v) => Math.round(v * 32767)));
   let next = 0;
   let frames = 0;

@@ -72,25 +72,25 @@ export type * from './types/capture-health.js';
 
 // --- realtime session ---
 export { RealtimeSocketSession } from './realtime/realtime-session.js';
-export type { RealtimeSocketOptions, RealtimeSessionInit, RealtimeRest, OperationOptions } from './realtime/session-options.js';
+export type { RealtimeSocketOptions, RealtimeSessionInit, RealtimeRest, OperationOptions } from './realtime/options/options.js';
 export type { RealtimeConnectParams, RealtimeAttachParams } from './client/stt/realtime.js';
-export { DefaultReconnectPolicy, type ReconnectPolicy, type ReconnectContext, type DefaultReconnectPolicyOptions } from './realtime/reconnect-policy.js';
-export type { CredentialsProvider, SocketCredentials } from './realtime/socket-credentials.js';
-export { ACK_WATCH, type AckWatchOptions } from './realtime/ack-watch-options.js';
-export { CLOSE_CLASSES, UPGRADE_CLASSES, classifyLoss, type LossClass } from './realtime/loss-classes.js';
+export { DefaultReconnectPolicy, type ReconnectPolicy, type ReconnectContext, type DefaultReconnectPolicyOptions } from './realtime/recovery/reconnect-policy.js';
+export type { CredentialsProvider, SocketCredentials } from './realtime/socket/credentials.js';
+export { ACK_WATCH, type AckWatchOptions } from './realtime/watch/ack-watch-options.js';
+export { CLOSE_CLASSES, UPGRADE_CLASSES, classifyLoss, type LossClass } from './realtime/recovery/loss-classes.js';
 export { RealtimeError, isRealtimeError, type RealtimeErrorCode } from './errors/realtime-error.js';
 export type { SessionState, StateChange } from './realtime/session-state.js';
-export type { SessionLine, LineUpdate, SupplementKind, SupplementMessage } from './realtime/line-store.js';
-export type { AudioStats, Gap, InputFormat } from './realtime/audio-outbox.js';
-export type { ServerMessage, WireLine } from './realtime/server-messages.js';
+export type { SessionLine, LineUpdate, SupplementKind, SupplementMessage } from './realtime/transcript/line-store.js';
+export type { AudioStats, Gap, InputFormat } from './realtime/audio/outbox.js';
+export type { ServerMessage, WireLine } from './realtime/messages/server-messages.js';
 export type {
   SessionReadyMessage, AudioAckMessage, PartialMessage, LineMessage, AlignmentMessage, EntitiesMessage, RevisionMessage, LanguageMessage,
   UsageUpdatedMessage, NoticeMessage, PausedMessage, ResumedMessage, FinishedMessage, SocketErrorMessage, PingMessage, PongMessage, SocketRecycleMessage,
-} from './realtime/server-messages.js';
+} from './realtime/messages/server-messages.js';
 export type { RealtimeSessionEvents, RealtimeFinishResult, SessionHealth, HealthReportKind, ReconnectRecord, WindowStats } from './realtime/session-events.js';
 export type { SessionLogger, LogRecord, LogLevel, LogMethod } from './realtime/session-logger.js';
 export { redact } from './realtime/session-logger.js';
-export type { WebSocketLike, WebSocketConstructor } from './realtime/socket-transport.js';
+export type { WebSocketLike, WebSocketConstructor } from './realtime/socket/transport.js';
 
 // --- live captions: engine, writers, session binding ---
 export { CaptionEngine, type CaptionPartial, type CaptionLine } from './captions/caption-engine.js';

@@ -38,9 +38,9 @@ export * as protocol from './protocol.js';
 // --- realtime session machinery ---
 export { socketUrlFor } from './realtime/realtime-session.js';
 export { StateMachine, TRANSITIONS, TERMINAL_STATES } from './realtime/session-state.js';
-export { LineStore } from './realtime/line-store.js';
-export { AudioOutbox } from './realtime/audio-outbox.js';
-export { parseServerMessage, type ParsedServerMessage } from './realtime/server-messages.js';
+export { LineStore } from './realtime/transcript/line-store.js';
+export { AudioOutbox } from './realtime/audio/outbox.js';
+export { parseServerMessage, type ParsedServerMessage } from './realtime/messages/server-messages.js';
 
 // --- caption machinery (option checking, cue ids, time stamps) ---
 export { resolveCaptionOptions } from './captions/caption-options.js';

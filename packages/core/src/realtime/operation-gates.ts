@@ -1,8 +1,8 @@
 import { RealtimeError } from '../errors/realtime-error.js';
-import type { OperationOptions } from './session-options.js';
+import type { OperationOptions } from './options/options.js';
 import type { SessionIntentView } from './session-intent.js';
 import type { SessionState } from './session-state.js';
-import { invalidTimeout, type WaitOptions } from './waiters.js';
+import { invalidTimeout, type WaitOptions } from './plumbing/waiters.js';
 
 /**
  * When pause(), resume() and finish() may go ahead, must wait, are done already or must throw, and

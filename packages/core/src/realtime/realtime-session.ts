@@ -1,36 +1,34 @@
-import { CLOSE_CODES, SOCKET_DEFAULTS } from '../protocol.js';
+import { CLOSE_CODES, REALTIME, SOCKET_DEFAULTS } from '../protocol.js';
 import type { RealtimeNotice, RealtimeSession } from '../types/realtime.js';
-import { AudioOutbox, type AudioStats, type InputFormat } from './audio-outbox.js';
-import { FramePump } from './frame-pump.js';
-import { GuardedEmitter } from './guarded-emitter.js';
-import type { SessionLine } from './line-store.js';
-import { SessionTranscript } from './session-transcript.js';
+import { AudioOutbox, type AudioStats, type Gap, type InputFormat } from './audio/outbox.js';
+import { FramePump } from './audio/frame-pump.js';
+import { GuardedEmitter } from './plumbing/guarded-emitter.js';
+import type { SessionLine } from './transcript/line-store.js';
+import { SessionTranscript } from './transcript/transcript.js';
 import { RealtimeError } from '../errors/realtime-error.js';
 import { ValidationError } from '../errors/client-errors.js';
 import { PAUSE, RESUME, finishesNow, operationGate, operationWait, refusedAtOnce, type OperationView, type StateOperation } from './operation-gates.js';
-import { balanceError, exhaustedAt, failedBeforeReady, finalViewEnding, finishGaveUp, settle, unsavedEnding, type Ending, type Exhaustion } from './session-ending.js';
-import { sessionParts } from './session-parts.js';
-import { finishOverRest, readSession } from './session-rest.js';
-import { SessionRecovery, type RecoveryAction, type RecoveryFacts } from './session-recovery.js';
-import { socketAddress } from './socket-address.js';
-import { freshCredentials } from './socket-credentials.js';
-import { checkSessionOptions } from './session-option-checks.js';
-import { ignoredMessage, parseServerMessage, type SessionReadyMessage } from './server-messages.js';
-import type { RealtimeFinishResult, RealtimeSessionEvents } from './session-events.js';
+import { balanceError, exhaustedAt, failedBeforeReady, finalViewEnding, finishGaveUp, settle, unsavedEnding, type Ending, type Exhaustion } from './ending/ending.js';
+import { sessionParts } from './options/parts.js';
+import { finishOverRest, readSession } from './ending/rest.js';
+import { SessionRecovery, type RecoveryAction, type RecoveryFacts } from './recovery/recovery.js';
+import { socketAddress } from './socket/address.js';
+import { freshCredentials } from './socket/credentials.js';
+import { checkSessionOptions } from './options/checks.js';
+import { ignoredMessage, parseServerMessage, type SessionReadyMessage } from './messages/server-messages.js';
+import type { EmitAction, RealtimeFinishResult, RealtimeSessionEvents } from './session-events.js';
 import { SessionIntent } from './session-intent.js';
-import { SessionMessages, type MessageAction } from './session-messages.js';
+import { SessionMessages, type MessageAction } from './messages/session-messages.js';
 import { StateMachine, type SessionState, type StateChange } from './session-state.js';
-import { resolveWebSocket, type SocketTransport } from './socket-transport.js';
-import { SessionSockets } from './session-sockets.js';
-import type { OperationOptions, RealtimeSessionInit } from './session-options.js';
-import { SocketWatch } from './socket-watch.js';
-import { closeDuringHandoff, opensStandby, promotesStandby, standbyDeadlineMs } from './socket-handoff.js';
-import { HealthMeter, type HealthReportKind, type SessionHealth } from './session-health.js';
+import { resolveWebSocket, type SocketTransport } from './socket/transport.js';
+import { SessionConnection, type ConnectionDecision } from './socket/connection.js';
+import type { OperationOptions, RealtimeSessionInit } from './options/options.js';
+import { HealthMeter, type HealthNews, type HealthReportKind, type SessionHealth } from './health/health-meter.js';
 import { logSession, type LogWrite } from './session-logger.js';
-import { TimerSet } from './timer-set.js';
-import { Waiters, invalidTimeout } from './waiters.js';
+import { TimerSet } from './plumbing/timer-set.js';
+import { Waiters, invalidTimeout } from './plumbing/waiters.js';
 
-export { socketUrlFor } from './socket-address.js';
+export { socketUrlFor } from './socket/address.js';
 
 /**
  * A realtime session over the socket: audio in, lines out, never losing a sample the server has not
@@ -45,28 +43,27 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   readonly #init: RealtimeSessionInit;
   readonly #machine: StateMachine;
   readonly #outbox: AudioOutbox;
-  readonly #transcript = new SessionTranscript({ line: (l) => this.emit('line', l), lineUpdated: (u) => this.emit('line.updated', u), notice: (n) => this.emit('notice', n) });
+  readonly #transcript = new SessionTranscript();
   readonly #now: () => number;
-  readonly #connectTimeoutMs: number;
   readonly #sender: FramePump;
   readonly #recovery: SessionRecovery;
   readonly #waiters = new Waiters();
   readonly #timers = new TimerSet();
-  /** Connect timeout, heartbeat and acks of the current socket, checked on one tick (#check) that #stopWatch cancels. */
-  readonly #watch: SocketWatch;
+  /** The sockets (current, standby) and the watch of the current one (socket/connection.ts): decisions for the session to run. */
+  readonly #connection: SessionConnection;
+  /** Cancels the watch tick of the current socket (#check). */
   #stopWatch: (() => void) | undefined;
-  /** Latencies, lags, round trips and reconnects behind `health` (session-health.ts). */
+  /** Latencies, lags, round trips and reconnects behind `health` (health/health-meter.ts). */
   readonly #health = new HealthMeter();
   /** The `logger` option's writer (redacting), for records no event carries. */
   readonly #log: LogWrite | undefined;
 
-  /** The current socket, its readiness, the standby socket.recycle opens, the latest credentials. */
-  readonly #sockets = new SessionSockets();
-  #everReady = false;
   /** A REST finish is under way: reconnect attempts stand aside. */
   #restFinishing = false;
   readonly #intent = new SessionIntent();
-  readonly #messages: SessionMessages;
+  readonly #messages = new SessionMessages();
+  /** The recording segment audio goes in: set by session.ready and session.resumed (their `epoch` actions). */
+  #epoch: number = REALTIME.firstEpoch;
   #result: RealtimeFinishResult | undefined;
   #failure: Error | undefined;
   /** close() ended the session: each call it cut short gets REALTIME_CLOSED under its own name. */
@@ -85,14 +82,12 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     checkSessionOptions(init);
     const parts = sessionParts(init);
     this.#now = parts.now;
-    this.#connectTimeoutMs = parts.connectTimeoutMs;
-    this.#outbox = new AudioOutbox({ ...parts.audio, onGap: (gap) => this.emit('gap', { ...gap, epoch: this.epoch }) });
+    this.#outbox = new AudioOutbox(parts.audio);
     this.#sender = new FramePump(this.#outbox, parts.drain, this.#now);
-    this.#watch = new SocketWatch(init.ackWatch);
+    this.#connection = new SessionConnection({ ackWatch: init.ackWatch, connectTimeoutMs: parts.connectTimeoutMs, heartbeatTimeoutMs: init.heartbeatTimeoutMs });
     const { windowMs, restFinishReserveMs, stableWindowMs } = parts.recovery;
     this.#recovery = new SessionRecovery(init.reconnect, windowMs, restFinishReserveMs, stableWindowMs);
     this.#machine = new StateMachine((change) => this.#onStateChange(change));
-    this.#messages = new SessionMessages(this.#outbox, this.#transcript);
     this.#log = init.logger === undefined ? undefined : logSession(this, init.logger, parts.log);
   }
 
@@ -102,7 +97,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
 
   /** Current epoch (recording segment). */
   get epoch(): number {
-    return this.#messages.epoch;
+    return this.#epoch;
   }
 
   /** Lines so far, each once, with the supplements that arrived. */
@@ -134,14 +129,14 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     signal?.addEventListener('abort', this.#onAbort, { once: true });
     this.#machine.set('connecting', 'connect()');
     try {
-      this.#sockets.use(await resolveWebSocket(this.#init.WebSocket));
+      this.#connection.use(await resolveWebSocket(this.#init.WebSocket));
     } catch (caught) {
       this.#end('failed', caught instanceof Error ? caught : RealtimeError.noWebSocket(), 'no WebSocket');
       throw caught;
     }
     if (this.#machine.terminal) throw this.#failureFor('connect') ?? RealtimeError.ended('connect', this.state);
     this.#openSocket();
-    await this.#waiters.until(() => this.#everReady, { call: 'connect', timeoutMs: Number.POSITIVE_INFINITY, failure: () => this.#failureFor('connect') });
+    await this.#waiters.until(() => this.#connection.everReady, { call: 'connect', timeoutMs: Number.POSITIVE_INFINITY, failure: () => this.#failureFor('connect') });
     return this;
   }
 
@@ -358,17 +353,15 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   /** A new current socket, or (standby) the next one while the current one still works. */
   #openSocket(standby = false): void {
     if (this.#machine.terminal) return;
-    const sockets = this.#sockets;
-    const address = socketAddress({ ...this.#init, ...sockets.credentials }, sockets.headers);
-    this.#log?.('debug', 'socket.open', { transportId: sockets.nextId, standby, ...address });
-    const opened = sockets.open(address, {
+    const c = this.#connection;
+    const address = socketAddress({ ...this.#init, ...c.credentials }, c.headers);
+    this.#log?.('debug', 'socket.open', { transportId: c.nextId, standby, ...address });
+    const opened = c.open(address, {
       onText: (t, text) => this.#onText(t, text),
-      onClose: (t, code, reason) => this.#onClose(t, code, `socket closed ${code}${reason === '' ? '' : ` ${reason}`}`),
-    }, standby);
+      onClose: (t, code, reason) => this.#connect(c.closed(t, code, `socket closed ${code}${reason === '' ? '' : ` ${reason}`}`)),
+    }, standby, this.#now());
     if (opened instanceof Error) return standby ? undefined : this.#end('failed', opened, 'socket refused');
-    if (opened === undefined || standby) return;
-    this.#watch.opened(this.#now(), this.#connectTimeoutMs);
-    this.#watchTicks();
+    if (opened !== undefined && !standby) this.#watchTicks();
   }
 
   /**
@@ -378,50 +371,50 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
    * once the socket that got the notice was replaced meanwhile; dropped if not ready in time.
    */
   async #openStandby(closeInMs: number): Promise<void> {
-    const noticed = this.#sockets.current;
-    const wanted = (): boolean => this.#sockets.current === noticed && opensStandby({ terminal: this.#machine.terminal, ready: this.#sockets.ready, standby: this.#sockets.standby !== undefined, restFinishing: this.#restFinishing });
+    const c = this.#connection;
+    const noticed = c.current;
+    const wanted = (): boolean => c.wantsStandby(noticed, { terminal: this.#machine.terminal, restFinishing: this.#restFinishing });
     if (!wanted()) return;
     const provider = this.#init.credentials;
     if (provider !== undefined) {
       const fresh = await settle(() => freshCredentials(provider));
-      if (fresh.ok) this.#sockets.credentials = fresh.value;
+      if (fresh.ok) c.credentials = fresh.value;
       if (!wanted()) return;
     }
     this.#openSocket(true);
-    const standby = this.#sockets.standby;
-    if (standby === undefined) return;
-    this.#later(standbyDeadlineMs(closeInMs, this.#connectTimeoutMs), () => {
-      if (this.#sockets.standby !== standby) return; // promoted or gone already
-      this.#sockets.forgetStandby();
-      standby.close(CLOSE_CODES.normal, 'standby not ready');
-      this.emit('debug', { kind: 'standby-late', detail: { closeInMs } });
-    });
+    const standby = c.standby;
+    if (standby !== undefined) this.#later(c.standbyDeadlineMs(closeInMs), () => this.#connect(c.standbyDue(standby, closeInMs)));
   }
 
-  /** A socket closed: the standby is forgotten, the current one is handed over or lost (socket-handoff.ts). */
-  #onClose(t: SocketTransport, code: number, reason: string): void {
-    const standby = this.#sockets.standby;
-    if (t === standby) {
-      this.#sockets.forgetStandby();
-      return void this.emit('debug', { kind: 'standby-lost', detail: { code, reason } });
+  /** Runs what the connection decided about the sockets, in order (socket/connection.ts). */
+  #connect(decisions: readonly ConnectionDecision[]): void {
+    for (const d of decisions) {
+      this.#noteHealth(d);
+      switch (d.do) {
+        case 'promote':
+          // The standby is current (not ready until its session.ready); the old one is let go.
+          this.#connection.promote(d.socket, this.#now());
+          this.#recovery.handoff();
+          this.#watchTicks();
+          break;
+        case 'drop':
+          return this.#onLost(d.code, d.reason, d.refusedStatus, d.terminate);
+        case 'forget':
+          d.close?.close(CLOSE_CODES.normal, 'standby not ready');
+          this.emit('debug', { kind: d.kind, detail: d.detail });
+          break;
+        case 'probe':
+          this.#readySocket()?.sendJson({ type: 'ping', id: d.id });
+          break;
+        case 'health':
+          break; // the health meter took it (#noteHealth)
+      }
     }
-    if (!this.#sockets.isCurrent(t)) return;
-    if (standby !== undefined && closeDuringHandoff(code) === 'promote') return this.#promote(standby);
-    this.#onLost(code, reason, t.refusedStatus);
-  }
-
-  /** The standby becomes the current socket (not ready until its session.ready); the old one is let go. */
-  #promote(next: SocketTransport): void {
-    this.#sockets.promote(next);
-    this.#recovery.handoff();
-    this.#health.recycled(this.#now());
-    this.#watch.opened(this.#now(), this.#connectTimeoutMs);
-    this.#watchTicks();
   }
 
   /** The socket is gone (refusedStatus: of its refused upgrade) or believed dead (`terminate`: no close will come): recovery decides. */
   #onLost(code: number | undefined, reason: string, refusedStatus?: number, terminate = false): void {
-    this.#sockets.lose(terminate);
+    this.#connection.lose(terminate);
     this.#stopWatch?.();
     if (this.#machine.terminal) return;
     this.#recover(this.#recovery.lost(code, reason, refusedStatus, this.#facts()));
@@ -430,21 +423,20 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   /** What recovery is told: the session as it is now. */
   #facts(): RecoveryFacts {
     const { state, terminal } = this.#machine;
-    return { state, terminal, finishRequested: this.#intent.finish, socketReady: this.#sockets.ready, hasRest: this.#init.rest !== undefined, canRefresh: this.#init.credentials !== undefined, now: this.#now() };
+    return { state, terminal, finishRequested: this.#intent.finish, socketReady: this.#connection.ready, hasRest: this.#init.rest !== undefined, canRefresh: this.#init.credentials !== undefined, now: this.#now() };
   }
 
-  /** Runs what SessionRecovery decided, in order; an action that needs a fresh look asks it again then. */
+  /** Runs what SessionRecovery decided, in order. */
   #recover(actions: readonly RecoveryAction[]): void {
     for (const action of actions) {
       switch (action.do) {
         case 'reconnecting':
           if (this.state !== 'connecting') this.#machine.set('reconnecting', action.reason);
-          if (this.#everReady && this.#health.lost(action.reason, action.code, this.#now())) this.#report('lost');
-          this.#recover(this.#recovery.nextAttempt(action.code, action.reason, action.at, this.#facts()));
+          this.#noteHealth(action);
           break;
         case 'retry':
           this.emit('reconnecting', action.info);
-          if (action.flapping !== undefined && this.#health.flapping(action.flapping.reason)) this.#report('connection');
+          this.#noteHealth(action);
           this.#later(action.delayMs, () => {
             this.#recovery.attemptStarted();
             void this.#reconnect();
@@ -465,9 +457,6 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
         case 'openSocket':
           this.#openSocket();
           break;
-        case 'watchDeadline':
-          this.#recover(this.#recovery.watchFinishDeadline(this.#facts()));
-          break;
         case 'checkDeadline':
           this.#later(action.delayMs, () => this.#recover(this.#recovery.finishDeadlineDue(this.#facts())));
           break;
@@ -482,16 +471,16 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     const provider = this.#init.credentials;
     const fresh = provider === undefined ? undefined : await settle(() => freshCredentials(provider));
     if (fresh !== undefined && !fresh.ok) return this.#recover(this.#recovery.credentialsFailed(fresh.caught, this.#facts()));
-    if (fresh !== undefined) this.#sockets.credentials = fresh.value;
+    if (fresh !== undefined) this.#connection.credentials = fresh.value;
     if (!waiting()) return;
     const rest = this.#init.rest;
-    if (rest === undefined || !this.#everReady) return this.#openSocket();
+    if (rest === undefined || !this.#connection.everReady) return this.#openSocket();
     const read = await readSession(rest, this.sessionId, this.#lifetime.signal);
     if (!read.ok) this.#recover(this.#recovery.viewFailed(read.caught, this.#facts()));
     else if (waiting()) this.#recover([this.#recovery.viewRead(read.value)]);
   }
 
-  /** Saves the result over REST (session-rest.ts): from `finishing`, reconnect attempts standing aside. */
+  /** Saves the result over REST (ending/rest.ts): from `finishing`, reconnect attempts standing aside. */
   async #finishOverRest(why: string, expired: boolean): Promise<void> {
     const rest = this.#init.rest;
     if (this.#machine.terminal || this.#restFinishing) return;
@@ -516,33 +505,26 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   #onText(t: SocketTransport, text: string): void {
     if (this.#machine.terminal) return;
     const parsed = parseServerMessage(text);
-    if (t === this.#sockets.standby) {
-      const type = parsed.kind === 'message' ? parsed.message.type : undefined;
-      if (!promotesStandby(type)) return void this.emit('debug', { kind: 'standby-message', detail: { type: type ?? parsed.kind } });
-      this.#promote(t);
-    }
-    if (!this.#sockets.isCurrent(t)) return;
-    this.#watch.heard(this.#now());
+    const route = this.#connection.route(t, parsed.kind === 'message' ? parsed.message.type : parsed.kind, this.#now());
+    if (route.to === 'nowhere') return route.forget === undefined ? undefined : this.#connect([route.forget]);
+    if (route.promote !== undefined) this.#connect([{ do: 'promote', socket: route.promote }]);
     if (parsed.kind !== 'message') return void this.emit('debug', ignoredMessage(parsed)); // a type a newer server sends, or garbage
     const message = parsed.message;
     this.#health.heard(message, this.#now(), this.#outbox.inFlight, this.#outbox.acked);
     const reconnectAttempt = message.type === 'session.ready' ? this.#socketReady(message) : undefined;
-    const actions = this.#messages.handle(message, { state: this.state, transportId: t.id, intent: this.#intent, sent: this.#sender.sent, reconnectAttempt });
+    const actions = this.#messages.handle(message, { state: this.state, epoch: this.#epoch, transportId: t.id, intent: this.#intent, sent: this.#sender.sent, audio: this.#outbox, reconnectAttempt });
     for (const action of actions) this.#run(t, action);
-    if (this.#sockets.isCurrent(t) || message.type === 'session.finished') this.emit('message', message);
+    if (this.#connection.current === t || message.type === 'session.finished') this.emit('message', message);
     this.#waiters.check();
   }
 
   /** session.ready: the socket is ready, its watch runs, the pump starts afresh (a drain gets a new wait). Returns the reconnect attempt (none for the first). */
   #socketReady(m: SessionReadyMessage): number | undefined {
-    this.#sockets.markReady();
+    const reconnect = this.#connection.readied(this.#now(), m.heartbeatTimeoutMs ?? SOCKET_DEFAULTS.heartbeatTimeoutMs);
     const attempt = this.#recovery.recovered(m.recoveryWindowMs, this.#now());
-    const t = this.#sockets.current;
+    const t = this.#connection.current;
     this.#later(this.#recovery.stableWindowMs, () => this.#checkStable(t));
-    const reconnect = this.#everReady;
-    this.#everReady = true;
-    if (this.#health.ready(this.#now())) this.#report('reconnected');
-    this.#watch.ready(this.#now(), this.#init.heartbeatTimeoutMs ?? m.heartbeatTimeoutMs ?? SOCKET_DEFAULTS.heartbeatTimeoutMs);
+    this.#noteHealth({ do: 'ready' });
     this.#watchTicks();
     this.#drain(this.#sender.newSocket(this.#intent.finish || this.#intent.pause));
     return reconnect ? attempt : undefined;
@@ -550,16 +532,33 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
 
   /** Socket t's stable window ran out (a timer may run early by the session's clock: then the rest is waited). */
   #checkStable(t: SocketTransport | undefined): void {
-    if (t === undefined || t !== this.#sockets.readySocket) return;
+    if (t === undefined || t !== this.#connection.readySocket) return;
     const rest = this.#recovery.stableInMs(this.#now());
     if (rest > 0) return this.#later(rest, () => this.#checkStable(t));
     const healthy = this.#recovery.steady(this.#now());
-    if (healthy !== undefined && this.#health.steady(healthy.reason)) this.#report('connection');
+    if (healthy !== undefined) this.#noteHealth({ do: 'steady', reason: healthy.reason });
   }
 
   /** One action SessionMessages decided for a message from socket t. */
   #run(t: SocketTransport, action: MessageAction): void {
     switch (action.do) {
+      case 'epoch':
+        this.#epoch = action.epoch;
+        return;
+      case 'acknowledge':
+        return this.#outbox.acknowledge(action.received);
+      case 'rewind':
+        return this.#outbox.rewindTo(action.to);
+      case 'backpressure':
+        return void this.emit('backpressure', this.#outbox.stats());
+      case 'line':
+        return this.#emitAll(this.#transcript.addLine(action.line));
+      case 'supplement':
+        return this.#emitAll(this.#transcript.supplement(action.message));
+      case 'notice':
+        return this.#emitAll(this.#transcript.addNotice(action.notice));
+      case 'merge':
+        return this.#emitAll(this.#transcript.merge(action.view));
       case 'state':
         if (action.intent === 'paused') this.#intent.paused();
         else if (action.intent === 'streaming') this.#intent.streaming();
@@ -577,7 +576,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
         t.sendJson({ type: 'pong', id: action.id });
         return;
       case 'probeAnswered':
-        return this.#watch.answered(action.id, this.#now());
+        return this.#connection.answered(action.id, this.#now());
       case 'finished':
         return this.#onFinished(action.view, action.reason);
       case 'exhausted':
@@ -589,20 +588,34 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
         this.#onLost(undefined, action.reason);
         return;
       case 'emit':
-        (this.emit as (type: string, payload: unknown) => boolean)(action.event, action.payload);
-        return;
+        return this.#emitAction(action);
     }
+  }
+
+  /** Events a helper returned (the transcript's news, a message's event), in order. */
+  #emitAll(actions: Iterable<EmitAction>): void {
+    for (const action of actions) this.#emitAction(action);
+  }
+
+  #emitAction(action: EmitAction): void {
+    (this.emit as (type: string, payload: unknown) => boolean)(action.event, action.payload);
+  }
+
+  /** Audio declared lost (an overflow, a REST finish, the balance): a `gap` each, in the epoch it happened in. */
+  #tellGaps(gaps: readonly Gap[]): void {
+    for (const gap of gaps) this.emit('gap', { ...gap, epoch: this.#epoch });
   }
 
   /** session.resume {epoch} once per socket (a rotation, or resume() after pause()). */
   #sendResume(): void {
-    this.#sender.resume(this.#readySocket(), this.epoch);
+    this.#sender.resume(this.#readySocket(), this.#epoch);
   }
 
   /** Sends what the state and the in-flight window allow, on the socket that is ready (see FramePump). */
   #pump(): void {
     this.#health.wrote(this.#outbox.produced, this.#now());
-    const { firstFrame } = this.#sender.pump({ socket: this.#readySocket(), state: this.state, epoch: this.epoch });
+    const { gaps, firstFrame } = this.#sender.pump({ socket: this.#readySocket(), state: this.state, epoch: this.#epoch });
+    if (gaps !== undefined) this.#tellGaps(gaps);
     if (firstFrame !== undefined) this.emit('first.frame', firstFrame);
   }
 
@@ -621,7 +634,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   }
 
   #readySocket(): SocketTransport | undefined {
-    return this.#sockets.readySocket;
+    return this.#connection.readySocket;
   }
 
   /** The balance is used up: nothing more is sent or taken, and the final view ends it (see Exhaustion). */
@@ -630,7 +643,9 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     const receivedSamples = exhaustedAt(notice, this.#outbox.ackedServer);
     this.#intent.finishAsked();
     this.#sender.halt();
-    const exhausted = (this.#exhausted = { receivedSamples, notAccepted: this.#outbox.declareRefused(receivedSamples) });
+    const notAccepted = this.#outbox.declareRefused(receivedSamples);
+    this.#tellGaps(this.#outbox.takeGaps());
+    const exhausted = (this.#exhausted = { receivedSamples, notAccepted });
     if (finishesNow(this.state)) this.#machine.set('finishing', 'balance exhausted');
     this.emit('balance.exhausted', { ...exhausted, notice, error: balanceError(exhausted) });
   }
@@ -641,16 +656,19 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     const exhausted = this.#exhausted;
     // Audio captured past the server's final cursor never arrived: declared (TRANSPORT_GAP there). After
     // the balance ran out that range was declared refused already.
-    if (exhausted === undefined) this.#outbox.declareUndelivered(Number(view.usage.receivedSamples));
-    this.#transcript.merge(view); // the lines and notices stay readable whichever way it ends
+    if (exhausted === undefined) {
+      this.#outbox.declareUndelivered(Number(view.usage.receivedSamples));
+      this.#tellGaps(this.#outbox.takeGaps());
+    }
+    this.#emitAll(this.#transcript.merge(view)); // the lines and notices stay readable whichever way it ends
     // Balance used up: the end is the typed error, whose `session` is this final view with the charge.
     if (exhausted !== undefined) return this.#end('failed', balanceError(exhausted, view), 'balance exhausted');
     this.#result = { session: view, notices: [...this.#transcript.notices], lines: this.#transcript.lines, reason };
-    this.#failure = failedBeforeReady(view, this.#everReady);
+    this.#failure = failedBeforeReady(view, this.#connection.everReady);
     this.#machine.set('finished', reason);
   }
 
-  /** Applies an ending decided elsewhere (session-ending.ts, SessionRecovery). */
+  /** Applies an ending decided elsewhere (ending/ending.ts, SessionRecovery). */
   #conclude(ending: Ending): void {
     if (ending.to === 'finished') this.#onFinished(ending.view, ending.reason);
     else this.#end(ending.to, ending.error, ending.reason);
@@ -661,20 +679,24 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   /** (Re)starts the one watch tick of the current socket, at the rate the watch asks for. */
   #watchTicks(): void {
     this.#stopWatch?.();
-    this.#stopWatch = this.#timers.every(this.#watch.tickMs, () => this.#check());
+    this.#stopWatch = this.#timers.every(this.#connection.tickMs, () => this.#check());
   }
 
-  /** The watch tick (socket-watch.ts): probe, tell the health, or drop a dead socket without waiting for a close that will not come. */
+  /** The watch tick (socket/connection.ts): probe, tell the health, or drop a dead socket without waiting for a close that will not come. */
   #check(): void {
+    const decisions = this.#connection.check({ now: this.#now(), state: this.state, inFlightSamples: this.#outbox.inFlight, acked: this.#outbox.acked });
+    this.#connect(decisions);
+    if (decisions.some((d) => d.do === 'drop')) return;
     const t = this.#readySocket();
-    for (const d of this.#watch.check({ now: this.#now(), ready: t !== undefined, state: this.state, inFlightSamples: this.#outbox.inFlight, acked: this.#outbox.acked, bufferedBytes: t?.bufferedAmount ?? 0 })) {
-      if (d.do === 'probe') t?.sendJson({ type: 'ping', id: d.id });
-      else if (d.do === 'drop') return this.#onLost(d.code, d.reason, undefined, true);
-      else if (this.#health.connection(d.state, d.reason)) this.#report('connection');
-    }
     const due = this.#health.tick(this.#now(), t !== undefined);
     if (due.ping !== undefined) t?.sendJson({ type: 'ping', id: due.ping });
     if (due.report) this.#report('interval');
+  }
+
+  /** What the health meter takes from the actions and decisions run (health/health-meter.ts): a report when it is due. */
+  #noteHealth(news: HealthNews): void {
+    const kind = this.#health.note(news, this.#now());
+    if (kind !== undefined) this.#report(kind);
   }
 
   /** One `health` event: the snapshot now, and why it went out. */
@@ -708,7 +730,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
 
   /** Terminal: close the socket, clear every timer, remove the abort listener. */
   #teardown(): void {
-    this.#sockets.closeAll(this.state);
+    this.#connection.closeAll(this.state);
     this.#timers.clear(); // the watch tick too
     this.#init.signal?.removeEventListener('abort', this.#onAbort);
     this.#lifetime.abort(this.#failure ?? RealtimeError.closed('operation'));

@@ -1,10 +1,10 @@
-import type { PartialMessage, ServerMessage } from './server-messages.js';
+import type { PartialMessage, ServerMessage } from './messages/server-messages.js';
 import type { RealtimeNotice, RealtimeSession, RealtimeUsage } from '../types/realtime.js';
-import type { AudioStats, Gap } from './audio-outbox.js';
-import type { LineUpdate, SessionLine } from './line-store.js';
+import type { AudioStats, Gap } from './audio/outbox.js';
+import type { LineUpdate, SessionLine } from './transcript/line-store.js';
 import type { StateChange } from './session-state.js';
 import type { RealtimeError } from '../errors/realtime-error.js';
-import type { SessionHealth } from './session-health.js';
+import type { SessionHealth } from './health/health-meter.js';
 
 /**
  * What the session says. Each kind of result has one event with one rule (packages/core/README.md
@@ -74,7 +74,15 @@ export interface RealtimeSessionEvents {
   message: (message: ServerMessage) => void;
 }
 
-export type { SessionHealth, HealthReportKind, ReconnectRecord, WindowStats } from './session-health.js';
+/**
+ * An event a helper decided on, for the session to emit (helpers never hold the emitter): one of the
+ * events above with its payload. K narrows it to the events a helper may decide.
+ */
+export type EmitAction<K extends keyof RealtimeSessionEvents = keyof RealtimeSessionEvents> = {
+  [E in K]: { readonly do: 'emit'; readonly event: E; readonly payload: Parameters<RealtimeSessionEvents[E]>[0] };
+}[K];
+
+export type { SessionHealth, HealthReportKind, ReconnectRecord, WindowStats } from './health/health-meter.js';
 
 /** What `finish()` resolves with: the final view, every notice, and the final lines. */
 export interface RealtimeFinishResult {

@@ -1,4 +1,4 @@
-import type { GuardedEmitter } from './guarded-emitter.js';
+import type { GuardedEmitter } from './plumbing/guarded-emitter.js';
 import type { RealtimeSessionEvents } from './session-events.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';

@@ -1,9 +1,9 @@
 import { Observable } from 'rxjs';
 import type { RealtimeNotice, RealtimeUsage } from '../types/realtime.js';
-import type { AudioStats } from '../realtime/audio-outbox.js';
-import type { LineUpdate, SessionLine } from '../realtime/line-store.js';
+import type { AudioStats } from '../realtime/audio/outbox.js';
+import type { LineUpdate, SessionLine } from '../realtime/transcript/line-store.js';
 import type { RealtimeSocketSession } from '../realtime/realtime-session.js';
-import type { PartialMessage } from '../realtime/server-messages.js';
+import type { PartialMessage } from '../realtime/messages/server-messages.js';
 import type { RealtimeSessionEvents } from '../realtime/session-events.js';
 import { TERMINAL_STATES, type SessionState, type StateChange } from '../realtime/session-state.js';
 

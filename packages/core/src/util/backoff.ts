@@ -1,6 +1,6 @@
 /**
  * Capped exponential backoff with full jitter, the one formula behind REST retries (http/retry-timing.ts)
- * and socket reconnects (realtime/reconnect-policy.ts). Pure: callers bring the attempt numbering, the
+ * and socket reconnects (realtime/recovery/reconnect-policy.ts). Pure: callers bring the attempt numbering, the
  * policy and the random source, so tests pin all three.
  *
  * Full jitter (delay drawn uniformly from the whole window, not a band around its mean) spreads a crowd

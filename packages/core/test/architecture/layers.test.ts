@@ -38,7 +38,7 @@ const LAYERS: Record<string, number> = {
 
 /** The only modules that may load a platform module, each only the one named, and only with `import()`. */
 const PLATFORM_LOADERS: Record<string, string> = {
-  'realtime/socket-transport.ts': 'ws',
+  'realtime/socket/transport.ts': 'ws',
   'util/node-file.ts': 'node:fs/promises',
 };
 
@@ -149,7 +149,7 @@ const read = (path: string): string => readFileSync(join(src, path), 'utf8');
 describe('core layers', () => {
   it('reads every module of src/', () => {
     expect(files.length).toBeGreaterThan(50);
-    for (const path of ['errors/realtime-error.ts', 'parse/realtime.ts', 'realtime/socket-transport.ts', 'client/soundclone.ts']) expect(files).toContain(path);
+    for (const path of ['errors/realtime-error.ts', 'parse/realtime.ts', 'realtime/socket/transport.ts', 'client/soundclone.ts']) expect(files).toContain(path);
   });
 
   it('every folder imports only from layers below it', () => {
@@ -186,7 +186,7 @@ describe('core layers', () => {
     expect(violations('errors/x.ts', `import type { Transport } from '../http/transport.js';`)).toHaveLength(1);
     expect(violations('dsp/x.ts', `import { path } from '../http/path.js';`)).toHaveLength(1);
     expect(violations('http/x.ts', `const m = await import('../client/options.js');`)).toHaveLength(1);
-    expect(violations('realtime/socket-transport.ts', `import WebSocket from 'ws';`)).toHaveLength(1);
+    expect(violations('realtime/socket/transport.ts', `import WebSocket from 'ws';`)).toHaveLength(1);
     expect(violations('realtime/x.ts', `const s = 'ws'; const m = await import(s);`)).toHaveLength(1);
     expect(violations('realtime/x.ts', `const m = await import(\`\${name}\`);`)).toHaveLength(1);
     expect(violations('util/read.ts', `import { readFile } from 'node:fs/promises';`)).toHaveLength(1);
@@ -196,7 +196,7 @@ describe('core layers', () => {
     expect(violations('realtime/x.ts', `import { Subject } from 'rxjs';`)).toHaveLength(1);
     expect(violations('rx/x.ts', `import { Observable } from 'rxjs';`)).toEqual([]);
     expect(violations('client/x.ts', `import { parseSession } from '../parse/realtime.js'; import { RealtimeSocketSession } from '../realtime/realtime-session.js';`)).toEqual([]);
-    expect(violations('realtime/socket-transport.ts', `const specifier = 'ws'; await import(specifier);`)).toEqual([]);
+    expect(violations('realtime/socket/transport.ts', `const specifier = 'ws'; await import(specifier);`)).toEqual([]);
   });
 });
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ACK_WATCH, ackWatchTiming, type AckWatchTiming } from '../../src/realtime/ack-watch-options.js';
+import { ACK_WATCH, ackWatchTiming, type AckWatchTiming } from '../../src/realtime/watch/ack-watch-options.js';
 import { isValidationError } from '../../src/errors/guards.js';
-import { AckWatchdog, healthReport, type AckView } from '../../src/realtime/ack-watchdog.js';
-import { SocketWatch } from '../../src/realtime/socket-watch.js';
+import { AckWatchdog, healthReport, type AckView } from '../../src/realtime/watch/ack-watchdog.js';
+import { SocketWatch } from '../../src/realtime/watch/socket-watch.js';
 import type { SessionState } from '../../src/realtime/session-state.js';
 
 /** A watchdog and the view the session would hand it, the clock in the test's hands. */

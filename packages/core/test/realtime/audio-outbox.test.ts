@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeFrameHeader } from '../../src/protocol.js';
 import { EncodePipeline } from '../../src/dsp/encode-pipeline.js';
-import { AudioOutbox, type Gap } from '../../src/realtime/audio-outbox.js';
+import { AudioOutbox, type Gap } from '../../src/realtime/audio/outbox.js';
 
 const ramp = (from: number, n: number): Int16Array => Int16Array.from({ length: n }, (_, i) => ((from + i) % 30_000) - 15_000);
 
@@ -12,7 +12,7 @@ function payload(bytes: Uint8Array): Int16Array {
 describe('AudioOutbox', () => {
   it('cuts 20 ms frames with the header (epoch, absolute start) and exact PCM16 payloads', () => {
     const gaps: Gap[] = [];
-    const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 1000, onGap: (g) => gaps.push(g) });
+    const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 1000 });
     box.writePcm16(ramp(0, 700));
     const a = box.nextFrame(3, false)!;
     const b = box.nextFrame(3, false)!;
@@ -23,11 +23,12 @@ describe('AudioOutbox', () => {
       expect(payload(frame.bytes)).toEqual(ramp(start, count));
     }
     expect(box.stats()).toMatchObject({ producedSamples: 700, sentSamples: 700, ackedSamples: 0, unackedSamples: 700, queuedSamples: 0 });
+    gaps.push(...box.takeGaps());
     expect(gaps).toEqual([]);
   });
 
   it('acknowledge frees; rewindTo resends exactly from the server cursor', () => {
-    const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 1000, onGap: () => {} });
+    const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 1000 });
     box.writePcm16(ramp(0, 1280));
     while (box.nextFrame(1, false) !== null);
     box.acknowledge(500);
@@ -46,7 +47,7 @@ describe('AudioOutbox', () => {
 
   it('after an overflow the server never got, declares the lost range a gap and continues at the server cursor (no invented samples)', () => {
     const gaps: Gap[] = [];
-    const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 100, onGap: (g) => gaps.push(g) });
+    const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 100 });
     const capacity = box.capacity;
     box.writePcm16(ramp(0, 320));
     box.nextFrame(1, false);
@@ -57,6 +58,7 @@ describe('AudioOutbox', () => {
     const frames = [];
     for (let f = box.nextFrame(1, true); f !== null; f = box.nextFrame(1, true)) frames.push(f);
     const kept = produced - capacity;
+    gaps.push(...box.takeGaps());
     expect(gaps).toEqual([{ from: 320, to: kept, serverSample: 320, cause: 'overflow' }]);
     // Frames carry the server's positions: contiguous from its cursor, the kept audio, nothing else.
     let server = 320;
@@ -80,7 +82,7 @@ describe('AudioOutbox', () => {
 
   it('widens a gap when the server turns out to be behind it, reporting only the new part', () => {
     const gaps: Gap[] = [];
-    const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 100, onGap: (g) => gaps.push(g) });
+    const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 100 });
     const capacity = box.capacity;
     // Sent up to 960 while acks were withheld; then the ring overflowed past what was sent.
     box.writePcm16(ramp(0, 960));
@@ -89,12 +91,14 @@ describe('AudioOutbox', () => {
     const produced = 960 + capacity * 2;
     const kept = produced - capacity;
     expect(box.nextFrame(1, false)?.startSample).toBe(960); // gap [960, kept) declared, audio continues at 960
+    gaps.push(...box.takeGaps());
     expect(gaps).toEqual([{ from: 960, to: kept, serverSample: 960, cause: 'overflow' }]);
     // The socket died: the server only ever got 640 (the frame at 640 was lost with it).
     box.rewindTo(640);
     const first = box.nextFrame(1, false)!;
     expect(first.startSample).toBe(640);
     expect(payload(first.bytes)).toEqual(ramp(kept, 320));
+    gaps.push(...box.takeGaps());
     expect(gaps.slice(1)).toEqual([{ from: 640, to: 960, serverSample: 640, cause: 'overflow' }]);
     expect(box.gaps).toEqual([[640, kept]]);
     expect(box.toServer(produced)).toBe(produced - (kept - 640));
@@ -102,16 +106,17 @@ describe('AudioOutbox', () => {
 
   it('declares audio a REST finish left undelivered', () => {
     const gaps: Gap[] = [];
-    const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 1000, onGap: (g) => gaps.push(g) });
+    const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 1000 });
     box.writePcm16(ramp(0, 2000));
     box.nextFrame(1, false);
     box.declareUndelivered(320);
+    gaps.push(...box.takeGaps());
     expect(gaps).toEqual([{ from: 320, to: 2000, serverSample: 320, cause: 'undelivered' }]);
     expect(box.stats().gapSamples).toBe(1680);
   });
 
   it('encodes Float32 at 48 kHz stereo through the pipeline and refuses mixing with PCM16 inside a segment', () => {
-    const box = new AudioOutbox({ sampleRate: 48_000, channels: 2, bufferMs: 1000, onGap: () => {} });
+    const box = new AudioOutbox({ sampleRate: 48_000, channels: 2, bufferMs: 1000 });
     box.writeFloat(new Float32Array(48_000 * 2 * 0.1));
     expect(() => box.writePcm16(new Int16Array(10))).toThrow(/cannot be mixed/);
     expect(box.produced).toBeLessThan(1600); // the resampler still holds its latency's worth
@@ -139,7 +144,7 @@ describe('AudioOutbox', () => {
       p.ring.read(out);
       return out;
     };
-    const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 10_000, onGap: () => {} });
+    const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 10_000 });
     box.setInput({ sampleRate: rate, kernel: 'js' });
     expect(box.stats().resamplerKernel).toBe('js');
     const a = tone(10_000, 440);
@@ -173,7 +178,7 @@ describe('AudioOutbox', () => {
       return out;
     };
     const gaps: Gap[] = [];
-    const box = new AudioOutbox({ sampleRate: 48_000, channels: 1, bufferMs: 10_000, onGap: (g) => gaps.push(g) });
+    const box = new AudioOutbox({ sampleRate: 48_000, channels: 1, bufferMs: 10_000 });
     box.setInput({ sampleRate: 48_000, kernel: 'js' });
     const a = tone(48_000, 48_013, 440);
     const b = tone(44_100, 22_051, 300, 2); // the device came back at 44.1 kHz, stereo
@@ -207,12 +212,13 @@ describe('AudioOutbox', () => {
     const all = new Int16Array([...before, ...after]);
     expect(Int16Array.from(resent)).toEqual(all.subarray(4_800));
     expect(Int16Array.from(sentFirst)).toEqual(all.subarray(0, 9_600));
+    gaps.push(...box.takeGaps());
     expect(gaps).toEqual([]);
     expect(box.stats().overflowSamples).toBe(0);
   });
 
   it('setInput() refuses an unsupported rate and leaves the outbox as it was', () => {
-    const box = new AudioOutbox({ sampleRate: 48_000, channels: 1, bufferMs: 1000, onGap: () => {} });
+    const box = new AudioOutbox({ sampleRate: 48_000, channels: 1, bufferMs: 1000 });
     expect(() => box.setInput({ sampleRate: 12_345 })).toThrow(expect.objectContaining({ code: 'DSP_UNSUPPORTED_RATE' }));
     box.writeFloat(new Float32Array(4800));
     box.endSegment();

@@ -1,4 +1,4 @@
-import type { WebSocketLike } from '../../src/realtime/socket-transport.js';
+import type { WebSocketLike } from '../../src/realtime/socket/transport.js';
 
 /**
  * A scripted WebSocket for state-machine tests: records what the session sends and lets the test play

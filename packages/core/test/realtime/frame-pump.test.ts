@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { AudioOutbox } from '../../src/realtime/audio-outbox.js';
-import { FramePump } from '../../src/realtime/frame-pump.js';
-import { SocketTransport } from '../../src/realtime/socket-transport.js';
+import { AudioOutbox } from '../../src/realtime/audio/outbox.js';
+import { FramePump } from '../../src/realtime/audio/frame-pump.js';
+import { SocketTransport } from '../../src/realtime/socket/transport.js';
 import { FakeSocket } from './fake-socket.js';
 
 const ignore = { onOpen: () => {}, onText: () => {}, onClose: () => {}, onError: () => {} };
@@ -9,7 +9,7 @@ const ignore = { onOpen: () => {}, onText: () => {}, onClose: () => {}, onError:
 /** A pump on a real outbox, its sockets scripted, its clock in the test's hands. */
 function setup(drainTimeoutMs = 100) {
   let now = 1_000;
-  const outbox = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 5_000, onGap: () => {} });
+  const outbox = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 5_000 });
   const pump = new FramePump(outbox, { maxInFlightSamples: 32_000, drainTimeoutMs }, () => now);
   let id = 0;
   const socket = (): { ws: FakeSocket; t: SocketTransport } => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { LineStore, MAX_EARLY_LINES } from '../../src/realtime/line-store.js';
-import type { WireLine } from '../../src/realtime/server-messages.js';
+import { LineStore, MAX_EARLY_LINES } from '../../src/realtime/transcript/line-store.js';
+import type { WireLine } from '../../src/realtime/messages/server-messages.js';
 
 const wire = (id: string, extra: Partial<WireLine> = {}): WireLine => ({
   id, text: `text ${id}`, revisedText: null, languageCode: null, languageProbability: null, entities: [], words: [], characterAlignments: [],

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { AudioOutbox } from '../../src/realtime/audio-outbox.js';
+import { AudioOutbox } from '../../src/realtime/audio/outbox.js';
 import { seeded } from './outbox-frames-prng.js';
 
 describe('AudioOutbox frame buffers', () => {
   it('never overwrites a frame the server has not acknowledged, and stops growing once acknowledgements flow', () => {
-    const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 10_000, onGap: () => {} });
+    const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 10_000 });
     const next = seeded(7);
     const block = new Int16Array(320);
     const held: Array<{ bytes: Uint8Array; copy: Uint8Array }> = [];
@@ -30,7 +30,7 @@ describe('AudioOutbox frame buffers', () => {
     const int16 = Int16Array.from({ length: 48_000 * 2 }, () => next());
     const float = Float32Array.from(int16, (v) => v / 32768);
     const encode = (block: Int16Array | Float32Array): Int16Array => {
-      const box = new AudioOutbox({ sampleRate: 48_000, channels: 2, bufferMs: 5000, onGap: () => {} });
+      const box = new AudioOutbox({ sampleRate: 48_000, channels: 2, bufferMs: 5000 });
       for (let at = 0; at < block.length; at += 256) box.writeFloat(block.subarray(at, at + 256));
       box.flushResampler();
       const out = new Int16Array(box.unsent);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EncodePipeline } from '../../src/dsp/encode-pipeline.js';
 import { decodeFrameHeader } from '../../src/protocol.js';
-import { AudioOutbox, type Gap, type OutgoingFrame } from '../../src/realtime/audio-outbox.js';
+import { AudioOutbox, type Gap, type OutgoingFrame } from '../../src/realtime/audio/outbox.js';
 import { seeded } from './outbox-frames-prng.js';
 
 const ramp = (from: number, n: number): Int16Array => Int16Array.from({ length: n }, (_, i) => ((from + i) % 30_000) - 15_000);
@@ -24,7 +24,7 @@ function drain(box: AudioOutbox, epoch: number, allowShort: boolean): OutgoingFr
 
 describe('AudioOutbox retention: the retained audio is the frames', () => {
   it('resends from a server cursor inside a frame: one fresh frame for its rest, then the retained frames re-headed in place', () => {
-    const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 1000, onGap: () => {} });
+    const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 1000 });
     box.writePcm16(ramp(0, 1600));
     const first = drain(box, 1, false);
     expect(first.map((f) => f.startSample)).toEqual([0, 320, 640, 960, 1280]);
@@ -50,7 +50,7 @@ describe('AudioOutbox retention: the retained audio is the frames', () => {
   });
 
   it('a server cursor inside a slot still filling waits for it, or with allowShort sends its rest and seals it', () => {
-    const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 1000, onGap: () => {} });
+    const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 1000 });
     box.writePcm16(ramp(0, 500));
     expect(drain(box, 1, true).map((f) => [f.startSample, f.sampleCount])).toEqual([[0, 320], [320, 180]]);
     box.writePcm16(ramp(500, 100)); // after the pause's short frame: a new slot at 500
@@ -68,7 +68,7 @@ describe('AudioOutbox retention: the retained audio is the frames', () => {
 
   it('overflow drops whole oldest slots and declares exactly what they held as a gap; a sealed short slot counts its samples only', () => {
     const gaps: Gap[] = [];
-    const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 100, onGap: (g) => gaps.push(g) });
+    const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 100 });
     // A pause after 500 samples: frames [0, 320) and a short [320, 500), which seals its slot.
     box.writePcm16(ramp(0, 500));
     drain(box, 1, true);
@@ -90,6 +90,7 @@ describe('AudioOutbox retention: the retained audio is the frames', () => {
     expect(box.capacity - (produced - keptFrom)).toBeLessThan(320); // only the open slot's rest is unused
     // Dropped: the sealed short slot (180 samples, not 320) and the full ones after it.
     expect(box.stats().overflowSamples).toBe(keptFrom - 320);
+    gaps.push(...box.takeGaps());
     expect(gaps).toEqual([{ from: 320, to: keptFrom, serverSample: 320, cause: 'overflow' }]);
     let server = 320;
     let captured = keptFrom;
@@ -105,7 +106,7 @@ describe('AudioOutbox retention: the retained audio is the frames', () => {
   });
 
   it('steady state: every frame is one of the fixed slots, in the resampler memory the kernel writes, never a new buffer', () => {
-    const box = new AudioOutbox({ sampleRate: 48_000, channels: 1, bufferMs: 2000, onGap: () => {} });
+    const box = new AudioOutbox({ sampleRate: 48_000, channels: 1, bufferMs: 2000 });
     const block = new Float32Array(128);
     const next = seeded(5);
     const objects = new Set<object>();
@@ -141,7 +142,7 @@ describe('AudioOutbox retention: the retained audio is the frames', () => {
       return out;
     };
     const run = (kernel: 'js' | 'auto', block: number): Int16Array => {
-      const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 5000, onGap: () => {} });
+      const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 5000 });
       box.setInput({ sampleRate: 44_100, kernel });
       for (let at = 0; at < input.length; at += block) box.writeFloat(input.subarray(at, at + block));
       box.flushResampler();

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { CLOSE_CODES, FINAL_CLOSE_CODES } from '../../src/protocol.js';
 import { isValidationError } from '../../src/errors/guards.js';
-import { CLOSE_CLASSES, classifyLoss } from '../../src/realtime/loss-classes.js';
-import { DefaultReconnectPolicy, type ReconnectContext } from '../../src/realtime/reconnect-policy.js';
-import { SessionRecovery, type RecoveryAction, type RecoveryFacts } from '../../src/realtime/session-recovery.js';
-import { freshCredentials } from '../../src/realtime/socket-credentials.js';
-import { checkSessionOptions } from '../../src/realtime/session-option-checks.js';
+import { CLOSE_CLASSES, classifyLoss } from '../../src/realtime/recovery/loss-classes.js';
+import { DefaultReconnectPolicy, type ReconnectContext } from '../../src/realtime/recovery/reconnect-policy.js';
+import { SessionRecovery, type RecoveryAction, type RecoveryFacts } from '../../src/realtime/recovery/recovery.js';
+import { freshCredentials } from '../../src/realtime/socket/credentials.js';
+import { checkSessionOptions } from '../../src/realtime/options/checks.js';
 
 describe('close codes: one table of fatal / refresh / retry', () => {
   it('classifies every close code and refused upgrade', () => {
@@ -44,9 +44,8 @@ const facts = (now: number, more: Partial<RecoveryFacts> = {}): RecoveryFacts =>
 
 /** Drives SessionRecovery through one loss → retry → ready, as the session does; returns the retry. */
 function lossAndBack(r: SessionRecovery, lostAt: number, upFor: number, more: Partial<RecoveryFacts> = {}): Extract<RecoveryAction, { do: 'retry' }> {
-  const [first] = r.lost(CLOSE_CODES.abnormal, 'cut', undefined, facts(lostAt, more));
+  const [first, retry] = r.lost(CLOSE_CODES.abnormal, 'cut', undefined, facts(lostAt, more));
   expect(first?.do).toBe('reconnecting');
-  const [retry] = r.nextAttempt(CLOSE_CODES.abnormal, 'cut', lostAt, facts(lostAt, more));
   if (retry?.do !== 'retry') throw new Error(`expected a retry, got ${JSON.stringify(retry)}`);
   r.attemptStarted();
   r.recovered(undefined, lostAt + retry.delayMs + 10);
@@ -146,10 +145,8 @@ describe('socket recycling (close 4002, or a standby on socket.recycle): outside
 
   /** One recycle through close 4002, as the session runs it: reconnecting, retry, attempt, ready. */
   function recycleAt(r: SessionRecovery, at: number): Extract<RecoveryAction, { do: 'retry' }> {
-    const [first, watch] = r.lost(CLOSE_CODES.SOCKET_RECYCLED, 'socket closed 4002', undefined, facts(at));
+    const [first, retry] = r.lost(CLOSE_CODES.SOCKET_RECYCLED, 'socket closed 4002', undefined, facts(at));
     expect(first).toMatchObject({ do: 'reconnecting', code: CLOSE_CODES.SOCKET_RECYCLED, reason: 'recycled' });
-    expect(watch?.do).toBe('watchDeadline');
-    const [retry] = r.nextAttempt(CLOSE_CODES.SOCKET_RECYCLED, 'recycled', at, facts(at));
     if (retry?.do !== 'retry') throw new Error(`expected a retry, got ${JSON.stringify(retry)}`);
     r.attemptStarted();
     expect(r.recovered(undefined, at + 5)).toBe(0);
@@ -171,8 +168,7 @@ describe('socket recycling (close 4002, or a standby on socket.recycle): outside
     const r = new SessionRecovery(tight(), 60_000, 10_000, 5000);
     r.recovered(undefined, 0);
     lossAndBack(r, 1000, 0);
-    r.lost(CLOSE_CODES.abnormal, 'cut', undefined, facts(2000));
-    const [gaveUp] = r.nextAttempt(CLOSE_CODES.abnormal, 'cut', 2000, facts(2000));
+    const [, gaveUp] = r.lost(CLOSE_CODES.abnormal, 'cut', undefined, facts(2000));
     expect(gaveUp).toMatchObject({ do: 'fail', error: { code: 'REALTIME_RECONNECT_EXHAUSTED' } });
   });
 
@@ -185,11 +181,9 @@ describe('socket recycling (close 4002, or a standby on socket.recycle): outside
     // 4002, then the immediate reconnect fails: from there it is an ordinary outage under the policy.
     r.lost(CLOSE_CODES.SOCKET_RECYCLED, 'socket closed 4002', undefined, facts(6000));
     r.attemptStarted();
-    r.lost(CLOSE_CODES.abnormal, 'cut', undefined, facts(6010));
-    const [first] = r.nextAttempt(CLOSE_CODES.abnormal, 'cut', 6010, facts(6010));
+    const [, first] = r.lost(CLOSE_CODES.abnormal, 'cut', undefined, facts(6010));
     expect(first).toMatchObject({ do: 'retry', info: { attempt: 1 } });
     r.attemptStarted();
-    r.lost(CLOSE_CODES.abnormal, 'cut', undefined, facts(6100));
-    expect(r.nextAttempt(CLOSE_CODES.abnormal, 'cut', 6100, facts(6100))[0]?.do).toBe('fail');
+    expect(r.lost(CLOSE_CODES.abnormal, 'cut', undefined, facts(6100))[1]?.do).toBe('fail');
   });
 });

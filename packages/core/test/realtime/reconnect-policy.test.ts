@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors/client-errors.js';
 import { isValidationError } from '../../src/errors/guards.js';
-import { DefaultReconnectPolicy } from '../../src/realtime/reconnect-policy.js';
+import { DefaultReconnectPolicy } from '../../src/realtime/recovery/reconnect-policy.js';
 
 const ctx = (attempt: number, elapsedMs = 0) => ({ attempt, elapsedMs, reason: 'test' });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SendBacklog } from '../../src/realtime/send-backlog.js';
+import { SendBacklog } from '../../src/realtime/watch/send-backlog.js';
 
 /**
  * Feeds a backlog the readings a 100 ms watch tick would take of a stream: `produce` samples per ms

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { PAUSE, RESUME, finishesNow, operationGate, refusedAtOnce, type OperationView } from '../../src/realtime/operation-gates.js';
 import { RealtimeError, isRealtimeError } from '../../src/errors/realtime-error.js';
 import { SessionIntent } from '../../src/realtime/session-intent.js';
-import { exhaustedAt, failedBeforeReady, finalViewEnding, finishGaveUp, restFinishEnding, settle, unsavedEnding } from '../../src/realtime/session-ending.js';
+import { exhaustedAt, failedBeforeReady, finalViewEnding, finishGaveUp, restFinishEnding, settle, unsavedEnding } from '../../src/realtime/ending/ending.js';
 import { TERMINAL_STATES, TRANSITIONS, type SessionState } from '../../src/realtime/session-state.js';
 import type { RealtimeSession } from '../../src/types/realtime.js';
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RealtimeSocketSession } from '../../src/realtime/realtime-session.js';
-import type { ServerMessage } from '../../src/realtime/server-messages.js';
+import type { ServerMessage } from '../../src/realtime/messages/server-messages.js';
 import type { RealtimeNotice, RealtimeUsage } from '../../src/types/realtime.js';
 import { FakeSocket, ready, tick } from './fake-socket.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { HEALTH_TIMING, HealthMeter } from '../../src/realtime/session-health.js';
-import { HealthWindow } from '../../src/realtime/health-window.js';
+import { HEALTH_TIMING, HealthMeter } from '../../src/realtime/health/health-meter.js';
+import { HealthWindow } from '../../src/realtime/health/health-window.js';
 
 describe('HealthMeter: the sample clock', () => {
   it('maps a position to the wall time of the write that carried it', () => {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RealtimeSocketSession } from '../../src/realtime/realtime-session.js';
 import { isRealtimeError } from '../../src/errors/realtime-error.js';
-import { DefaultReconnectPolicy } from '../../src/realtime/reconnect-policy.js';
+import { DefaultReconnectPolicy } from '../../src/realtime/recovery/reconnect-policy.js';
 import { FakeSocket, ready, tick } from './fake-socket.js';
 
 /**

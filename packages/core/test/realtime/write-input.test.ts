@@ -1,6 +1,6 @@
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { AudioOutbox } from '../../src/realtime/audio-outbox.js';
+import { AudioOutbox } from '../../src/realtime/audio/outbox.js';
 
 /** Every frame the outbox cuts, as one Int16Array of what the server would store. */
 function drained(box: AudioOutbox): Int16Array {
@@ -14,7 +14,7 @@ function drained(box: AudioOutbox): Int16Array {
   return out;
 }
 
-const outbox = (sampleRate: number, channels = 1, bufferMs = 2000): AudioOutbox => new AudioOutbox({ sampleRate, channels, bufferMs, onGap: () => {} });
+const outbox = (sampleRate: number, channels = 1, bufferMs = 2000): AudioOutbox => new AudioOutbox({ sampleRate, channels, bufferMs });
 
 describe('what write() and writePcm16() accept', () => {
   it('takes typed arrays made in another realm (a worklet, an iframe, a VM context) and encodes them as its own', () => {

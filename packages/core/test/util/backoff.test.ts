@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { backoffCeilingMs, backoffDelayMs } from '../../src/http/retry-timing.js';
-import { DefaultReconnectPolicy } from '../../src/realtime/reconnect-policy.js';
+import { DefaultReconnectPolicy } from '../../src/realtime/recovery/reconnect-policy.js';
 import { backoffWindowMs, fullJitterMs } from '../../src/util/backoff.js';
 import { mulberry32 } from '../support/prng.js';
 

@@ -11,9 +11,9 @@ import { isAbortSignalLike } from '../../http/call-options.js';
 import { RealtimeError } from '../../errors/realtime-error.js';
 import { isAbortError } from '../../errors/guards.js';
 import { RealtimeSocketSession } from '../../realtime/realtime-session.js';
-import { socketUrlFor } from '../../realtime/socket-address.js';
-import { resolveWebSocket } from '../../realtime/socket-transport.js';
-import type { RealtimeSocketOptions } from '../../realtime/session-options.js';
+import { socketUrlFor } from '../../realtime/socket/address.js';
+import { resolveWebSocket } from '../../realtime/socket/transport.js';
+import type { RealtimeSocketOptions } from '../../realtime/options/options.js';
 import type { SessionLogger } from '../../realtime/session-logger.js';
 import { checkIdempotencyKey, requireId, type CreateTranscriptionOptions } from './transcriptions.js';
 

@@ -1,0 +1,508 @@
+import { DspError } from '../../errors/dsp-error.js';
+import { quantizePcm16 } from '../../dsp/pcm16.js';
+import { Resampler, type ResamplerKernel, type SampleBlock } from '../../dsp/resampler.js';
+import { REALTIME } from '../../protocol.js';
+import { FrameSlots, type OutgoingFrame } from '../frame-slots.js';
+import { GapLedger, NO_GAPS, type Gap } from './gap-ledger.js';
+import { RealtimeError } from '../../errors/realtime-error.js';
+import { checkBlockFits, checkFloatBlock, checkPcm16Block, ownRealm } from './write-input.js';
+
+export type { Gap } from './gap-ledger.js';
+export type { OutgoingFrame } from '../frame-slots.js';
+
+/** Backpressure and memory, as numbers a UI can draw (bounded and observable). */
+export interface AudioStats {
+  /** Samples captured and encoded so far (16 kHz): the capturedSamples pause and finish report. */
+  readonly producedSamples: number;
+  /** End of the last frame handed to the socket. */
+  readonly sentSamples: number;
+  /** The server's received cursor, from its last acknowledgement. */
+  readonly ackedSamples: number;
+  /** Sent but not acknowledged. */
+  readonly unackedSamples: number;
+  /** Encoded but not sent yet. */
+  readonly queuedSamples: number;
+  /** Held in the frame slots: everything not acknowledged (queued + unacked). */
+  readonly bufferedSamples: number;
+  readonly capacitySamples: number;
+  /** Samples lost to overflow since the session began. */
+  readonly overflowSamples: number;
+  /** Captured samples declared as gaps (the server will never get them): capturedSamples - receivedSamples at finish. */
+  readonly gapSamples: number;
+  /** producedSamples - ackedSamples in milliseconds of audio. */
+  readonly lagMs: number;
+  /** The resampler kernel write() runs: 'wasm', or 'js' (asked for, or no WebAssembly SIMD / a CSP without 'wasm-unsafe-eval'). */
+  readonly resamplerKernel: 'js' | 'wasm';
+}
+
+/** What write() takes: the rate and interleaved channels of its blocks, and which resampler kernel runs. */
+export interface InputFormat {
+  readonly sampleRate: number;
+  /** Interleaved channels, averaged to mono. Default 1. */
+  readonly channels?: number;
+  /** Default 'auto': the wasm kernel where it can run, else js (same rates, same quality). */
+  readonly kernel?: ResamplerKernel;
+}
+
+/** Largest block the resampler takes in one call; longer write() blocks are split into views (which allocate). */
+const MAX_BLOCK_FRAMES = 8192;
+/**
+ * Most outputs one call can add, at any input rate (8 kHz, the lowest supported, doubles): the slots
+ * beyond bufferMs that let a write always find room by dropping old slots, never the one it fills.
+ */
+const MAX_OUTPUTS_PER_CALL = MAX_BLOCK_FRAMES * 2 + 2;
+
+/**
+ * The audio on its way out. Every sample the server has not acknowledged is held here, and it is held
+ * frame-shaped: the resampler writes the 16 kHz PCM16 straight into the payloads of socket-ready frame
+ * slots (FrameSlots: 16 bytes of header room, then one frame), and a slot that is full gets its header
+ * and goes to send() as it is. The slot is the retained copy and the frame at once.
+ *
+ *   write(Float32 | Int16) ─► Resampler.processPcm16Runs ─► frame slots ──nextFrame()──► socket
+ *   writePcm16(Int16) ─────────────── copied in ──────────┘   ▲ acknowledge(received) frees whole slots,
+ *                                                               rewindTo(received) sends them again
+ *
+ * Copies per sample after the caller's block: the resampler's history (it needs its input in its own
+ * memory, and downmixes, converts int16 and zeroes non-finite samples on the way), then the slot. With
+ * the wasm kernel the slots live in its memory and it quantizes into them; with the js kernel its floats
+ * pass through a small chunk and are quantized into them. writePcm16 copies into the slot once.
+ *
+ * This is the one encode path of the shipping writers: a browser capture declares its AudioContext's
+ * rate here (setInput) and writes its blocks as they come; endSegment() is its break in the audio.
+ *
+ * Positions here are captured positions (the slots'); `acknowledge()` and `rewindTo()` take the server's
+ * and frames carry the server's (see GapLedger). `expected` is where the server's next sample must
+ * start. When the slots ran out and the oldest audio the server never got was dropped (overflow during
+ * a long outage: whole slots go), that range is declared a gap and not sent: no invented samples; the
+ * next frame continues at the server's cursor, so the finish's capturedSamples exceeds receivedSamples by
+ * exactly the gaps (TRANSPORT_GAP). A pause or finish sends the open slot short and seals it; audio after
+ * it starts the next slot.
+ *
+ * Why slots are reused only once acknowledged, not after send(): a WebSocket may keep the very bytes
+ * it was given after send() returns. `ws` copies a binary message while masking it only when it can send
+ * at once; when its sender is busy (a permessage-deflate compression or a Blob read in progress) it
+ * queues the caller's buffer, and when the random mask is all zeros it writes the caller's buffer to the
+ * TCP socket unmasked, by reference, until flushed (ws lib/sender.js `frame()` and `send()`). A browser
+ * copies the bytes in send(). Bytes the server has acknowledged were sent and received, by any
+ * implementation, so overwriting them can never corrupt a message. An overflow is the one exception: it
+ * drops the oldest slot after bufferMs of audio went unacknowledged, sent or not.
+ *
+ * Garbage: none per frame or write in the steady state. The constructor and setInput() allocate; so do
+ * a block longer than 8192 frames (split into views), a short frame (pause, finish: a subarray view)
+ * and a resend from a server cursor inside a slot (one fresh frame).
+ */
+export class AudioOutbox {
+  readonly frameSamples: number;
+  #resampler: Resampler;
+  #slots: FrameSlots;
+  /** resampler.flush()'s floats, quantized into the slots (a segment's tail: rare). */
+  #scratch: Float32Array;
+  /** (start, length) pairs in the slots' int16 memory where the next outputs go. */
+  readonly #runs: Int32Array;
+  #format: Required<InputFormat>;
+  #mode: 'float' | 'pcm16' | undefined;
+  /** Float input went into the resampler since the last segment end: endSegment() has a tail to encode. */
+  #segmentOpen = false;
+  #acked: number;
+  /** The server's last acknowledged cursor, in its own positions. */
+  #ackedServer: number;
+  #expected: number;
+  #overflow = 0;
+  readonly #gaps: GapLedger;
+  /** Gaps declared and not yet taken (takeGaps()). */
+  #news: Gap[] = [];
+  readonly #slotCount: number;
+  /** Samples bufferMs keeps (whole slots): the most one write may add. */
+  readonly #keptSamples: number;
+
+  constructor(options: { sampleRate: number; channels: number; bufferMs: number; startSample?: number; frameMs?: number; }) {
+    this.#gaps = new GapLedger();
+    const startSample = options.startSample ?? 0;
+    const frameMs = options.frameMs ?? 20;
+    const frameSamples = (frameMs * REALTIME.sampleRate) / 1000;
+    if (!Number.isInteger(frameSamples) || frameSamples < 1 || frameSamples > REALTIME.sampleRate * 10) {
+      throw new DspError('DSP_INVALID_OPTION', `frameMs ${String(frameMs)} must give a whole number of samples at ${REALTIME.sampleRate} Hz, at most 10 s`);
+    }
+    if (!(options.bufferMs > 0) || options.bufferMs > 3_600_000) {
+      throw new DspError('DSP_INVALID_OPTION', `bufferMs must be in (0, 3600000], got ${String(options.bufferMs)}`);
+    }
+    this.frameSamples = frameSamples;
+    // bufferMs of audio, plus room for the largest single write whatever the input rate (so one format
+    // change keeps the same layout), plus the open slot.
+    const kept = Math.ceil((options.bufferMs * REALTIME.sampleRate) / 1000 / frameSamples);
+    this.#keptSamples = kept * frameSamples;
+    this.#slotCount = kept + Math.ceil(MAX_OUTPUTS_PER_CALL / frameSamples) + 2;
+    this.#runs = new Int32Array(2 * (Math.ceil(MAX_OUTPUTS_PER_CALL / frameSamples) + 2));
+    this.#format = { sampleRate: options.sampleRate, channels: options.channels, kernel: 'auto' };
+    this.#resampler = this.#makeResampler(this.#format);
+    this.#slots = this.#makeSlots(this.#resampler, startSample);
+    this.#scratch = this.#makeScratch(this.#resampler);
+    this.#acked = startSample;
+    this.#ackedServer = startSample;
+    this.#expected = startSample;
+  }
+
+  /** Frame slots: fixed for the session's life (bufferMs and the largest write decide how many). */
+  get frameBuffers(): number {
+    return this.#slots.count;
+  }
+
+  /** Samples the slots hold at most (bufferMs, rounded up to whole slots, plus room for one write). */
+  get capacity(): number {
+    return this.#slots.capacity;
+  }
+
+  /** Samples bufferMs keeps (whole slots): the most one write may add. */
+  get keptSamples(): number {
+    return this.#keptSamples;
+  }
+
+  /** Samples a write can add now without dropping audio the server has not acknowledged. */
+  get writableSamples(): number {
+    // Acknowledged samples of the open slot stay in it until it is sealed; they are not owed any more.
+    return Math.max(0, this.#keptSamples - (this.#slots.writeCursor - Math.max(this.#slots.releaseCursor, this.#acked)));
+  }
+
+  /** Copies the encoded samples [from, from + out.length) still held into `out`; returns how many (for checks). */
+  peek(from: number, out: Int16Array): number {
+    return this.#slots.peek(from, out);
+  }
+
+  /**
+   * Declares what write() takes, in place of the constructor's rate and channels: for a writer that
+   * learns its rate only when it starts (a browser capture runs at its AudioContext's rate), or whose
+   * device came back at another rate. The same format again changes nothing. A different one is taken
+   * whenever no resampler segment is open: before any audio, or right after endSegment() (a
+   * discontinuity). With a segment open the resampler holds input the new format never saw, so that
+   * is refused (REALTIME_INVALID_STATE): end the segment first.
+   *
+   * The resampler is rebuilt; the encoded audio is not touched: every slot the server has not
+   * acknowledged moves into the new resampler's memory as it is (same positions, same bytes), and
+   * the send cursor stays where it was, so frames continue and a rewindTo() after a reconnect resends
+   * the same bytes. Allocates (a new resampler and one copy of the retained audio): a device change,
+   * not a hot path.
+   */
+  setInput(format: InputFormat): void {
+    const next: Required<InputFormat> = { sampleRate: format.sampleRate, channels: format.channels ?? 1, kernel: format.kernel ?? 'auto' };
+    const now = this.#format;
+    if (next.sampleRate === now.sampleRate && next.channels === now.channels && next.kernel === now.kernel) return;
+    if (this.#segmentOpen) {
+      throw new RealtimeError('REALTIME_INVALID_STATE', `the input format (${now.sampleRate} Hz, ${now.channels} channel(s)) cannot change inside a segment; mark a discontinuity before switching to ${next.sampleRate} Hz, ${next.channels} channel(s)`);
+    }
+    // Built before it replaces the old one: a format the resampler refuses leaves the outbox as it was.
+    const resampler = this.#makeResampler(next);
+    const slots = this.#makeSlots(resampler, this.#slots.releaseCursor);
+    // Same slot count whatever the rate: nothing is dropped (adopt() would drop the oldest if it were).
+    this.#overflow += slots.adopt(this.#slots);
+    this.#resampler = resampler;
+    this.#slots = slots;
+    this.#scratch = this.#makeScratch(resampler);
+    this.#format = next;
+  }
+
+  get produced(): number {
+    return this.#slots.writeCursor;
+  }
+
+  get acked(): number {
+    return this.#acked;
+  }
+
+  /** The server's last acknowledged cursor, in the server's positions (what rewindTo() takes). */
+  get ackedServer(): number {
+    return this.#ackedServer;
+  }
+
+  /** Where the next frame starts (the server's cursor as far as we know). */
+  get expected(): number {
+    return this.#expected;
+  }
+
+  /** Samples not yet handed to the socket (a gap not declared yet included). */
+  get unsent(): number {
+    return this.produced - this.#expected;
+  }
+
+  /** Sent and not acknowledged, in the server's positions (gaps are never in flight). */
+  get inFlight(): number {
+    return this.#gaps.toServer(this.#expected) - this.#ackedServer;
+  }
+
+  /** Captured ranges declared lost so far, merged. */
+  get gaps(): ReadonlyArray<readonly [number, number]> {
+    return this.#gaps.ranges;
+  }
+
+  /** A captured position in the server's stream. */
+  toServer(captured: number): number {
+    return this.#gaps.toServer(captured);
+  }
+
+  /**
+   * Float32, or PCM16 (read as value / 32768 inside the resampler, no float copy), at the session's
+   * declared rate and channels. Returns the 16 kHz samples it added.
+   */
+  writeFloat(input: SampleBlock): number {
+    const block = this.checkFloat(input);
+    if (this.#mode !== 'float') this.#setMode('float');
+    if (this.#resampler.flushed) throw new DspError('DSP_INVALID_STATE', 'write() after the stream was flushed');
+    this.#segmentOpen = true;
+    const most = MAX_BLOCK_FRAMES * this.#format.channels;
+    if (block.length <= most) return this.#encode(block);
+    let produced = 0;
+    for (let at = 0; at < block.length; at += most) produced += this.#encode(block.subarray(at, at + most));
+    return produced;
+  }
+
+  /** PCM16 at 16 kHz mono: copied into the slots as it is, bit-exact (no resampling, no requantisation). */
+  writePcm16(samples: Int16Array): number {
+    this.checkPcm16(samples);
+    if (this.#mode !== 'pcm16') this.#setMode('pcm16');
+    const slots = this.#slots;
+    for (let at = 0; at < samples.length; at += this.frameSamples) {
+      const count = Math.min(samples.length - at, this.frameSamples);
+      this.#makeRoom(count);
+      slots.writeSamples(samples, at, count, this.#runs);
+    }
+    return samples.length;
+  }
+
+  /**
+   * What writeFloat() refuses, checked without taking anything (DSP_INVALID_BUFFER for a wrong type or
+   * a partial frame, REALTIME_WRITE_TOO_LARGE for a block bufferMs cannot hold): the session checks a
+   * block it does not take too, so a bad one is an error whatever the state. Returns the block as this
+   * realm's typed array (a worklet's or an iframe's is viewed, not copied: the resampler checks with
+   * instanceof).
+   */
+  checkFloat(input: unknown): SampleBlock {
+    const format = this.#format;
+    // The hot path (an AudioWorklet's 128 frames, many times a second) pays two instanceof checks and
+    // a multiplication; the full checks run only for what may fail them.
+    let block: SampleBlock;
+    if (input instanceof Float32Array || input instanceof Int16Array) block = input;
+    else {
+      checkFloatBlock(input, format.channels);
+      block = ownRealm(input as SampleBlock);
+    }
+    if (format.channels !== 1 && block.length % format.channels !== 0) checkFloatBlock(block, format.channels);
+    const frames = block.length / format.channels;
+    if ((frames * REALTIME.sampleRate) / format.sampleRate + 2 > this.#keptSamples) {
+      checkBlockFits('write', this.#resampler.outputCountFor(frames), this.#keptSamples, REALTIME.sampleRate);
+    }
+    return block;
+  }
+
+  /** What writePcm16() refuses, checked without taking anything (see checkFloat). */
+  checkPcm16(samples: unknown): void {
+    if (!(samples instanceof Int16Array)) checkPcm16Block(samples); // the full check only off the hot path
+    checkBlockFits('writePcm16', (samples as Int16Array).length, this.#keptSamples, REALTIME.sampleRate);
+  }
+
+  /** Encodes what the resampler still holds and ends the stream (finish). A PCM16-only session has nothing there. */
+  flushResampler(): void {
+    if (this.#mode === 'float' && !this.#resampler.flushed) this.#encodeTail();
+    this.#segmentOpen = false;
+  }
+
+  /**
+   * Encodes what the resampler still holds without ending the stream (a pause, or a discontinuity in
+   * the writer's audio): the tail belongs to the audio before the cut, and audio after it starts a new
+   * resampler segment, which gets exactly floor(frames·up/down) samples as a stream of its own would.
+   * Returns the samples the tail added; 0 when nothing was written since the last cut (twice is once).
+   */
+  endSegment(): number {
+    if (!this.#segmentOpen) return 0;
+    this.#segmentOpen = false;
+    if (this.#resampler.flushed) return 0;
+    const produced = this.#encodeTail();
+    this.#resampler.reset();
+    return produced;
+  }
+
+  /**
+   * The server has everything before `serverPosition`: free it. Stale (smaller) acknowledgements are
+   * ignored.
+   */
+  acknowledge(serverPosition: number): void {
+    if (serverPosition > this.#ackedServer) this.#ackedServer = serverPosition;
+    const at = Math.min(this.#gaps.toCaptured(serverPosition), this.produced);
+    if (at <= this.#acked) return;
+    this.#acked = at;
+    this.#slots.release(at);
+    if (this.#expected < at) this.#expected = at;
+  }
+
+  /**
+   * Sends again from the server's cursor: the slots from there go out again, re-headed (one fresh
+   * frame first when the cursor falls inside a slot). When the slots no longer hold audio from there
+   * (they overflowed), nextFrame() declares the missing range a gap and continues with what is kept.
+   */
+  rewindTo(serverPosition: number): void {
+    // Behind a cut declared earlier: the frames sent before it were lost too; the gap widens.
+    this.#gaps.forgetAfter(serverPosition);
+    this.#ackedServer = Math.min(this.#ackedServer, serverPosition);
+    this.#expected = this.#resendFrom(serverPosition);
+  }
+
+  /** The captured position sending continues from after a rewind to `serverPosition`: never before the acknowledged audio, never past the written. */
+  #resendFrom(serverPosition: number): number {
+    return Math.min(Math.max(this.#gaps.toCaptured(serverPosition), this.#acked), this.produced);
+  }
+
+  /**
+   * Samples rewindTo(serverPosition) leaves to send, read without moving anything (an acknowledgement of
+   * the same position first changes nothing): what a handshake's cursor means before it is applied.
+   */
+  unsentFrom(serverPosition: number): number {
+    return this.produced - this.#resendFrom(serverPosition);
+  }
+
+  /**
+   * The session was finished over REST with the server at `serverReceived`: what was captured after it
+   * never arrived. Declares that range (cause `undelivered`); the server reports it as TRANSPORT_GAP.
+   */
+  declareUndelivered(serverReceived: number): void {
+    const from = Math.min(this.#gaps.toCaptured(serverReceived), this.produced);
+    this.#declare(from, this.produced, 'undelivered');
+  }
+
+  /**
+   * The server refused everything from `serverReceived` on (the balance was used up): declares the
+   * captured range after it (cause `refused`) and returns it, or null when nothing was captured past it.
+   */
+  declareRefused(serverReceived: number): { readonly from: number; readonly to: number } | null {
+    const from = Math.min(this.#gaps.toCaptured(serverReceived), this.produced);
+    const to = this.produced;
+    this.#declare(from, to, 'refused');
+    return to > from ? { from, to } : null;
+  }
+
+  /**
+   * The gaps declared since the last call (an overflow found by nextFrame(), a REST finish, the balance),
+   * each once, for the session to tell; the same empty array when there are none.
+   */
+  takeGaps(): readonly Gap[] {
+    const news = this.#news;
+    if (news.length === 0) return NO_GAPS;
+    this.#news = [];
+    return news;
+  }
+
+  #declare(from: number, to: number, cause: Gap['cause']): void {
+    const gaps = this.#gaps.declare(from, to, cause);
+    if (gaps.length > 0) this.#news.push(...gaps);
+  }
+
+  /**
+   * The next frame with its 16-byte header (start in the server's positions), or null: a slot, which is
+   * a whole frame (or a short one sealed by an earlier pause), and with `allowShort` also the slot still
+   * filling (pause and finish send the remainder). The frame and its bytes stay untouched until the
+   * server acknowledges them; send them, do not keep them past that.
+   */
+  nextFrame(epoch: number, allowShort: boolean): OutgoingFrame | null {
+    const slots = this.#slots;
+    // An overflow dropped slots the server had not got: that audio is gone; say so (takeGaps()).
+    const kept = slots.releaseCursor;
+    if (kept > this.#expected) {
+      this.#declare(this.#expected, kept, 'overflow');
+      this.#expected = kept;
+    }
+    const frame = slots.frame(this.#expected, epoch, this.#gaps.toServer(this.#expected), allowShort);
+    if (frame !== null) this.#expected += frame.sampleCount;
+    return frame;
+  }
+
+  stats(): AudioStats {
+    const produced = this.produced;
+    const sent = this.#expected;
+    return {
+      producedSamples: produced,
+      sentSamples: sent,
+      ackedSamples: this.#acked,
+      unackedSamples: sent - this.#acked,
+      queuedSamples: produced - sent,
+      bufferedSamples: produced - this.#acked,
+      capacitySamples: this.#slots.capacity,
+      overflowSamples: this.#overflow,
+      gapSamples: this.#gaps.ranges.reduce((n, [a, b]) => n + b - a, 0),
+      lagMs: ((produced - this.#acked) * 1000) / REALTIME.sampleRate,
+      resamplerKernel: this.#resampler.kernel,
+    };
+  }
+
+  /** One block through the resampler, its outputs straight into the slots. */
+  #encode(block: SampleBlock): number {
+    const resampler = this.#resampler;
+    const frames = block.length / this.#format.channels;
+    // A block that is not whole frames: the resampler reports it (nothing is dropped for it first).
+    const count = Number.isInteger(frames) ? resampler.outputCountFor(frames) : 0;
+    this.#makeRoom(count);
+    const runs = this.#runs;
+    const runCount = this.#slots.writeRuns(count, runs);
+    // Most blocks land inside one slot (a 128-frame block gives about 43 samples of a 320-sample
+    // frame): one contiguous call then; the runs only where a block crosses into the next slot.
+    const written = runCount <= 1
+      ? resampler.processPcm16(block, this.#slots.samples, runCount === 1 ? runs[0]! : 0)
+      : resampler.processPcm16Runs(block, this.#slots.samples, runs, runCount);
+    this.#slots.commit(written);
+    return written;
+  }
+
+  /** The resampler's tail (flush): through the float scratch, quantized into the slots as the kernel would. */
+  #encodeTail(): number {
+    const count = this.#resampler.pendingFlush;
+    this.#makeRoom(count);
+    const written = this.#resampler.flush(this.#scratch);
+    const runs = this.#runs;
+    const runCount = this.#slots.writeRuns(written, runs);
+    for (let r = 0, from = 0; r < runCount; r++) {
+      quantizePcm16(this.#scratch, from, runs[2 * r + 1]!, this.#slots.samples, runs[2 * r]!);
+      from += runs[2 * r + 1]!;
+    }
+    this.#slots.commit(written);
+    return written;
+  }
+
+  /** Frees whole slots from the old end until `count` samples fit; the live end is never dropped. */
+  #makeRoom(count: number): void {
+    const slots = this.#slots;
+    while (slots.room() < count) {
+      const dropped = slots.dropOldest();
+      if (dropped === 0 && slots.releaseCursor === slots.writeCursor) return; // cannot happen: writes fit the slots
+      this.#overflow += dropped;
+    }
+  }
+
+  #makeResampler(format: Required<InputFormat>): Resampler {
+    return new Resampler({
+      inputRate: format.sampleRate,
+      outputRate: REALTIME.sampleRate,
+      channels: format.channels,
+      kernel: format.kernel,
+      blockFrames: 4096,
+      // The slots live in the wasm kernel's memory, so it quantizes its outputs straight into them.
+      reserveBytes: FrameSlots.byteLengthFor(this.frameSamples, this.#slotCount),
+    });
+  }
+
+  #makeSlots(resampler: Resampler, startSample: number): FrameSlots {
+    const region = resampler.reservedRegion;
+    return new FrameSlots(this.frameSamples, this.#slotCount, startSample, region === null ? undefined : region);
+  }
+
+  #makeScratch(resampler: Resampler): Float32Array {
+    return new Float32Array(resampler.maxOutputFor(resampler.latencyFrames + 1) + 1);
+  }
+
+  /**
+   * write() and writePcm16() alternate only at a segment boundary: with a segment open, the resampler
+   * still holds input whose output would land after the PCM16 written meanwhile (reordered audio).
+   * After a discontinuity it holds nothing, so a device that comes back in another format may switch.
+   */
+  #setMode(mode: 'float' | 'pcm16'): void {
+    if (this.#mode !== undefined && this.#mode !== mode && this.#segmentOpen) {
+      throw new RealtimeError('REALTIME_INVALID_STATE', 'write() and writePcm16() cannot be mixed inside a segment: the resampler would reorder audio; mark a discontinuity first');
+    }
+    this.#mode = mode;
+  }
+}
