@@ -248,10 +248,11 @@ export class Capture {
    * WEB_AUDIO_PERMISSION_DENIED, ...; WEB_AUDIO_INVALID_OPTION without recovery (a stream the app passed
    * with recovery off). A stop() before the new device took over rejects it with WEB_AUDIO_STOPPED:
    * the capture stopped on the old device, and the new one is released as soon as it is open (a
-   * getUserMedia under way cannot be called back). A session that refuses the new device's rate (its
-   * setInputFormat() threw) fails the capture as stop() describes (WEB_AUDIO_CAPTURE_FAILED, a 'failed'
-   * event, reported once): setDevice() rejects with that failure (`failure`), and the stop() it started
-   * releases the new device.
+   * getUserMedia under way cannot be called back). A session that refuses the switch, at the cut (its
+   * markDiscontinuity() threw) or at the new device's rate (its setInputFormat() threw), fails the
+   * capture as stop() describes (WEB_AUDIO_CAPTURE_FAILED, a 'failed' event, reported once):
+   * setDevice() rejects with that failure (`failure`), and the new device is released (refused at the
+   * cut: before setDevice() rejects; at its rate: by the stop() the failure started).
    */
   async setDevice(deviceId: string, options: { signal?: AbortSignal } = {}): Promise<void> {
     this.#assertRunning('setDevice');
@@ -260,17 +261,23 @@ export class Capture {
     this.#replacing = true;
     try {
       const next = await openNext(start.builder, start.input);
-      let overruled = switchOverruled(this.#stopping !== undefined, options.signal);
-      if (overruled === undefined) {
-        await this.#cut('device-changed', this.#now());
-        // stop() may have come while the old graph was being cut: the new one must not outlive it.
-        overruled = switchOverruled(this.#stopping !== undefined);
+      // The new graph is this call's until the slot takes it (#install; from there stop() releases it,
+      // also when the session refuses its rate): every way out before that (overruled, the session
+      // refusing the cut) disposes it here.
+      let handedOver = false;
+      try {
+        let overruled = switchOverruled(this.#stopping !== undefined, options.signal);
+        if (overruled === undefined) {
+          await this.#cut('device-changed', this.#now());
+          // stop() may have come while the old graph was being cut: the new one must not outlive it.
+          overruled = switchOverruled(this.#stopping !== undefined);
+        }
+        if (overruled !== undefined) throw overruled.reject;
+        handedOver = true;
+        this.#install(next.graph, next.generation);
+      } finally {
+        if (!handedOver) await disposeGraph(next.graph);
       }
-      if (overruled !== undefined) {
-        await disposeGraph(next.graph);
-        throw overruled.reject;
-      }
-      this.#install(next.graph, next.generation);
     } finally {
       this.#replacing = false;
     }
