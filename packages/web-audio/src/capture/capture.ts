@@ -248,7 +248,11 @@ export class Capture {
    * WEB_AUDIO_PERMISSION_DENIED, ...; WEB_AUDIO_INVALID_OPTION without recovery (a stream the app passed
    * with recovery off). A stop() before the new device took over rejects it with WEB_AUDIO_STOPPED:
    * the capture stopped on the old device, and the new one is released as soon as it is open (a
-   * getUserMedia under way cannot be called back).
+   * getUserMedia under way cannot be called back). A session that refuses the switch, at the cut (its
+   * markDiscontinuity() threw) or at the new device's rate (its setInputFormat() threw), fails the
+   * capture as stop() describes (WEB_AUDIO_CAPTURE_FAILED, a 'failed' event, reported once):
+   * setDevice() rejects with that failure (`failure`), and the new device is released (refused at the
+   * cut: before setDevice() rejects; at its rate: by the stop() the failure started).
    */
   async setDevice(deviceId: string, options: { signal?: AbortSignal } = {}): Promise<void> {
     this.#assertRunning('setDevice');
@@ -257,17 +261,23 @@ export class Capture {
     this.#replacing = true;
     try {
       const next = await openNext(start.builder, start.input);
-      let overruled = switchOverruled(this.#stopping !== undefined, options.signal);
-      if (overruled === undefined) {
-        await this.#cut('device-changed', this.#now());
-        // stop() may have come while the old graph was being cut: the new one must not outlive it.
-        overruled = switchOverruled(this.#stopping !== undefined);
+      // The new graph is this call's until the slot takes it (#install; from there stop() releases it,
+      // also when the session refuses its rate): every way out before that (overruled, the session
+      // refusing the cut) disposes it here.
+      let handedOver = false;
+      try {
+        let overruled = switchOverruled(this.#stopping !== undefined, options.signal);
+        if (overruled === undefined) {
+          await this.#cut('device-changed', this.#now());
+          // stop() may have come while the old graph was being cut: the new one must not outlive it.
+          overruled = switchOverruled(this.#stopping !== undefined);
+        }
+        if (overruled !== undefined) throw overruled.reject;
+        handedOver = true;
+        this.#install(next.graph, next.generation);
+      } finally {
+        if (!handedOver) await disposeGraph(next.graph);
       }
-      if (overruled !== undefined) {
-        await disposeGraph(next.graph);
-        throw overruled.reject;
-      }
-      this.#install(next.graph, next.generation);
     } finally {
       this.#replacing = false;
     }
@@ -281,11 +291,13 @@ export class Capture {
    * call session.finish() to end it. Repeated calls return the same promise.
    *
    * A capture whose audio cannot be handed on (the session's write() threw: a custom CaptureSession
-   * failing, or a session another writer left inside a segment of another format) stops by itself, releasing everything as
-   * above: state$ goes to 'stopped', the error (WEB_AUDIO_CAPTURE_FAILED, the cause attached) is
-   * reported with reportError() (the page's error event, as a listener's exception) and is `failure`,
-   * and stop() rejects with it. Audio from the failure on went nowhere (not delivered, not encoded).
-   * So does a capture whose device was lost and did not come back (WEB_AUDIO_DEVICE_LOST).
+   * failing, or a session another writer left inside a segment of another format; or the session
+   * refused a new device's rate) stops by itself, releasing everything as above: state$ goes to
+   * 'stopped', the error (WEB_AUDIO_CAPTURE_FAILED, the cause attached) is said once in events$
+   * ('failed'), reported once with reportError() (the page's error event, as a listener's exception)
+   * and is `failure`, and stop() rejects with it. Audio from the failure on went nowhere (not
+   * delivered, not encoded). So does a capture whose device was lost and did not come back
+   * (WEB_AUDIO_DEVICE_LOST).
    */
   stop(): Promise<CaptureResult> {
     // Set before #stop() runs: a state$ subscriber that calls stop() on 'stopping' gets this same promise.
@@ -334,7 +346,6 @@ export class Capture {
 
   /** FeedSink: handing a block on threw; the feed delivers nothing more, so the capture stops. */
   onFailed(error: unknown): void {
-    if (this.#failure !== undefined) return;
     this.#fail(error);
   }
 
@@ -438,7 +449,8 @@ export class Capture {
       for (; step.done !== true; step = await search.next()) this.#health.set('recovering', step.value);
       await this.#conclude(afterSearch(step.value, plan, this.#stopping !== undefined));
     } catch {
-      // The session refused the cut (#endSegment): the capture has already failed and is stopping.
+      // The session refused the cut (#endSegment) or the new graph's rate (#install): the capture has
+      // already failed and is stopping.
     } finally {
       this.#replacing = false;
     }
@@ -484,7 +496,12 @@ export class Capture {
     for (const event of this.#gaps.close(now, this.#slot.device())) this.#events.next(event);
   }
 
-  /** A new graph takes over: the session learns its rate, the listeners move to it, audio starts. */
+  /**
+   * A new graph takes over: the session learns its rate, the listeners move to it, audio starts. The
+   * slot holds it from the first line, so stop() releases it whatever follows. A session that refuses
+   * its rate fails the capture (#fail: WEB_AUDIO_CAPTURE_FAILED) and that failure is thrown: the graph
+   * never starts, and the stop() under way releases it.
+   */
   #install(next: CaptureGraph, generation: number): void {
     const from = this.#gaps.open?.device ?? this.#slot.device();
     this.#slot.install(next, generation);
@@ -492,10 +509,8 @@ export class Capture {
     try {
       this.#r.writer.setRate(to);
     } catch (caught) {
-      this.#setFailure(caught, true);
-      reportLater(this.#failure);
-      void this.stop().catch(() => undefined);
-      return;
+      this.#fail(caught, true);
+      throw this.#failure;
     }
     if (from.sampleRate !== to) {
       this.#events.next({ type: 'rate-changed', device: this.#slot.device(), fromRate: from.sampleRate, toRate: to, atMs: this.#now() });
@@ -533,7 +548,7 @@ export class Capture {
         try {
           this.#r.writer.endSegment();
         } catch (caught) {
-          this.#setFailure(caught);
+          this.#failure = captureFailure(caught);
         }
       }
     } finally {
@@ -560,16 +575,18 @@ export class Capture {
     }
   }
 
-  #setFailure(error: unknown, asIs = false): void {
-    this.#failure ??= captureFailure(error, asIs);
-  }
-
-  /** The capture stops by itself: the failure (the first one counts) said in events$ and reported, then stop(). */
+  /**
+   * The capture stops by itself: the failure said in events$ ('failed') and reported, then stop().
+   * Every way a capture fails by itself comes here; the first failure counts, and a later one (a
+   * feed's, a cut's, an install's, while the first is being stopped) says and reports nothing more.
+   */
   #fail(error: unknown, asIs = false): void {
-    this.#setFailure(error, asIs);
-    this.#events.next({ type: 'failed', error: this.#failure as WebAudioError, atMs: this.#now() });
+    if (this.#failure !== undefined) return;
+    const failure = captureFailure(error, asIs);
+    this.#failure = failure;
+    this.#events.next({ type: 'failed', error: failure, atMs: this.#now() });
     // Reported whether or not the app ever calls stop(); the stop() promise carries it too.
-    reportLater(this.#failure);
+    reportLater(failure);
     void this.stop().catch(() => undefined);
   }
 
