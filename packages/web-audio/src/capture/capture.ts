@@ -242,7 +242,7 @@ export class Capture {
   /**
    * Moves the capture to another microphone (an id from enumerateDevices()), in the same session. The
    * new device is opened first, while the old one still captures; then the old graph is cut (its last
-   * frames handed on, a discontinuity marked, a gap with cause 'device-switch' recorded: the audio
+   * frames handed on, a discontinuity marked, a gap with cause 'device-changed' recorded: the audio
    * between the two graphs is not captured) and the new one takes over, at whatever rate it runs.
    * Rejects (and keeps the current device) when the new one cannot be opened: WEB_AUDIO_DEVICE_NOT_FOUND,
    * WEB_AUDIO_PERMISSION_DENIED, ...; WEB_AUDIO_INVALID_OPTION without recovery (a stream the app passed
