@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EncodePipeline, RealtimeError, SoundClone, type RealtimeSocketSession } from '@soundclone/core';
+import { RealtimeError, SoundClone, type RealtimeSocketSession } from '@soundclone/core';
 import { startServer, type RunningServer } from '@soundclone/server';
 import { attachSession, type CaptureDrop, type CaptureResult, type CaptureState, type WebCaptureEvent } from '@soundclone/web-audio';
 import { Capture } from '../src/capture/capture.ts';
@@ -8,6 +8,7 @@ import { SessionWriter } from '../src/capture/session-writer.ts';
 import { pickFeed, type StartCaptureOptions } from '../src/capture/start-capture.ts';
 import { defineCaptureProcessor } from '../src/worklet/capture-processor.ts';
 import type { CaptureProcessorOptions } from '../src/worklet/protocol.ts';
+import { encodeStream } from '../../../test/realtime/offline-encode.ts';
 
 /**
  * A page that stalls (its main thread blocked: a long task, a GC pause, a frozen tab) while the audio
@@ -36,15 +37,6 @@ async function session(): Promise<RealtimeSocketSession> {
 function signal(i: number, rate: number): number {
   const noise = ((Math.imul(i + 1, 2654435761) >>> 0) / 2 ** 32 - 0.5) * 0.05;
   return 0.4 * Math.sin((2 * Math.PI * 330 * i) / rate) + noise;
-}
-
-function encode(input: Float32Array, rate: number): Int16Array {
-  const p = new EncodePipeline({ inputRate: rate, outputRate: 16_000, channels: 1, bufferMs: 600_000 });
-  p.push(input);
-  p.flush();
-  const out = new Int16Array(p.ring.availableToRead());
-  p.ring.read(out);
-  return out;
 }
 
 const turn = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 1));
@@ -124,7 +116,7 @@ async function checkStored(s: RealtimeSocketSession, result: CaptureResult, drop
   const parts: Int16Array[] = [];
   let at = 0;
   for (const d of [...drops, { from: total, to: total }]) {
-    const part = encode(Float32Array.from({ length: d.from - at }, (_, i) => signal(at + i, rate)), rate);
+    const part = encodeStream(Float32Array.from({ length: d.from - at }, (_, i) => signal(at + i, rate)), rate);
     parts.push(part);
     at = d.to;
   }

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EncodePipeline, SoundClone, type RealtimeSocketSession } from '@soundclone/core';
+import { SoundClone, type RealtimeSocketSession } from '@soundclone/core';
 import { startServer, type RunningServer } from '@soundclone/server';
 import { attachSession, isWebAudioError, openMicrophone, startCapture, WebAudioError } from '@soundclone/web-audio';
 import { LevelMeter, type AudioLevel } from '../src/capture/level-meter.ts';
 import { SessionWriter } from '../src/capture/session-writer.ts';
+import { encodeStream } from '../../../test/realtime/offline-encode.ts';
 
 /**
  * The page-side parts that run in Node as they are: token attach, the capture's writer into a real
@@ -27,15 +28,6 @@ async function grant(): Promise<{ sessionId: string; token: string; socketUrl: s
 
 function tone(rate: number, seconds: number, hz: number, amplitude: number): Float32Array {
   return Float32Array.from({ length: Math.round(rate * seconds) }, (_, i) => amplitude * Math.sin((2 * Math.PI * hz * i) / rate));
-}
-
-function encode(input: Float32Array, rate: number): Int16Array {
-  const p = new EncodePipeline({ inputRate: rate, outputRate: 16_000, channels: 1, bufferMs: 600_000 });
-  p.push(input);
-  p.flush();
-  const out = new Int16Array(p.ring.availableToRead());
-  p.ring.read(out);
-  return out;
 }
 
 describe('attachSession (token only, as a page)', () => {
@@ -80,7 +72,7 @@ describe('SessionWriter (Float32 at the context rate into a real session, which 
     expect(session.markDiscontinuity()).toBe(0); // and the session's own break with nothing written since is nothing
     for (let at = 0; at < b.length; at += 1000) writer.push(b.subarray(at, at + 1000));
     writer.endSegment();
-    const expected = new Int16Array([...encode(a, rate), ...encode(b, rate)]);
+    const expected = new Int16Array([...encodeStream(a, rate), ...encodeStream(b, rate)]);
     expect(writer.framesIn).toBe(a.length + b.length);
     expect(writer.sentSamples).toBe(expected.length);
     expect(writer.refusedFrames).toBe(0);
