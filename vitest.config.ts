@@ -9,7 +9,9 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^@soundclone\/(core|node-mic|web-audio|server|cli)$/, replacement: `${src('$1')}index.ts` },
-      { find: /^@soundclone\/(core|node-mic|web-audio|server|cli)\/internal$/, replacement: `${src('$1')}internal.ts` },
+      // Core's subpaths (its package.json "exports"); no other package has ./internal or ./rx. web-audio's
+      // ./worklet files are built bundles, imported from dist.
+      { find: /^@soundclone\/core\/internal$/, replacement: `${src('core')}internal.ts` },
       { find: /^@soundclone\/core\/rx$/, replacement: `${src('core')}rx.ts` },
     ],
   },

@@ -3,19 +3,15 @@
  * denormals would flatter or punish a kernel, so it is a 440 Hz tone plus seeded white noise.
  * Blocks are views made once, so the timed loop allocates nothing of its own.
  */
+import { mulberry32 } from '@soundclone/core/internal';
 
 /** Seconds of audio kept in memory; longer runs cycle through it. */
 export const LOOP_SECONDS = 30;
 
-/** A deterministic xorshift32 in [-1, 1): the same noise on every run. */
+/** Deterministic noise in [-1, 1) from core's seeded generator: the same noise on every run. */
 export function seededNoise(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13; s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5; s >>>= 0;
-    return s / 2147483648 - 1;
-  };
+  const random = mulberry32(seed);
+  return () => random() * 2 - 1;
 }
 
 /** 0.5·sin(440 Hz) plus noise at 0.1, `seconds` long. Peak below 0.6, so no clipping anywhere. */

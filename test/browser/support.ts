@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
-import { EncodePipeline, type ResamplerKernel } from '@soundclone/core';
+import type { ResamplerKernel } from '@soundclone/core';
+import { encodeStream } from '../realtime/offline-encode.ts';
 
 /**
  * Real-Chromium helpers for the web-audio tests: Debian's chromium driven by playwright-core
@@ -87,14 +88,9 @@ export function writeWav(path: string, pcm: Int16Array, rate: number): void {
   writeFileSync(path, Buffer.concat([header, Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength)]));
 }
 
-/** What the page's encoder must have produced: core's EncodePipeline over the same input, in Node. */
+/** What the page's encoder must have produced: the session's FrameEncoder over the same input, in Node. */
 export function encodeLikeThePage(input: Float32Array, inputRate: number, kernel: ResamplerKernel): Int16Array {
-  const pipeline = new EncodePipeline({ inputRate, outputRate: 16_000, channels: 1, kernel, bufferMs: 600_000 });
-  pipeline.push(input);
-  pipeline.flush();
-  const out = new Int16Array(pipeline.ring.availableToRead());
-  pipeline.ring.read(out, 0, out.length);
-  return out;
+  return encodeStream(input, inputRate, { kernel });
 }
 
 export function decodeFloat32(base64: string): Float32Array {

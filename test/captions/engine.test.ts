@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CaptionEngine, CaptionError, CAPTION_DEFAULTS, isCaptionError, type CueChange } from '@soundclone/core';
+import { CAPTION_DEFAULTS, CaptionEngine, CaptionError, isSoundCloneError, type CueChange } from '@soundclone/core';
 import { finalWords, latestFinal, line } from './support.js';
 
 describe('caption engine: stable prefix', () => {
@@ -182,7 +182,7 @@ describe('caption options', () => {
       } catch (error) {
         caught = error;
       }
-      expect(isCaptionError(caught)).toBe(true);
+      expect(isSoundCloneError(caught, CaptionError)).toBe(true);
       expect((caught as CaptionError).code).toBe('CAPTIONS_INVALID_OPTION');
     }
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { WebVTTParser } from 'webvtt-parser';
 import SrtParser from 'srt-parser-2';
-import { CaptionEngine, SegmentedWebVtt, SrtWriter, WebVttWriter, isCaptionError, type CueChange } from '@soundclone/core';
+import { CaptionEngine, SegmentedWebVtt, SrtWriter, WebVttWriter, CaptionError, isSoundCloneError, type CueChange } from '@soundclone/core';
 import { line } from './support.js';
 
 /** A scripted session: partials, lines with pending supplements, alignment, a revision, a rotation. */
@@ -97,7 +97,7 @@ describe('caption writers', () => {
     expect(ids.size).toBeGreaterThanOrEqual(4);
     expect(segments.some((seg, k) => k > 0 && seg.text.split('\n').some((l) => segments[k - 1]?.text.split('\n').includes(l) === true && /^cue_/u.test(l)))).toBe(true);
     expect(() => new SegmentedWebVtt({ segmentMs: 10, segment: () => undefined, playlist: () => undefined })).toThrow(expect.objectContaining({ code: 'CAPTIONS_INVALID_OPTION' }) as Error);
-    expect(isCaptionError(new Error('x'))).toBe(false);
+    expect(isSoundCloneError(new Error('x'), CaptionError)).toBe(false);
   });
 });
 

@@ -31,7 +31,7 @@ describe('API reference (pnpm run docs)', () => {
     expect(existsSync(join(out, 'index.html'))).toBe(true);
     const classes = readdirSync(join(out, 'classes'));
     // Core has two documented entries (the main one and ./rx), so its pages are named per entry.
-    for (const name of ['SoundClone', 'RealtimeSocketSession', 'EncodePipeline', 'Resampler', 'CaptionEngine']) {
+    for (const name of ['SoundClone', 'RealtimeSocketSession', 'FrameEncoder', 'Resampler', 'CaptionEngine']) {
       expect(classes).toContain(`_soundclone_core.index.${name}.html`);
     }
     const modules = readdirSync(join(out, 'modules'));

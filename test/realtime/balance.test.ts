@@ -1,5 +1,5 @@
 import type { RunningServer } from '@soundclone/server';
-import { InsufficientCharactersError, RateLimitError, SoundClone, isRealtimeError, type RealtimeError } from '@soundclone/core';
+import { InsufficientCharactersError, RateLimitError, SoundClone, RealtimeError, isSoundCloneError } from '@soundclone/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventCapture, KEY, clientFor, feed, speech, startRealtimeServer, storedAudio } from './support.js';
 
@@ -38,7 +38,7 @@ describe('realtime session: balance used up', () => {
     expect(session.writePcm16(pcm.subarray(40_000, 40_320))).toBe(0);
 
     const failure: unknown = await session.finish().then(() => undefined, (caught: unknown) => caught);
-    expect(isRealtimeError(failure)).toBe(true);
+    expect(isSoundCloneError(failure, RealtimeError)).toBe(true);
     const error = failure as RealtimeError;
     expect(error).toMatchObject({ name: 'RealtimeError', code: 'REALTIME_BALANCE_EXHAUSTED', receivedSamples: 16_000, notAccepted: { from: 16_000, to: 40_000 } });
     expect(error.message).toContain('1.00 s');

@@ -1,22 +1,11 @@
 import type { RunningServer } from '@soundclone/server';
 import type { RealtimeSocketSession } from '@soundclone/core';
+import { mulberry32 } from '@soundclone/core/internal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChaosProxy } from './chaos-proxy.js';
 import { EventCapture, clientFor, speech, startRealtimeServer, storedAudio } from './support.js';
 
 const RATE = 16_000;
-
-/** Seeded PRNG (mulberry32): the chaos is the same on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -51,7 +40,8 @@ describe('realtime session: chaos', () => {
   });
 
   it('10 minutes with cuts, stalls, half-open sockets, rotations and pauses: bit-identical, lines once, charged once', async () => {
-    const random = prng(Number(process.env["CHAOS_SEED"] ?? 2026));
+    // Seeded: the chaos is the same on every run.
+    const random = mulberry32(Number(process.env["CHAOS_SEED"] ?? 2026));
     const lineCount = 500; // about 1.24 s per line
     const pcm = speech(Math.ceil(lineCount), 4).subarray(0, RATE * 600);
     expect(pcm.length).toBe(RATE * 600);

@@ -1,5 +1,5 @@
 import type { RunningServer } from '@soundclone/server';
-import { SoundClone, isRealtimeError } from '@soundclone/core';
+import { SoundClone, RealtimeError, isSoundCloneError } from '@soundclone/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EventCapture, clientFor, feed, speech, startRealtimeServer, storedAudio } from './support.js';
 
@@ -134,7 +134,7 @@ describe('realtime session: socket down, REST fallbacks, close()', () => {
     expect(finishCalls()).toBe(1);
     controller.abort();
     const error = await finishing;
-    expect(isRealtimeError(error) && error.code).toBe('REALTIME_ABORTED');
+    expect(isSoundCloneError(error, RealtimeError) && error.code).toBe('REALTIME_ABORTED');
     expect(session.state).toBe('closed');
     // Without the signal the transport would retry after the 1 s Retry-After, and again a second later.
     await new Promise((resolve) => setTimeout(resolve, 2200));
@@ -196,7 +196,7 @@ describe('realtime session: socket down, REST fallbacks, close()', () => {
       await feed(session, speech(1, 51));
       short.faults.socket.closeSocket(session.sessionId, 4000);
       const error = await session.finish({ timeoutMs: 20_000 }).then(() => undefined, (e: unknown) => e);
-      expect(isRealtimeError(error) && error.code).toBe('REALTIME_RECOVERY_WINDOW_EXPIRED');
+      expect(isSoundCloneError(error, RealtimeError) && error.code).toBe('REALTIME_RECOVERY_WINDOW_EXPIRED');
       expect(events.all('recovery.expired')).toEqual([{ finishedOverRest: false }]);
       expect(session.state).toBe('failed');
     } finally {
@@ -213,7 +213,7 @@ describe('realtime session: socket down, REST fallbacks, close()', () => {
     const pausing = session.pause().then(() => undefined, (e: unknown) => e);
     session.close();
     const error = await pausing;
-    expect(isRealtimeError(error) && error.code).toBe('REALTIME_CLOSED');
+    expect(isSoundCloneError(error, RealtimeError) && error.code).toBe('REALTIME_CLOSED');
     expect(session.state).toBe('closed');
     expect(events.all('state').at(-1)).toMatchObject({ to: 'closed', reason: 'closed by the client' });
     await expect(session.finish()).rejects.toMatchObject({ code: 'REALTIME_CLOSED' });

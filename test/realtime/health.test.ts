@@ -1,5 +1,6 @@
 import type { RunningServer } from '@soundclone/server';
-import { SoundClone, redact, type LogRecord, type RealtimeSocketSession, type SessionHealth } from '@soundclone/core';
+import { SoundClone, type LogRecord, type RealtimeSocketSession, type SessionHealth } from '@soundclone/core';
+import { redact } from '@soundclone/core/internal';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EventCapture, KEY, clientFor, speech, startRealtimeServer } from './support.js';
 

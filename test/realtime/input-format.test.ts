@@ -1,6 +1,6 @@
 import type { RunningServer } from '@soundclone/server';
-import { EncodePipeline } from '@soundclone/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { encodeStream } from './offline-encode.js';
 import { EventCapture, clientFor, startRealtimeServer, storedAudio } from './support.js';
 
 /** Float32 tone with seeded noise, interleaved over `channels`. */
@@ -16,12 +16,7 @@ function tone(rate: number, frames: number, hz: number, channels = 1, seed = 1):
 
 /** What a stream of its own gives: the reference for each segment. */
 function offline(rate: number, x: Float32Array, channels = 1): Int16Array {
-  const p = new EncodePipeline({ inputRate: rate, channels, outputRate: 16_000, bufferMs: 60_000, kernel: 'js' });
-  p.push(x);
-  p.flush();
-  const out = new Int16Array(p.ring.availableToRead());
-  p.ring.read(out);
-  return out;
+  return encodeStream(x, rate, { channels, kernel: 'js' });
 }
 
 describe('realtime session: the input format changes at a discontinuity', () => {

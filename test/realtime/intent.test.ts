@@ -1,5 +1,5 @@
 import type { RunningServer } from '@soundclone/server';
-import { isRealtimeError, isValidationError, type ReconnectPolicy } from '@soundclone/core';
+import { RealtimeError, ValidationError, isSoundCloneError, type ReconnectPolicy } from '@soundclone/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EventCapture, clientFor, feed, speech, startRealtimeServer, storedAudio } from './support.js';
 
@@ -119,7 +119,7 @@ describe('realtime session: the user’s intent across sockets', () => {
     expect(await storedAudio(server, session.sessionId)).toEqual(pcm);
     expect(events.all('gap')).toEqual([]);
     // The session finished before it was streaming again: resume() did not get what it waited for.
-    expect(isRealtimeError(await resuming)).toBe(true);
+    expect(isSoundCloneError(await resuming, RealtimeError)).toBe(true);
   });
 
   it('withdraws a pause() aborted before session.pause went out: streaming again, audio taken, the server never pauses', async () => {
@@ -136,7 +136,7 @@ describe('realtime session: the user’s intent across sockets', () => {
     expect(session.state).toBe('pausing');
     controller.abort();
     const error = await pausing;
-    expect(isRealtimeError(error) && error.code).toBe('REALTIME_ABORTED');
+    expect(isSoundCloneError(error, RealtimeError) && error.code).toBe('REALTIME_ABORTED');
     expect(session.state).toBe('streaming');
     expect(events.all('state').at(-1)).toMatchObject({ from: 'pausing', to: 'streaming', reason: 'pause() withdrawn before session.pause went out' });
     await feed(session, pcm, 19_200);
@@ -160,7 +160,7 @@ describe('realtime session: the user’s intent across sockets', () => {
     // The server reads nothing for 400 ms: the pause is on the wire, unanswered, when pause() gives up.
     server.faults.socket.inject({ kind: 'slowReads', ms: 400, sessionId: session.sessionId });
     const error = await session.pause({ timeoutMs: 100 }).then(() => undefined, (e: unknown) => e);
-    expect(isRealtimeError(error) && error.code).toBe('REALTIME_TIMEOUT');
+    expect(isSoundCloneError(error, RealtimeError) && error.code).toBe('REALTIME_TIMEOUT');
     expect(session.state).toBe('pausing');
     expect(session.writePcm16(new Int16Array(320))).toBe(0);
     // The socket goes before the server read the pause: it is sent again on the next one.
@@ -179,10 +179,10 @@ describe('realtime session: the user’s intent across sockets', () => {
     const session = await clientFor(server).stt.realtime.connect({});
     for (const timeoutMs of [Number.NaN, -1]) {
       const finishing = await session.finish({ timeoutMs }).then(() => undefined, (e: unknown) => e);
-      expect(isValidationError(finishing) && finishing.code).toBe('VALIDATION_FAILED');
-      expect(isValidationError(finishing) && finishing.violations.map((v) => v.field)).toEqual(['timeoutMs']);
+      expect(isSoundCloneError(finishing, ValidationError) && finishing.code).toBe('VALIDATION_FAILED');
+      expect(isSoundCloneError(finishing, ValidationError) && finishing.violations.map((v) => v.field)).toEqual(['timeoutMs']);
       const pausing = await session.pause({ timeoutMs }).then(() => undefined, (e: unknown) => e);
-      expect(isValidationError(pausing)).toBe(true);
+      expect(isSoundCloneError(pausing, ValidationError)).toBe(true);
     }
     expect(session.state).toBe('streaming');
     expect(session.writePcm16(speech(1, 75))).toBeGreaterThan(0);

@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import type { RunningServer } from '@soundclone/server';
-import { SoundClone, isRealtimeError } from '@soundclone/core';
+import { SoundClone, RealtimeError, isSoundCloneError } from '@soundclone/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EventCapture, clientFor, feed, speech, startRealtimeServer, storedAudio } from './support.js';
 
@@ -58,7 +58,7 @@ describe('realtime session: operations', () => {
     const created = await clientFor(server).stt.realtime.create({});
     const page = new SoundClone({ accessKey: 'x', baseUrl: server.url });
     const error = await page.stt.realtime.attach({ sessionId: created.sessionId, token: 'rtt_bogus' }).then(() => undefined, (e: unknown) => e);
-    expect(isRealtimeError(error) && error.code).toBe('REALTIME_SOCKET_REFUSED');
+    expect(isSoundCloneError(error, RealtimeError) && error.code).toBe('REALTIME_SOCKET_REFUSED');
   });
 
   it('finish() times out and aborts cleanly: it settles, the session ends, no listener stays on the signal', async () => {
@@ -68,7 +68,7 @@ describe('realtime session: operations', () => {
     const session = await client.stt.realtime.connect({ options: { includeDetectedLanguage: true } });
     await feed(session, speech(2, 23));
     const error = await session.finish({ timeoutMs: 150 }).then(() => undefined, (e: unknown) => e);
-    expect(isRealtimeError(error) && error.code).toBe('REALTIME_TIMEOUT');
+    expect(isSoundCloneError(error, RealtimeError) && error.code).toBe('REALTIME_TIMEOUT');
     expect(session.state).toBe('failed');
     // The server still holds the session; REST finish saves it (reports the missing supplements).
     const finished = await client.stt.realtime.finish(session.sessionId, String(session.stats.producedSamples));
@@ -82,7 +82,7 @@ describe('realtime session: operations', () => {
     expect(getEventListeners(controller.signal, 'abort').length).toBe(1);
     controller.abort(new Error('user cancelled'));
     const aborted = await pending.then(() => undefined, (e: unknown) => e);
-    expect(isRealtimeError(aborted) && aborted.code).toBe('REALTIME_ABORTED');
+    expect(isSoundCloneError(aborted, RealtimeError) && aborted.code).toBe('REALTIME_ABORTED');
     expect(getEventListeners(controller.signal, 'abort').length).toBe(0);
     // The user ended it: `closed`, not `failed` (a timeout is a failure, above).
     expect(second.state).toBe('closed');
@@ -97,7 +97,7 @@ describe('realtime session: operations', () => {
     server.faults.socket.inject({ kind: 'withholdAcks', sessionId: session.sessionId });
     const pausing = session.pause().then(() => undefined, (e: unknown) => e);
     controller.abort();
-    expect(isRealtimeError(await pausing)).toBe(true);
+    expect(isSoundCloneError(await pausing, RealtimeError)).toBe(true);
     expect(events.all('state').at(-1)).toMatchObject({ to: 'closed', reason: 'aborted' });
     expect(getEventListeners(controller.signal, 'abort').length).toBe(0);
     const view = await client.stt.realtime.get(session.sessionId);

@@ -1,4 +1,4 @@
-import { DefaultReconnectPolicy, RealtimeSocketSession, isRealtimeError, type SessionHealth } from '@soundclone/core';
+import { DefaultReconnectPolicy, RealtimeSocketSession, RealtimeError, isSoundCloneError, type SessionHealth } from '@soundclone/core';
 import type { RunningServer } from '@soundclone/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChaosProxy } from './chaos-proxy.js';
@@ -104,7 +104,7 @@ describe('realtime session: reconnect budget, flapping, credentials', () => {
     proxy.cut();
     await ended;
     const error = await plain.finish().then(() => undefined, (e: unknown) => e);
-    expect(isRealtimeError(error) && error.code).toBe('REALTIME_SOCKET_REFUSED');
+    expect(isSoundCloneError(error, RealtimeError) && error.code).toBe('REALTIME_SOCKET_REFUSED');
   }, 30_000);
 
   it('server-requested rotations consume no reconnect budget', async () => {

@@ -1,4 +1,4 @@
-import { DefaultReconnectPolicy, isRealtimeError, type RealtimeSocketSession, type SessionHealth } from '@soundclone/core';
+import { DefaultReconnectPolicy, RealtimeError, isSoundCloneError, type RealtimeSocketSession, type SessionHealth } from '@soundclone/core';
 import type { RunningServer } from '@soundclone/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChaosProxy } from './chaos-proxy.js';
@@ -120,7 +120,7 @@ describe('realtime session: what does use the budget', () => {
     await failed;
     expect(cuts).toBe(2); // the first cut takes the one retry; the second, within the stable window, finds none
     const error: unknown = await session.finish().then(() => undefined, (caught: unknown) => caught);
-    expect(isRealtimeError(error) && error.code).toBe('REALTIME_RECONNECT_EXHAUSTED');
+    expect(isSoundCloneError(error, RealtimeError) && error.code).toBe('REALTIME_RECONNECT_EXHAUSTED');
     expect(events.all('reconnecting').map((r) => r.attempt)).toEqual([1]);
   }, 20_000);
 

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type { RunningServer } from '@soundclone/server';
-import { RealtimeSocketSession, SoundClone, isRealtimeError, type WebSocketConstructor, type WebSocketLike } from '@soundclone/core';
+import { RealtimeSocketSession, SoundClone, RealtimeError, isSoundCloneError, type WebSocketConstructor, type WebSocketLike } from '@soundclone/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ChaosProxy } from './chaos-proxy.js';
 import { KEY, clientFor, startRealtimeServer } from './support.js';
@@ -75,7 +75,7 @@ describe('realtime session: refused upgrades', () => {
     const created = await clientFor(server).stt.realtime.create({});
     const page = new SoundClone({ accessKey: 'x', baseUrl: server.url });
     const error = await failure(page.stt.realtime.attach({ sessionId: created.sessionId, token: 'rtt_bogus', socketUrl, reconnect: ONCE_MORE }));
-    expect(isRealtimeError(error) && error.code).toBe('REALTIME_SOCKET_REFUSED');
+    expect(isSoundCloneError(error, RealtimeError) && error.code).toBe('REALTIME_SOCKET_REFUSED');
     expect((error as Error).message).toContain('HTTP 401');
     expect(proxy.connections).toBe(1);
   });
@@ -87,7 +87,7 @@ describe('realtime session: refused upgrades', () => {
     const session = new RealtimeSocketSession({ sessionId: mine.sessionId, token: other.socket.token, socketUrl, reconnect: ONCE_MORE });
     // With a token and no key the session id goes in the query too, and must match the token's.
     const error = await failure(session.start());
-    expect(isRealtimeError(error) && error.code).toBe('REALTIME_SOCKET_REFUSED');
+    expect(isSoundCloneError(error, RealtimeError) && error.code).toBe('REALTIME_SOCKET_REFUSED');
     expect((error as Error).message).toContain('HTTP 400');
     expect(session.state).toBe('failed');
     expect(proxy.connections).toBe(1);
@@ -96,7 +96,7 @@ describe('realtime session: refused upgrades', () => {
   it('an unknown session with a valid key is accepted, then closed 4404: REALTIME_SESSION_NOT_FOUND, no retry', async () => {
     const session = new RealtimeSocketSession({ sessionId: 'rs_unknown', accessKey: KEY, socketUrl, reconnect: ONCE_MORE });
     const error = await failure(session.start());
-    expect(isRealtimeError(error) && error.code).toBe('REALTIME_SESSION_NOT_FOUND');
+    expect(isSoundCloneError(error, RealtimeError) && error.code).toBe('REALTIME_SESSION_NOT_FOUND');
     expect(proxy.connections).toBe(1);
   });
 
@@ -119,7 +119,7 @@ describe('realtime session: refused upgrades', () => {
       reconnect: { nextRetryDelayMs: (c) => (c.attempt < 2 ? 10 : null) },
     });
     const error = await failure(session.start());
-    expect(isRealtimeError(error) && error.code).toBe('REALTIME_RECONNECT_EXHAUSTED');
+    expect(isSoundCloneError(error, RealtimeError) && error.code).toBe('REALTIME_RECONNECT_EXHAUSTED');
     expect(proxy.connections).toBe(3);
   });
 });

@@ -1,5 +1,5 @@
 import type { RunningServer } from '@soundclone/server';
-import { isRealtimeError } from '@soundclone/core';
+import { RealtimeError, isSoundCloneError } from '@soundclone/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventCapture, clientFor, feed, speech, startRealtimeServer, storedAudio } from './support.js';
 
@@ -24,7 +24,7 @@ describe('realtime session: close 4429 SLOW_CONSUMER', () => {
     server.faults.socket.closeSocket(session.sessionId, 4429, 'SLOW_CONSUMER');
     const info = await events.waitFor('reconnecting');
     expect(info.closeCode).toBe(4429);
-    expect(isRealtimeError(info.error)).toBe(true);
+    expect(isSoundCloneError(info.error, RealtimeError)).toBe(true);
     expect(info.error).toMatchObject({ name: 'RealtimeError', code: 'REALTIME_SLOW_CONSUMER', closeCode: 4429 });
     await feed(session, pcm, 12_000);
     const result = await session.finish();

@@ -1,5 +1,5 @@
 import type { RunningServer } from '@soundclone/server';
-import { isValidationError, type RealtimeSessionEvents, type RealtimeSocketSession, type ServerMessage } from '@soundclone/core';
+import { ValidationError, isSoundCloneError, type RealtimeSessionEvents, type RealtimeSocketSession, type ServerMessage } from '@soundclone/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChaosProxy } from './chaos-proxy.js';
 import { EventCapture, clientFor, speech, startRealtimeServer, storedAudio } from './support.js';
@@ -136,11 +136,11 @@ describe('realtime session: half-open detection on a slow link', () => {
     const client = clientFor(server);
     const requestsBefore = server.requests.length;
     const caught = await client.stt.realtime.connect({ ackWatch: { probeTimeoutMs: -1, probeAfterMs: Number.NaN, probeEvery: 5 } as never }).catch((e: unknown) => e);
-    expect(isValidationError(caught)).toBe(true);
+    expect(isSoundCloneError(caught, ValidationError)).toBe(true);
     const fields = (caught as { violations: Array<{ field: string }> }).violations.map((v) => v.field).sort();
     expect(fields).toEqual(['ackWatch.probeAfterMs', 'ackWatch.probeEvery', 'ackWatch.probeTimeoutMs']);
     const notAnObject = await client.stt.realtime.connect({ ackWatch: true as never }).catch((e: unknown) => e);
-    expect(isValidationError(notAnObject) && notAnObject.violations.map((v) => v.field)).toEqual(['ackWatch']);
+    expect(isSoundCloneError(notAnObject, ValidationError) && notAnObject.violations.map((v) => v.field)).toEqual(['ackWatch']);
     // Refused before the REST create: nothing reached the server.
     expect(server.requests.length).toBe(requestsBefore);
   });

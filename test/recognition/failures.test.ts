@@ -1,5 +1,5 @@
 import { rmSync } from 'node:fs';
-import { ServiceUnavailableError, SoundClone, isRealtimeError } from '@soundclone/core';
+import { ServiceUnavailableError, SoundClone, RealtimeError, isSoundCloneError } from '@soundclone/core';
 import { PocketSphinxRecognizer, startServer, type RunningServer } from '@soundclone/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { linkedModel } from '../../packages/server/test/recognition/support.js';
@@ -34,8 +34,8 @@ describe('the SDK when the service cannot recognize', () => {
       () => undefined,
       (error: unknown) => error,
     );
-    expect(isRealtimeError(failure)).toBe(true);
-    if (!isRealtimeError(failure)) return;
+    expect(isSoundCloneError(failure, RealtimeError)).toBe(true);
+    if (!isSoundCloneError(failure, RealtimeError)) return;
     expect(failure.code).toBe('REALTIME_SESSION_FAILED');
     expect(failure.message).toContain('RECOGNIZER_UNAVAILABLE');
     expect(failure.session).toMatchObject({ sessionId: created.sessionId, status: 'FAILED', error: { errorCode: 'RECOGNIZER_UNAVAILABLE', retryable: true, action: 'RETRY' } });

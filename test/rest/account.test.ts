@@ -3,8 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunningServer } from '@soundclone/server';
 import {
-  ApiError, AuthenticationError, InputInvalidError, InsufficientCharactersError, NotFoundError, QuotaExceededError, SoundClone, ValidationError,
-  isApiError, isAuthenticationError,
+  ApiError, AuthenticationError, InputInvalidError, InsufficientCharactersError, NotFoundError, QuotaExceededError, SoundClone, ValidationError, isSoundCloneError,
 } from '@soundclone/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_B, clientFor, rejectionOf, requestsTo, startTestServer } from './support/harness.js';
@@ -108,7 +107,7 @@ describe('voices, user info and auth', () => {
     const unknown = new SoundClone({ accessKey: 'no-such-key', baseUrl: server.url });
     const error = await rejectionOf(unknown.user.info());
     expect(error).toBeInstanceOf(AuthenticationError);
-    expect(isAuthenticationError(error) && isApiError(error)).toBe(true);
+    expect(isSoundCloneError(error, AuthenticationError) && isSoundCloneError(error, ApiError)).toBe(true);
     expect(error).toMatchObject({ name: 'AuthenticationError', code: 'UNAUTHORIZED', status: 401, message: 'unknown accessKey' });
     expect((error as AuthenticationError).requestId).toMatch(/^req_/);
     // Not retried: a 401 will not change.

@@ -1,5 +1,5 @@
 import type { RunningServer } from '@soundclone/server';
-import { ApiError, SoundClone, isApiError } from '@soundclone/core';
+import { ApiError, SoundClone, isSoundCloneError } from '@soundclone/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientFor, rejectionOf, startTestServer } from './support/harness.js';
 import { wav } from './support/audio.js';
@@ -25,7 +25,7 @@ describe('uploads and the storage quota', () => {
     expect((await client.stt.capabilities()).account.storage).toEqual({ usedBytes: BigInt(file.length * 2), quotaBytes: BigInt(quota) });
 
     const refused = await rejectionOf(client.uploads.create(file, { contentType: 'audio/wav' }));
-    expect(isApiError(refused)).toBe(true);
+    expect(isSoundCloneError(refused, ApiError)).toBe(true);
     expect(refused).toBeInstanceOf(ApiError);
     expect(refused).toMatchObject({ code: 'STORAGE_QUOTA_EXCEEDED', status: 413, details: { quotaBytes: String(quota), usedBytes: String(file.length * 2) } });
 

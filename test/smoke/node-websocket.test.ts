@@ -32,7 +32,7 @@ const SCRIPT = `
     try {
       return { ok: await call() };
     } catch (e) {
-      return { name: e.name, code: e.code, typed: core.isRealtimeError(e) && e instanceof core.RealtimeError, message: e.message, cause: e.cause?.code };
+      return { name: e.name, code: e.code, typed: core.isSoundCloneError(e, core.RealtimeError) && e instanceof core.RealtimeError, message: e.message, cause: e.cause?.code };
     }
   };
   const connect = await outcome(async () => {

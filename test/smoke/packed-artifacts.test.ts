@@ -50,9 +50,9 @@ describe('packed artifacts', () => {
       const r = new core.Resampler({ inputRate: 48000, outputRate: 16000 });
       const out = new Float32Array(r.maxOutputFor(4800));
       const n = r.process(new Float32Array(4800), out);
-      const p = new core.EncodePipeline({ inputRate: 44100 });
-      p.push(new Float32Array(44100));
-      const frame = p.nextFrame();
+      const encoder = new core.FrameEncoder({ inputRate: 44100 });
+      encoder.write(new Float32Array(44100));
+      const frame = encoder.nextFrame();
       let typed = false;
       try { new core.Resampler({ inputRate: 1, outputRate: 16000 }); } catch (e) { typed = e instanceof core.DspError && e.code === 'DSP_UNSUPPORTED_RATE'; }
       for (const name of ['@soundclone/node-mic', '@soundclone/web-audio', '@soundclone/server', '@soundclone/cli']) await import(name);
@@ -65,12 +65,13 @@ describe('packed artifacts', () => {
       const view = new DataView(new ArrayBuffer(internal.FRAME.headerBytes + 2));
       internal.encodeFrameHeader(view, 0, 1, 2 ** 33);
       const decoded = internal.decodeFrameHeader(view, 0, view.byteLength);
-      const internalWire = internal.PATHS === internal.protocol.PATHS && internal.TASK_STATUSES === core.TASK_STATUSES && internal.CLOSE_CODES.SESSION_NOT_FOUND === 4404 && decoded.ok && decoded.startSample === 2 ** 33;
-      console.log(JSON.stringify({ counted: n === r.outputFrames && n === Math.floor((4800 - 1 - r.latencyFrames) / 3) + 1, frame: frame && frame.sampleCount, typed, blocked, ring: typeof core.SampleRing, workletSelfContained, internalWire }));
+      const internalWire = internal.PATHS === internal.protocol.PATHS && internal.TASK_STATUSES === internal.protocol.TASK_STATUSES && internal.CLOSE_CODES.SESSION_NOT_FOUND === 4404 && decoded.ok && decoded.startSample === 2 ** 33;
+      const guarded = core.isSoundCloneError(new core.NotFoundError('NOT_FOUND', 'x', { status: 404 }), core.ApiError);
+      console.log(JSON.stringify({ counted: n === r.outputFrames && n === Math.floor((4800 - 1 - r.latencyFrames) / 3) + 1, frame: frame && frame.sampleCount, typed, guarded, blocked, ring: typeof core.SampleRing, workletSelfContained, internalWire }));
     `;
     writeFileSync(join(dir, 'check.mjs'), script);
     const result = JSON.parse(execFileSync(process.execPath, ['check.mjs'], { cwd: dir, encoding: 'utf8' })) as Record<string, unknown>;
-    expect(result).toEqual({ counted: true, frame: 320, typed: true, blocked: true, ring: 'function', workletSelfContained: true, internalWire: true });
+    expect(result).toEqual({ counted: true, frame: 320, typed: true, guarded: true, blocked: true, ring: 'function', workletSelfContained: true, internalWire: true });
   });
 
   it('expose ./internal for the sibling packages, apart from the public entry, in ESM and in TypeScript', () => {
@@ -84,8 +85,8 @@ describe('packed artifacts', () => {
         prefix: internal.protocol.API_PREFIX,
         tone: tone[0],
         parser: typeof parsed,
-        machinery: ['StateMachine', 'LineStore', 'AudioOutbox', 'designPolyphase', 'apiErrorFromResponse'].every((n) => typeof internal[n] === 'function'),
-        kept: ['sine', 'fitTone', 'parseServerMessage', 'StateMachine', 'protocol'].filter((n) => n in core),
+        machinery: ['StateMachine', 'LineStore', 'AudioOutbox', 'designPolyphase', 'apiErrorFromResponse', 'mulberry32', 'redact', 'classifyLoss'].every((n) => typeof internal[n] === 'function'),
+        kept: ['sine', 'fitTone', 'parseServerMessage', 'StateMachine', 'protocol', 'TASK_STATUSES', 'CLOSE_CLASSES', 'redact', 'RingSegments', 'vttCueBlock', 'mulberry32'].filter((n) => n in core),
       }));
     `);
     const result = JSON.parse(execFileSync(process.execPath, ['internal-check.mjs'], { cwd: dir, encoding: 'utf8' })) as Record<string, unknown>;
@@ -208,17 +209,19 @@ describe('packed artifacts', () => {
       files: ['consumer.ts'],
     }));
     writeFileSync(join(dir, 'consumer.ts'), `
-      import { Resampler, EncodePipeline, SampleRing, DspError, type EncodedFrame, type ResamplerOptions } from '@soundclone/core';
+      import { Resampler, FrameEncoder, SampleRing, DspError, ApiError, isSoundCloneError, type EncodedFrame, type ResamplerOptions } from '@soundclone/core';
       const options: ResamplerOptions = { inputRate: 44100, outputRate: 16000, quality: 'fast' };
       const r: Resampler = new Resampler(options);
-      const frame: EncodedFrame | null = new EncodePipeline({ inputRate: 48000 }).nextFrame();
+      const frame: EncodedFrame | null = new FrameEncoder({ inputRate: 48000 }).nextFrame();
+      const caught: unknown = new Error('x');
+      const status: number | undefined = isSoundCloneError(caught, ApiError) ? caught.status : undefined;
       const ring = new SampleRing({ kind: 'int16', capacity: 1024 });
       const code: string = new DspError('DSP_INVALID_OPTION', 'x').code;
       import { FRAME, encodeFrameHeader, type FrameDecodeResult, type TaskStatus } from '@soundclone/core/internal';
       encodeFrameHeader(new DataView(new ArrayBuffer(FRAME.headerBytes)), 0, 1, 0);
-      const status: TaskStatus = 'COMPLETED';
+      const taskStatus: TaskStatus = 'COMPLETED';
       const refused: FrameDecodeResult = { ok: false, reason: 'BAD_MAGIC' };
-      export const used = [r.taps, frame?.startSample, ring.capacity, code, status, refused];
+      export const used = [r.taps, frame?.startSample, ring.capacity, code, status, taskStatus, refused];
     `);
     const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
     expect(() => execFileSync(process.execPath, [tsc, '-p', dir], { cwd: dir, encoding: 'utf8', stdio: 'pipe' })).not.toThrow();

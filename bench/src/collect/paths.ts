@@ -6,7 +6,7 @@ import { pairedRatio } from '../measure/paired-ratio.js';
 import { measureThroughput } from '../measure/throughput.js';
 import type { PathRow } from '../results.js';
 import { memcpyLoop, pcm16Loops, referencePcm16Loop } from '../suites/pcm16.js';
-import { sessionEncodeLoop } from '../suites/session-encode.js';
+import { frameEncoderLoop, sessionEncodeLoop } from '../suites/session-encode.js';
 import { resampleLoop } from '../suites/resample.js';
 import { ringLoops } from '../suites/ring.js';
 import { progress } from './progress.js';
@@ -42,10 +42,12 @@ export async function collectPaths(options: CliOptions): Promise<PathRow[]> {
       const resampler: HotLoop = { ...alone, id: `session-encode/resampler-alone/${inputRate}`, label: 'Resampler best alone (paired with the session encode path)' };
       const pipeline = sessionEncodeLoop(inputRate);
       const int16 = sessionEncodeLoop(inputRate, 'int16');
-      const results = time(`session-encode ${inputRate}`, [resampler, pipeline, int16], Math.max(4, options.rounds));
+      const encoder = frameEncoderLoop(inputRate);
+      const results = time(`session-encode ${inputRate}`, [resampler, pipeline, int16, encoder], Math.max(4, options.rounds));
       await add(resampler, results.get(resampler.id));
       await add(pipeline, results.get(pipeline.id));
       await add(int16, results.get(int16.id));
+      await add(encoder, results.get(encoder.id));
       // The target itself: per-round CPU-time ratios of the same pair, median (measure/paired-ratio.ts).
       const paired = pairedRatio(pipeline, resampler, { rounds: options.quick ? 9 : 41, roundMs: options.quick ? 40 : 60 });
       const row = rows.find((r) => r.id === pipeline.id);

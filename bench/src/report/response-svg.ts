@@ -1,4 +1,4 @@
-import { QUALITY_PRESETS } from '@soundclone/core';
+import { QUALITY_PRESETS } from '@soundclone/core/internal';
 import { OUTPUT_RATE } from '../contenders/index.js';
 import type { SweepPoint } from '../quality/sweep.js';
 

@@ -1,4 +1,4 @@
-import { QUALITY_PRESETS } from '@soundclone/core';
+import { QUALITY_PRESETS } from '@soundclone/core/internal';
 import type { PathRow, ResamplerRow, TargetResult } from '../results.js';
 import { sig3, signed } from './markdown.js';
 
@@ -113,14 +113,14 @@ export function evaluateTargets(resamplers: readonly ResamplerRow[], paths: read
   {
     const streams = [
       ...resamplers.filter((r) => r.family === 'ours').map((r) => ({ name: `${r.label} ${r.inputRate / 1000}k`, s: r.stream })),
-      ...paths.filter((p) => p.id.startsWith('session-encode/best')).map((p) => ({ name: p.id, s: p.stream })),
+      ...paths.filter((p) => p.id.startsWith('session-encode/best') || p.id.startsWith('session-encode/frame-encoder')).map((p) => ({ name: p.id, s: p.stream })),
     ].filter((x) => x.s !== undefined);
     if (streams.length === 0) out.push(missing('0 GCs in 10 min of 128-sample blocks'));
     else {
       const gcs = streams.reduce((n, x) => n + (x.s?.gcs ?? 0), 0);
       const bytes = streams.reduce((n, x) => Math.max(n, x.s?.bytesPerCall ?? 0), 0);
       out.push({
-        target: '0 GCs in 10 min of 128-sample blocks (ours best/fast, session encode path Float32 and Int16; both rates)',
+        target: '0 GCs in 10 min of 128-sample blocks (ours best/fast, session encode path Float32 and Int16, FrameEncoder alone; both rates)',
         measured: `${gcs} GCs over ${streams.length} streams; at most ${bytes.toFixed(0)} B per call`,
         pass: gcs === 0,
       });

@@ -1,23 +1,24 @@
 /**
- * @soundclone/core: the public entry. Every name here is a promise kept across minor versions:
- * the REST client, the realtime session, the encode-path classes an application calls, the errors
- * with their guards, and the types those signatures use. Machinery the sibling packages, the bench
- * and the tests share (parsers, state tables, measurement helpers, wire constants) lives in
- * `@soundclone/core/internal`, which carries no compatibility promise.
+ * @soundclone/core: the public entry. Every name here is a promise kept across minor versions: what an
+ * application calls (the REST client, the realtime session, live captions, webhook verification, the
+ * encode path the session runs), the errors with the one guard that tells them apart, and the types
+ * those signatures use. Machinery the sibling packages, the bench and the tests share (parsers, state
+ * tables, wire constants, defaults tables, measurement helpers, the per-class pieces of the captions
+ * and the rings) lives in `@soundclone/core/internal`, which carries no compatibility promise.
  */
-export { SoundCloneError, isSoundCloneError } from './errors/base.js';
-export { DspError, isDspError, type DspErrorCode } from './errors/dsp-error.js';
+export { SoundCloneError } from './errors/base.js';
+export { isSoundCloneError, type SoundCloneErrorClass } from './errors/guards.js';
+export { DspError, type DspErrorCode } from './errors/dsp-error.js';
 
-// --- encode path: what an application feeds its audio through ---
+// --- encode path: the session's (FrameEncoder), and the pieces an application may run on their own ---
 export { SUPPORTED_RATES, isSupportedRate, type SupportedRate } from './dsp/rates.js';
-export { QUALITY_PRESETS, type ResamplerQuality, type QualityPreset } from './dsp/filter-design.js';
+export type { ResamplerQuality, QualityPreset } from './dsp/filter-design.js';
 export { Resampler, type ResamplerOptions, type ResamplerKernel, type NonFinitePolicy, type SampleBlock } from './dsp/resampler.js';
-export { encodePcm16, encodePcm16Into, decodePcm16, type Pcm16Options, type Pcm16NonFinite } from './dsp/pcm16.js';
-export {
-  SampleRing, RingSegments, type SampleKind, type SampleRingOptions, type SampleRingHandle, type RingViews,
-} from './dsp/sample-ring.js';
+export { FrameEncoder, type FrameEncoderOptions, type EncodedFrame } from './dsp/frame-encoder.js';
+export { encodePcm16, decodePcm16, type Pcm16Options, type Pcm16NonFinite } from './dsp/pcm16.js';
+export { SampleRing, type SampleKind, type SampleRingOptions, type SampleRingHandle, type RingViews } from './dsp/sample-ring.js';
+export type { RingSegments } from './dsp/sample-ring.js';
 export type { SampleArrayOf } from './dsp/ring-types.js';
-export { EncodePipeline, type EncodePipelineOptions, type EncodedFrame } from './dsp/encode-pipeline.js';
 
 // --- REST client ---
 export { SoundClone } from './client/soundclone.js';
@@ -31,7 +32,7 @@ export type { Stt } from './client/stt/stt.js';
 export type { Transcriptions } from './client/stt/transcriptions.js';
 export type { Realtime } from './client/stt/realtime.js';
 export type { CallOptions, Logger, RetryMode } from './http/transport.js';
-export { PageRequest, type Pager, type Cursor } from './client/pagination.js';
+export type { PageRequest, Pager, Cursor } from './client/pagination.js';
 export type { CreateVoiceParams, SaveDesignParams } from './client/resources/voices.js';
 export type { VoiceFileInput } from './client/voices/voice-files.js';
 export type { VoiceFileType } from './client/voices/sniff.js';
@@ -41,7 +42,7 @@ export { isTerminalStatus, type PollOptions } from './client/stt/task-polling.js
 export type { BackoffPolicy } from './http/retry-timing.js';
 export type { CountInput } from './util/decimal.js';
 
-// --- errors and their guards (every code in docs/errors.md) ---
+// --- errors, told apart with isSoundCloneError(value, Class) (every code in docs/errors.md) ---
 export {
   ApiError, AuthenticationError, NotFoundError, IdempotencyConflictError, InputInvalidError, MediaFetchError, RateLimitError,
   InsufficientCharactersError, QuotaExceededError, ServiceUnavailableError, ServerError,
@@ -52,18 +53,15 @@ export {
   type ResponseFormatCode,
 } from './errors/client-errors.js';
 export { WebhookVerificationError, type WebhookErrorCode } from './errors/webhook-errors.js';
-export * from './errors/guards.js';
 
 // --- webhooks ---
 export { verifyWebhook, type VerifyOptions, type VerifiedWebhook } from './webhooks/verify.js';
 export { createWebhookVerifier, type WebhookVerifier, type WebhookVerifierOptions } from './webhooks/verifier.js';
-export { ReplayCache } from './webhooks/replay-cache.js';
 export type { HeaderBag } from './webhooks/signature-header.js';
 export type { WebhookEvent } from './webhooks/event.js';
 
-// --- resource shapes ---
-// The value lists the status and reason unions are drawn from, to enumerate or check them at runtime.
-export { TASK_STATUSES, TERMINAL_STATUSES, MEDIA_FAILURE_REASONS, SERVER_MESSAGES, type ServerMessageType } from './protocol.js';
+// --- resource shapes (the value lists their unions are drawn from are in ./internal, with the wire facts) ---
+export type { ServerMessageType } from './protocol.js';
 export type * from './types/account.js';
 export type * from './types/transcription.js';
 export type * from './types/realtime.js';
@@ -76,9 +74,9 @@ export type { RealtimeSocketOptions, RealtimeSessionInit, RealtimeRest, Operatio
 export type { RealtimeConnectParams, RealtimeAttachParams } from './client/stt/realtime.js';
 export { DefaultReconnectPolicy, type ReconnectPolicy, type ReconnectContext, type DefaultReconnectPolicyOptions } from './realtime/recovery/reconnect-policy.js';
 export type { CredentialsProvider, SocketCredentials } from './realtime/socket/credentials.js';
-export { ACK_WATCH, type AckWatchOptions } from './realtime/watch/ack-watch-options.js';
-export { CLOSE_CLASSES, UPGRADE_CLASSES, classifyLoss, type LossClass } from './realtime/recovery/loss-classes.js';
-export { RealtimeError, isRealtimeError, type RealtimeErrorCode } from './errors/realtime-error.js';
+export type { AckWatchOptions } from './realtime/watch/ack-watch-options.js';
+export type { LossClass } from './realtime/recovery/loss-classes.js';
+export { RealtimeError, type RealtimeErrorCode } from './errors/realtime-error.js';
 export type { SessionState, StateChange } from './realtime/session-state.js';
 export type { SessionLine, LineUpdate, SupplementKind, SupplementMessage } from './realtime/transcript/line-store.js';
 export type { AudioStats, Gap, InputFormat } from './realtime/audio/outbox.js';
@@ -89,15 +87,13 @@ export type {
 } from './realtime/messages/server-messages.js';
 export type { RealtimeSessionEvents, RealtimeFinishResult, SessionHealth, HealthReportKind, ReconnectRecord, WindowStats } from './realtime/session-events.js';
 export type { SessionLogger, LogRecord, LogLevel, LogMethod } from './realtime/session-logger.js';
-export { redact } from './realtime/session-logger.js';
 export type { WebSocketLike, WebSocketConstructor } from './realtime/socket/transport.js';
 
 // --- live captions: engine, writers, session binding ---
 export { CaptionEngine, type CaptionPartial, type CaptionLine } from './captions/caption-engine.js';
 export { CAPTION_DEFAULTS, type CaptionOptions, type ResolvedCaptionOptions, type UnstableTail } from './captions/caption-options.js';
-export { CaptionError, isCaptionError, type CaptionErrorCode } from './errors/caption-error.js';
+export { CaptionError, type CaptionErrorCode } from './errors/caption-error.js';
 export type { Cue, CueChange } from './captions/cue.js';
-export { CueSequencer } from './captions/cue-sequencer.js';
-export { WebVttWriter, SrtWriter, vttCueBlock, type TextSink } from './captions/cue-writers.js';
+export { WebVttWriter, SrtWriter, type TextSink } from './captions/cue-writers.js';
 export { SegmentedWebVtt, type SegmentedWebVttOptions } from './captions/segmented-webvtt.js';
 export { attachCaptions, type AttachCaptionsOptions, type AttachedCaptions, type CaptionEvents, type CaptionSource } from './captions/attach-captions.js';

@@ -17,10 +17,15 @@ export type { TaskStatus } from './types/transcription.js';
 export type { Token, Segment, Transcript, CharacterAlignment, TranscriptionOptions, ExportOptionsEntry } from './types/transcription.js';
 export type { RealtimeSessionOptions, CreateRealtimeSessionParams } from './types/realtime.js';
 
-// --- DSP design and measurement (filter tables, test tones, fits for quality checks) ---
+// --- DSP design, measurement and the lower-level pieces (filter tables, test tones, fits for quality checks) ---
 export { reduceRatio, type RateRatio } from './dsp/rates.js';
-export { designPolyphase, type PolyphaseFilter } from './dsp/filter-design.js';
+export { designPolyphase, QUALITY_PRESETS, type PolyphaseFilter } from './dsp/filter-design.js';
 export { sine, fitTone, fitTones, snrAgainstSine, toDb, aliasOf, type ToneFit } from './dsp/measure.js';
+export { encodePcm16Into } from './dsp/pcm16.js';
+export { RingSegments } from './dsp/sample-ring.js';
+
+// --- seeded randomness (seeded data, test inputs, benchmark signals) ---
+export { mulberry32 } from './util/prng.js';
 
 // --- REST machinery ---
 export { sniffVoiceFile } from './client/voices/sniff.js';
@@ -32,6 +37,7 @@ export { buildPath, encodeSegment, path } from './http/path.js';
 export { classifyIPv4, classifyIPv6, ipv4Value, ipv6Groups, literalHostRefusal, type RefusalKind } from './http/address-policy.js';
 export { parseDecimal, parseOptionalDecimal, toDecimalString, isDecimalString } from './util/decimal.js';
 export { signWebhookPayload, timingSafeEqual } from './webhooks/hmac.js';
+export { ReplayCache } from './webhooks/replay-cache.js';
 export { parseSignatureHeader, type SignatureHeader } from './webhooks/signature-header.js';
 export * as protocol from './protocol.js';
 
@@ -41,11 +47,15 @@ export { StateMachine, TRANSITIONS, TERMINAL_STATES } from './realtime/session-s
 export { LineStore } from './realtime/transcript/line-store.js';
 export { AudioOutbox } from './realtime/audio/outbox.js';
 export { parseServerMessage, type ParsedServerMessage } from './realtime/messages/server-messages.js';
+export { ACK_WATCH } from './realtime/watch/ack-watch-options.js';
+export { CLOSE_CLASSES, UPGRADE_CLASSES, classifyLoss } from './realtime/recovery/loss-classes.js';
+export { redact } from './realtime/session-logger.js';
 
-// --- caption machinery (option checking, cue ids, time stamps) ---
+// --- caption machinery (option checking, cue ids, ordering, time stamps) ---
 export { resolveCaptionOptions } from './captions/caption-options.js';
 export { cueId } from './captions/cue.js';
-export { vttTime, srtTime } from './captions/cue-writers.js';
+export { CueSequencer } from './captions/cue-sequencer.js';
+export { vttTime, srtTime, vttCueBlock } from './captions/cue-writers.js';
 
 // --- capture health: the measurements both capture adapters make (their types are public: types/capture-health.ts) ---
 export {

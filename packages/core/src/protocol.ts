@@ -118,6 +118,10 @@ export const MEDIA_FAILURE_REASONS = [
   'TOO_MANY_REDIRECTS',
   'UNSUPPORTED_TYPE',
 ] as const;
+/**
+ * The reason of a media URL failure (MediaFetchError.reason).
+ * @useDeclaredType
+ */
 export type MediaFailureReason = (typeof MEDIA_FAILURE_REASONS)[number];
 
 /** Spec "Limits", plus ours where the spec says "not shown" (marked). Used for client-side checks. */
@@ -386,6 +390,10 @@ export const SERVER_MESSAGES = [
   'transcript.revision', 'transcript.language', 'usage.updated', 'session.notice', 'session.paused', 'session.resumed',
   'session.finished', 'error', 'ping', 'pong', 'socket.recycle',
 ] as const;
+/**
+ * The `type` of a server message the session understands.
+ * @useDeclaredType
+ */
 export type ServerMessageType = (typeof SERVER_MESSAGES)[number];
 
 /** Client -> server JSON message types. */

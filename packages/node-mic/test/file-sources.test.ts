@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
+import { mulberry32 } from '@soundclone/core/internal';
 import type { RunningServer } from '@soundclone/server';
 import {
   BUNDLED_SAMPLE, Pcm16Chunker, rawPcmSource, stdinSource, transcribeLive, wavFileSource, type AudioBlock, type AudioSource, type CaptionEvent,
@@ -12,11 +13,10 @@ import { clientFor, encodeOffline, sampleSamples, startRetainingServer, storedAu
 /** Seeded noise plus tones: every sample value matters for the comparisons. */
 function signal(frames: number, channels: number, rate: number, seed = 3): Float32Array {
   const out = new Float32Array(frames * channels);
-  let s = seed >>> 0;
+  const random = mulberry32(seed);
   for (let i = 0; i < frames; i++) {
     for (let c = 0; c < channels; c++) {
-      s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-      out[i * channels + c] = 0.4 * Math.sin((2 * Math.PI * (300 + 200 * c) * i) / rate) + ((s / 2 ** 32) - 0.5) * 0.1;
+      out[i * channels + c] = 0.4 * Math.sin((2 * Math.PI * (300 + 200 * c) * i) / rate) + (random() - 0.5) * 0.1;
     }
   }
   return out;
@@ -67,7 +67,7 @@ describe('file sources into a realtime session', () => {
     expect(events.some((e) => e.kind === 'partial')).toBe(true);
   });
 
-  it('a 48 kHz stereo float WAV: opened at 48 kHz, downmixed and resampled once by the core, exactly as its EncodePipeline does', async () => {
+  it('a 48 kHz stereo float WAV: opened at 48 kHz, downmixed and resampled once by the core, exactly as its FrameEncoder does', async () => {
     const rate = 48_000;
     const frames = rate * 2 + 123;
     const samples = signal(frames, 2, rate);
@@ -160,5 +160,10 @@ describe('file sources into a realtime session', () => {
     for (const [a, b] of [[0, 1], [1, 6], [6, 7], [7, 24]] as const) out.push(...chunker.push(bytes.subarray(a, b)));
     expect(out).toEqual([...values]);
     expect(chunker.pendingBytes).toBe(0);
+    // A chunk that completes no frame allocates nothing: it waits, and the same empty array comes back.
+    const none = chunker.push(bytes.subarray(0, 3));
+    expect(none.length).toBe(0);
+    expect(chunker.push(new Uint8Array(0))).toBe(none);
+    expect(chunker.pendingBytes).toBe(3);
   });
 });

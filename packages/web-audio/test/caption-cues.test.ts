@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { attachCaptions, isCaptionError, type CueChange, type RealtimeSocketSession } from '@soundclone/core';
+import { attachCaptions, CaptionError, isSoundCloneError, type CueChange, type RealtimeSocketSession } from '@soundclone/core';
 import type { RunningServer } from '@soundclone/server';
 import { attachSession, captionCues } from '@soundclone/web-audio';
 import { clientFor, feed, speech, startRealtimeServer } from '../../../test/realtime/support.ts';
@@ -112,6 +112,6 @@ describe('captionCues', () => {
     } catch (caught) {
       thrown = caught;
     }
-    expect(isCaptionError(thrown) && thrown.code).toBe('CAPTIONS_INVALID_OPTION');
+    expect(isSoundCloneError(thrown, CaptionError) && thrown.code).toBe('CAPTIONS_INVALID_OPTION');
   });
 });

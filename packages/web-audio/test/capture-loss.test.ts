@@ -7,7 +7,7 @@ import { SessionWriter } from '../src/capture/session-writer.ts';
 import { pickFeed, type StartCaptureOptions } from '../src/capture/start-capture.ts';
 import { defineCaptureProcessor } from '../src/worklet/capture-processor.ts';
 import type { CaptureProcessorOptions } from '../src/worklet/protocol.ts';
-import { encode } from './support/encode.ts';
+import { encodeStream } from '../../../test/realtime/offline-encode.ts';
 import { startSessionServer, type SessionServer } from './support/session-server.ts';
 
 /**
@@ -106,7 +106,7 @@ async function checkStored(s: RealtimeSocketSession, result: CaptureResult, drop
   const parts: Int16Array[] = [];
   let at = 0;
   for (const d of [...drops, { from: total, to: total }]) {
-    const part = encode(Float32Array.from({ length: d.from - at }, (_, i) => signal(at + i, rate)), rate);
+    const part = encodeStream(Float32Array.from({ length: d.from - at }, (_, i) => signal(at + i, rate)), rate);
     parts.push(part);
     at = d.to;
   }

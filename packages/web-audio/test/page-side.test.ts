@@ -3,7 +3,7 @@ import type { RealtimeSocketSession } from '@soundclone/core';
 import { attachSession, isWebAudioError, openMicrophone, startCapture, WebAudioError } from '@soundclone/web-audio';
 import { LevelMeter, type AudioLevel } from '../src/capture/level-meter.ts';
 import { SessionWriter } from '../src/capture/session-writer.ts';
-import { encode } from './support/encode.ts';
+import { encodeStream } from '../../../test/realtime/offline-encode.ts';
 import { startSessionServer, type SessionServer } from './support/session-server.ts';
 
 /**
@@ -62,7 +62,7 @@ describe('SessionWriter (Float32 at the context rate into a real session, which 
     expect(session.markDiscontinuity()).toBe(0); // and the session's own break with nothing written since is nothing
     for (let at = 0; at < b.length; at += 1000) writer.push(b.subarray(at, at + 1000));
     writer.endSegment();
-    const expected = new Int16Array([...encode(a, rate), ...encode(b, rate)]);
+    const expected = new Int16Array([...encodeStream(a, rate), ...encodeStream(b, rate)]);
     expect(writer.framesIn).toBe(a.length + b.length);
     expect(writer.sentSamples).toBe(expected.length);
     expect(writer.refusedFrames).toBe(0);

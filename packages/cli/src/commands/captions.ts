@@ -1,4 +1,4 @@
-import { attachCaptions, isRealtimeError, type RealtimeError, type RealtimeFinishResult, type StateChange } from '@soundclone/core';
+import { RealtimeError, attachCaptions, isSoundCloneError, type RealtimeFinishResult, type StateChange } from '@soundclone/core';
 import { BUNDLED_SAMPLE, openMicrophone, rawPcmSource, stdinSource, transcribeLive, wavFileSource, type AudioSource, type LiveTranscription, type Microphone, type Pace } from '@soundclone/node-mic';
 import { oneOf, parse, positiveInt, str } from '../args.js';
 import { CaptionScreen } from '../caption-screen.js';
@@ -146,7 +146,7 @@ async function show(ctx: CommandContext, live: LiveTranscription, drops: DropRel
   let result: RealtimeFinishResult | RealtimeError;
   try {
     result = await live.done.catch((caught: unknown) => {
-      if (isRealtimeError(caught) && caught.code === 'REALTIME_BALANCE_EXHAUSTED') return caught;
+      if (isSoundCloneError(caught, RealtimeError) && caught.code === 'REALTIME_BALANCE_EXHAUSTED') return caught;
       throw caught;
     });
   } finally {
@@ -159,7 +159,7 @@ async function show(ctx: CommandContext, live: LiveTranscription, drops: DropRel
     gaps.flush();
     screen.end();
   }
-  if (isRealtimeError(result)) {
+  if (isSoundCloneError(result, RealtimeError)) {
     balanceLine(ctx, result);
     return 1;
   }

@@ -42,8 +42,8 @@ export interface ResamplerOptions {
   kernel?: ResamplerKernel;
   /**
    * Bytes of the wasm kernel's memory set aside for the caller, exposed as `reservedRegion`: an
-   * Int16Array there is an output processPcm16() writes straight into, with no JS loop (the
-   * EncodePipeline keeps its PCM16 ring there). Default 0; ignored by the js kernel.
+   * Int16Array there is an output processPcm16() writes straight into, with no JS loop (FrameEncoder
+   * keeps its frame slots there). Default 0; ignored by the js kernel.
    */
   reserveBytes?: number;
 }

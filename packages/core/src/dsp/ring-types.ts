@@ -1,7 +1,7 @@
 /**
  * The ring's public shapes (options, the cross-thread handle, segment descriptions, views) and the
  * package-internal region option, apart from the ring itself so that code describing ring storage
- * (EncodePipeline, the wasm kernel) does not need the class.
+ * does not need the class.
  */
 export type SampleKind = 'float32' | 'int16';
 export type SampleArrayOf<K extends SampleKind> = K extends 'int16' ? Int16Array : Float32Array;
@@ -75,8 +75,8 @@ export const EMPTY_INT16 = new Int16Array(0);
 /**
  * Package-internal option (not exported by the package): build a new, non-shared ring inside
  * `buffer` from `byteOffset` (a multiple of 4) instead of allocating one, so that its storage can
- * share a buffer with other data. EncodePipeline puts its ring in the Resampler's wasm memory, where
- * the kernel writes PCM16 straight into it and frames are copied out with copyWithin().
+ * share a buffer with other data. SampleRing.attach() builds a handle's ring with it when the handle
+ * names a byteOffset.
  */
 export const RING_REGION = Symbol('ring region');
 

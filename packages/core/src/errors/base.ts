@@ -12,9 +12,3 @@ export class SoundCloneError extends Error {
     this.code = code;
   }
 }
-
-/** Matches by class or, across bundle copies of this package, by name and a string code. */
-export function isSoundCloneError(value: unknown): value is SoundCloneError {
-  if (value instanceof SoundCloneError) return true;
-  return value instanceof Error && typeof (value as { code?: unknown }).code === 'string' && /^[A-Z][A-Za-z]*Error$/.test(value.name);
-}

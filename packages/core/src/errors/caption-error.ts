@@ -15,7 +15,3 @@ export class CaptionError extends SoundCloneError {
     super(code, message, options);
   }
 }
-
-export function isCaptionError(value: unknown): value is CaptionError {
-  return value instanceof CaptionError || (value instanceof Error && value.name === 'CaptionError');
-}

@@ -23,7 +23,3 @@ export class DspError extends SoundCloneError {
     super(code, message, options);
   }
 }
-
-export function isDspError(value: unknown): value is DspError {
-  return value instanceof DspError || (value instanceof Error && value.name === 'DspError');
-}

@@ -1,44 +1,57 @@
-import type {
+import {
   ApiError, AuthenticationError, IdempotencyConflictError, InputInvalidError, InsufficientCharactersError, MediaFetchError,
   NotFoundError, QuotaExceededError, RateLimitError, ServerError, ServiceUnavailableError,
 } from './api-errors.js';
-import type {
+import { SoundCloneError } from './base.js';
+import { CaptionError } from './caption-error.js';
+import {
   AbortError, BatchIncompleteError, ConnectionError, RequestTimeoutError, ResponseFormatError, ValidationError, WaitTimeoutError,
 } from './client-errors.js';
-import type { WebhookVerificationError } from './webhook-errors.js';
+import { DspError } from './dsp-error.js';
+import { RealtimeError } from './realtime-error.js';
+import { WebhookVerificationError } from './webhook-errors.js';
+
+/** An error class of this package (or a subclass of one), as isSoundCloneError() takes it. */
+export type SoundCloneErrorClass<E extends SoundCloneError = SoundCloneError> = abstract new (...args: never[]) => E;
 
 /**
- * Type guards that match by `name` as well as by class, so an error thrown by a second copy of this
- * package (two bundles, a worker) is still recognised (style guide "Errors").
+ * Every class, keyed by the literal `name` its instances carry (the key is the class's own name, and
+ * an object key survives minification where a class name may not). A second copy of this package
+ * (two bundles, a worker, an iframe) throws instances of its own classes: they are recognised by
+ * that name and a string `code`, and family membership follows this copy's classes.
  */
-const API_ERROR_NAMES = new Set([
-  'ApiError', 'AuthenticationError', 'NotFoundError', 'IdempotencyConflictError', 'InputInvalidError', 'MediaFetchError',
-  'RateLimitError', 'InsufficientCharactersError', 'QuotaExceededError', 'ServiceUnavailableError', 'ServerError',
-]);
+const CLASSES: Readonly<Record<string, SoundCloneErrorClass>> = {
+  SoundCloneError, DspError, RealtimeError, CaptionError, WebhookVerificationError,
+  ApiError, AuthenticationError, NotFoundError, IdempotencyConflictError, InputInvalidError, MediaFetchError, RateLimitError,
+  InsufficientCharactersError, QuotaExceededError, ServiceUnavailableError, ServerError,
+  ConnectionError, RequestTimeoutError, AbortError, ValidationError, WaitTimeoutError, ResponseFormatError, BatchIncompleteError,
+};
 
-function named(value: unknown, name: string): boolean {
-  return value instanceof Error && value.name === name && typeof (value as { code?: unknown }).code === 'string';
+/**
+ * True when `value` is an error of this SDK and, given `kind`, one of that class or a subclass of it
+ * (`isSoundCloneError(e, ApiError)` is true for a NotFoundError). Matches by class, or across package
+ * copies and realms by `name` and a string `code` (an Error of any realm: its class is not this
+ * copy's, so `instanceof` alone would miss it). Every code: docs/errors.md.
+ *
+ * ```ts
+ * try { await client.stt.transcriptions.get(id); }
+ * catch (e) { if (isSoundCloneError(e, NotFoundError)) return null; throw e; }
+ * ```
+ */
+export function isSoundCloneError(value: unknown): value is SoundCloneError;
+export function isSoundCloneError<E extends SoundCloneError>(value: unknown, kind: SoundCloneErrorClass<E>): value is E;
+export function isSoundCloneError(value: unknown, kind: SoundCloneErrorClass = SoundCloneError): boolean {
+  if (value instanceof kind) return true;
+  if (!isErrorWithCode(value)) return false;
+  const local = Object.hasOwn(CLASSES, value.name) ? CLASSES[value.name] : undefined;
+  if (local !== undefined) return local === kind || local.prototype instanceof kind;
+  // A name this copy does not know (a newer copy's class): only the family as a whole can be told.
+  return kind === SoundCloneError && /^[A-Z][A-Za-z]*Error$/.test(value.name);
 }
 
-export function isApiError(value: unknown): value is ApiError {
-  return value instanceof Error && API_ERROR_NAMES.has(value.name) && typeof (value as { status?: unknown }).status === 'number';
+/** An Error from any realm (its [[ErrorData]] slot, which `instanceof` cannot see across realms) with a string code. */
+function isErrorWithCode(value: unknown): value is Error & { code: string } {
+  if (typeof value !== 'object' || value === null) return false;
+  if (!(value instanceof Error) && Object.prototype.toString.call(value) !== '[object Error]') return false;
+  return typeof (value as { name?: unknown }).name === 'string' && typeof (value as { code?: unknown }).code === 'string';
 }
-
-export const isAuthenticationError = (v: unknown): v is AuthenticationError => named(v, 'AuthenticationError');
-export const isNotFoundError = (v: unknown): v is NotFoundError => named(v, 'NotFoundError');
-export const isIdempotencyConflictError = (v: unknown): v is IdempotencyConflictError => named(v, 'IdempotencyConflictError');
-export const isInputInvalidError = (v: unknown): v is InputInvalidError => named(v, 'InputInvalidError');
-export const isMediaFetchError = (v: unknown): v is MediaFetchError => named(v, 'MediaFetchError');
-export const isRateLimitError = (v: unknown): v is RateLimitError => named(v, 'RateLimitError');
-export const isInsufficientCharactersError = (v: unknown): v is InsufficientCharactersError => named(v, 'InsufficientCharactersError');
-export const isQuotaExceededError = (v: unknown): v is QuotaExceededError => named(v, 'QuotaExceededError');
-export const isServiceUnavailableError = (v: unknown): v is ServiceUnavailableError => named(v, 'ServiceUnavailableError');
-export const isServerError = (v: unknown): v is ServerError => named(v, 'ServerError');
-export const isConnectionError = (v: unknown): v is ConnectionError => named(v, 'ConnectionError');
-export const isRequestTimeoutError = (v: unknown): v is RequestTimeoutError => named(v, 'RequestTimeoutError');
-export const isAbortError = (v: unknown): v is AbortError => named(v, 'AbortError');
-export const isValidationError = (v: unknown): v is ValidationError => named(v, 'ValidationError');
-export const isWaitTimeoutError = (v: unknown): v is WaitTimeoutError => named(v, 'WaitTimeoutError');
-export const isResponseFormatError = (v: unknown): v is ResponseFormatError => named(v, 'ResponseFormatError');
-export const isBatchIncompleteError = (v: unknown): v is BatchIncompleteError => named(v, 'BatchIncompleteError');
-export const isWebhookVerificationError = (v: unknown): v is WebhookVerificationError => named(v, 'WebhookVerificationError');

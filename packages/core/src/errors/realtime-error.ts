@@ -145,8 +145,3 @@ export class RealtimeError extends SoundCloneError {
     return new RealtimeError('REALTIME_INVALID_STATE', `${call}() cannot complete: the session is already ${state === 'finished' ? 'finished (read its result with client.stt.realtime.get())' : state}`);
   }
 }
-
-/** Matches by class or, across bundle copies, by name. */
-export function isRealtimeError(value: unknown): value is RealtimeError {
-  return value instanceof RealtimeError || (value instanceof Error && value.name === 'RealtimeError' && typeof (value as { code?: unknown }).code === 'string');
-}

@@ -4,7 +4,15 @@ import type { DownloadFormat, MediaFailureReason, TASK_STATUSES, TERMINAL_STATUS
  * Batch transcription tasks and the shared History (spec "Transcription task", "History list item").
  * Decimal-string counts and durations are `bigint` (util/decimal.ts explains why).
  */
+/**
+ * A batch transcription task's status (spec "States and transitions").
+ * @useDeclaredType
+ */
 export type TaskStatus = (typeof TASK_STATUSES)[number];
+/**
+ * A status a task does not leave (isTerminalStatus()).
+ * @useDeclaredType
+ */
 export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
 
 /** Spec "billing fields". state values are ours: RESERVED, SETTLED, RELEASED, ACCRUING. */

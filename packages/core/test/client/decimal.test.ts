@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ResponseFormatError } from '../../src/errors/client-errors.js';
-import { isResponseFormatError } from '../../src/errors/guards.js';
+import { isSoundCloneError } from '../../src/errors/guards.js';
 import { isDecimalString, parseDecimal, parseOptionalDecimal, toDecimalString } from '../../src/util/decimal.js';
 import { parseBilling } from '../../src/parse/transcription.js';
 
@@ -21,7 +21,7 @@ describe('decimal strings', () => {
         caught = error;
       }
       expect(caught, String(bad)).toBeInstanceOf(ResponseFormatError);
-      expect(isResponseFormatError(caught)).toBe(true);
+      expect(isSoundCloneError(caught, ResponseFormatError)).toBe(true);
       expect(caught).toMatchObject({ code: 'MALFORMED_DECIMAL', path: 'data.billing.reservedCharacters' });
       expect((caught as Error).message).toContain('data.billing.reservedCharacters');
     }

@@ -1,11 +1,12 @@
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import {
   ApiError, AuthenticationError, IdempotencyConflictError, InputInvalidError, InsufficientCharactersError, MediaFetchError, NotFoundError,
   QuotaExceededError, RateLimitError, ServerError, ServiceUnavailableError, apiErrorFromResponse,
 } from '../../src/errors/api-errors.js';
-import { isSoundCloneError } from '../../src/errors/base.js';
+import { SoundCloneError } from '../../src/errors/base.js';
 import { WaitTimeoutError } from '../../src/errors/client-errors.js';
-import { isApiError, isInputInvalidError, isNotFoundError, isWaitTimeoutError } from '../../src/errors/guards.js';
+import { isSoundCloneError } from '../../src/errors/guards.js';
 import { buildPath, encodeSegment, path } from '../../src/http/path.js';
 
 const headers = (id?: string): Headers => new Headers(id ? { 'X-Request-Id': id } : {});
@@ -24,7 +25,7 @@ describe('apiErrorFromResponse', () => {
       const error = failure(status, { code: -1, message: `m ${code}`, errorCode: code, requestId: 'req_1', details: { x: 1 } });
       expect(error).toBeInstanceOf(Class);
       expect(error).toMatchObject({ code, status, requestId: 'req_1', message: `m ${code}`, details: { x: 1 } });
-      expect(isApiError(error) && isSoundCloneError(error)).toBe(true);
+      expect(isSoundCloneError(error, ApiError) && isSoundCloneError(error)).toBe(true);
     }
   });
 
@@ -41,10 +42,23 @@ describe('apiErrorFromResponse', () => {
 
   it('type guards match by name across package copies', () => {
     const foreign = Object.assign(new Error('x'), { name: 'NotFoundError', code: 'NOT_FOUND', status: 404 });
-    expect(isNotFoundError(foreign) && isApiError(foreign)).toBe(true);
-    expect(isInputInvalidError(foreign)).toBe(false);
-    expect(isWaitTimeoutError(new WaitTimeoutError('tr_1', 10, undefined))).toBe(true);
-    expect(isApiError(new DOMException('x', 'AbortError'))).toBe(false);
+    expect(isSoundCloneError(foreign, NotFoundError) && isSoundCloneError(foreign, ApiError)).toBe(true);
+    expect(isSoundCloneError(foreign, InputInvalidError)).toBe(false);
+    expect(isSoundCloneError(new WaitTimeoutError('tr_1', 10, undefined), WaitTimeoutError)).toBe(true);
+    expect(isSoundCloneError(new DOMException('x', 'AbortError'), ApiError)).toBe(false);
+  });
+
+  it('the guard tells families apart and recognises an error of another realm, which instanceof cannot', () => {
+    const realm = runInNewContext("Object.assign(new Error('x'), { name: 'RateLimitError', code: 'RATE_LIMITED', status: 429 })") as unknown;
+    expect(realm instanceof Error).toBe(false);
+    expect([RateLimitError, ApiError, SoundCloneError].map((kind) => isSoundCloneError(realm, kind))).toEqual([true, true, true]);
+    expect([isSoundCloneError(realm, NotFoundError), isSoundCloneError(realm, WaitTimeoutError)]).toEqual([false, false]);
+    // Only SoundCloneError errors: a platform error with a string code is not one, nor is a plain object.
+    expect(isSoundCloneError(Object.assign(new Error('x'), { code: 'ECONNRESET' }))).toBe(false);
+    expect(isSoundCloneError({ name: 'NotFoundError', code: 'NOT_FOUND' }, NotFoundError)).toBe(false);
+    // A name this copy does not know (a newer copy's class) is still of the family, of no class of this copy.
+    const newer = Object.assign(new Error('x'), { name: 'FutureError', code: 'FUTURE' });
+    expect([isSoundCloneError(newer), isSoundCloneError(newer, ApiError)]).toEqual([true, false]);
   });
 });
 

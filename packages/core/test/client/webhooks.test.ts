@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { isWebhookVerificationError } from '../../src/errors/guards.js';
-import type { WebhookVerificationError } from '../../src/errors/webhook-errors.js';
+import { WebhookVerificationError } from '../../src/errors/webhook-errors.js';
+import { isSoundCloneError } from '../../src/errors/guards.js';
 import { signWebhookPayload, timingSafeEqual } from '../../src/webhooks/hmac.js';
 import { ReplayCache } from '../../src/webhooks/replay-cache.js';
 import { createWebhookVerifier } from '../../src/webhooks/verifier.js';
@@ -31,7 +31,7 @@ async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
     await promise;
     return undefined;
   } catch (error) {
-    expect(isWebhookVerificationError(error)).toBe(true);
+    expect(isSoundCloneError(error, WebhookVerificationError)).toBe(true);
     return (error as WebhookVerificationError).code;
   }
 }

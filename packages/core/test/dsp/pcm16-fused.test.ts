@@ -1,14 +1,14 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { EncodePipeline, Resampler, SampleRing, encodePcm16, type EncodedFrame, type ResamplerKernel } from '@soundclone/core';
+import { Resampler, SampleRing, encodePcm16, type ResamplerKernel } from '@soundclone/core';
 import { encodePcm16Bytes, encodePcm16Into } from '../../src/dsp/pcm16.js';
 import { RING_REGION, type RingRegion } from '../../src/dsp/sample-ring.js';
 import { firSimdModule } from '../../src/dsp/wasm/fir-simd-module.js';
-import { mulberry32, noise } from '../support/prng.js';
+import { loud, mulberry32 } from '../support/prng.js';
 import { expectDspError } from '../support/dsp-errors.js';
 
-// The fused PCM16 path: the wasm kernel's quantizer (fir-simd.wat `pcm16`), Resampler.processPcm16
-// and the EncodePipeline that writes through it straight into its ring. Everything here must give
-// the bytes of encodePcm16 applied to the float output.
+// The fused PCM16 path: the wasm kernel's quantizer (fir-simd.wat `pcm16`) and Resampler.processPcm16
+// (FrameEncoder writes through it straight into its frame slots: frame-encoder.test.ts). Everything
+// here must give the bytes of encodePcm16 applied to the float output.
 
 /** Samples that stress the quantizer: ties and their neighbours at every scale, extremes, non-finite, subnormals, random bits. */
 function hardSamples(seed: number, randomCount: number): Float32Array {
@@ -109,17 +109,6 @@ describe('encodePcm16 on blocks the wasm quantizer takes', () => {
   });
 });
 
-/** Loud noise with clipping and exact ties, so that rounding and saturation both happen. */
-function loud(length: number, seed: number): Float32Array {
-  const random = mulberry32(seed);
-  const out = new Float32Array(length);
-  for (let i = 0; i < length; i++) {
-    const kind = random();
-    out[i] = kind < 0.1 ? (random() < 0.5 ? -1.5 : 1.5) : kind < 0.3 ? (Math.floor(random() * 65536) - 32768 + 0.5) / 32768 : random() * 2.2 - 1.1;
-  }
-  return out;
-}
-
 describe('Resampler.processPcm16', () => {
   const cases: Array<[number, number, ResamplerKernel]> = [
     [48000, 16000, 'wasm'], [44100, 16000, 'wasm'], [8000, 96000, 'wasm'], [48000, 16000, 'js'], [44100, 16000, 'js'], [16000, 16000, 'auto'],
@@ -173,84 +162,6 @@ describe('Resampler.processPcm16', () => {
     expect(r.outputFrames).toBe(0);
     expectDspError(() => new Resampler({ inputRate: 48000, outputRate: 16000, reserveBytes: -1 }), 'DSP_INVALID_OPTION');
     expectDspError(() => new Resampler({ inputRate: 48000, outputRate: 16000, reserveBytes: 1.5 }), 'DSP_INVALID_OPTION');
-  });
-});
-
-interface Collected { bytes: number[]; starts: number[] }
-
-function drainInto(pipeline: EncodePipeline, into: Collected): void {
-  let frame: EncodedFrame | null;
-  while ((frame = pipeline.nextFrame()) !== null) {
-    into.starts.push(frame.startSample);
-    into.bytes.push(...frame.bytes.subarray(frame.payloadOffset));
-  }
-}
-
-function referenceBytes(input: Float32Array, inputRate: number, kernel: ResamplerKernel): Uint8Array {
-  const r = new Resampler({ inputRate, outputRate: 16000, kernel });
-  const out = new Float32Array(r.maxOutputFor(input.length) + r.latencyFrames + 4);
-  let n = r.process(input, out);
-  n += r.flush(out, n);
-  const bytes = new Uint8Array(n * 2);
-  encodePcm16(out.subarray(0, n), bytes);
-  return bytes;
-}
-
-describe('EncodePipeline on the fused path', () => {
-  for (const kernel of ['wasm', 'js'] as const) {
-    for (const headerBytes of [0, 3, 12]) {
-      it(`${kernel}, header ${headerBytes}: a small ring wrapped many times gives the bytes of resample + encodePcm16`, () => {
-        const input = loud(48000 * 3 + 17, 21);
-        const pipeline = new EncodePipeline({ inputRate: 48000, kernel, bufferMs: 100, maxBlockFrames: 480, headerBytes });
-        expect(pipeline.resampler.kernel).toBe(kernel);
-        const got: Collected = { bytes: [], starts: [] };
-        const random = mulberry32(headerBytes + 1);
-        for (let at = 0; at < input.length;) {
-          const size = Math.min(1 + Math.floor(random() * 600), input.length - at);
-          pipeline.push(input.subarray(at, at + size));
-          at += size;
-          drainInto(pipeline, got);
-        }
-        pipeline.flush();
-        drainInto(pipeline, got);
-        expect(pipeline.overflowSamples).toBe(0);
-        expect(pipeline.ring.capacity * 5).toBeLessThan(got.bytes.length / 2);
-        expect(Uint8Array.from(got.bytes)).toEqual(referenceBytes(input, 48000, kernel));
-        got.starts.forEach((s, i) => expect(s).toBe(i * 320));
-      });
-    }
-
-    it(`${kernel}: drops the oldest audio when nobody drains, and what is left is still exact`, () => {
-      const input = loud(48000, 5);
-      const gaps: Array<[number, number]> = [];
-      const pipeline = new EncodePipeline({ inputRate: 48000, kernel, bufferMs: 100, maxBlockFrames: 480, onOverflow: (from, to) => gaps.push([from, to]) });
-      for (let at = 0; at < input.length; at += 128) pipeline.push(input.subarray(at, at + 128));
-      pipeline.flush();
-      const total = 16000;
-      const capacity = pipeline.ring.capacity;
-      expect(pipeline.overflowSamples).toBe(total - capacity);
-      expect(gaps[0]![0]).toBe(0);
-      expect(gaps.at(-1)![1]).toBe(total - capacity);
-      const got: Collected = { bytes: [], starts: [] };
-      drainInto(pipeline, got);
-      expect(got.starts[0]).toBe(total - capacity);
-      expect(Uint8Array.from(got.bytes)).toEqual(referenceBytes(input, 48000, kernel).subarray(2 * (total - capacity)));
-    });
-  }
-
-  it('allocates nothing per push() and nextFrame() in the steady state (same frame object, same bytes)', () => {
-    const pipeline = new EncodePipeline({ inputRate: 44100 });
-    const input = noise(44100, 2, 0.5);
-    pipeline.push(input.subarray(0, 128 * 40));
-    const first = pipeline.nextFrame()!;
-    const bytes = first.bytes;
-    for (let at = 128 * 40; at + 128 <= input.length; at += 128) {
-      pipeline.push(input.subarray(at, at + 128));
-      for (let frame = pipeline.nextFrame(); frame !== null; frame = pipeline.nextFrame()) {
-        expect(frame).toBe(first);
-        expect(frame.bytes).toBe(bytes);
-      }
-    }
   });
 });
 

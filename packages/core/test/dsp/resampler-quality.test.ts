@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { QUALITY_PRESETS, Resampler, SUPPORTED_RATES, type ResamplerQuality } from '@soundclone/core';
-import { aliasOf, fitTone, fitTones, sine, snrAgainstSine, toDb } from '@soundclone/core/internal';
+import { Resampler, SUPPORTED_RATES, type ResamplerQuality } from '@soundclone/core';
+import { QUALITY_PRESETS, aliasOf, fitTone, fitTones, sine, snrAgainstSine, toDb } from '@soundclone/core/internal';
 
 /**
  * The resampler's quality guarantees, for every supported rate pair and preset, measured on the float

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ACK_WATCH, ackWatchTiming, type AckWatchTiming } from '../../src/realtime/watch/ack-watch-options.js';
-import { isValidationError } from '../../src/errors/guards.js';
+import { ValidationError } from '../../src/errors/client-errors.js';
+import { isSoundCloneError } from '../../src/errors/guards.js';
 import { AckWatchdog, healthReport, type AckView } from '../../src/realtime/watch/ack-watchdog.js';
 import { SocketWatch } from '../../src/realtime/watch/socket-watch.js';
 import type { SessionState } from '../../src/realtime/session-state.js';
@@ -159,7 +160,7 @@ describe('ackWatchTiming: the ackWatch option', () => {
       try {
         ackWatchTiming(option);
       } catch (caught) {
-        if (isValidationError(caught)) return [...caught.violations];
+        if (isSoundCloneError(caught, ValidationError)) return [...caught.violations];
         throw caught;
       }
       return [];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeFrameHeader } from '../../src/protocol.js';
-import { EncodePipeline } from '../../src/dsp/encode-pipeline.js';
 import { AudioOutbox, type Gap } from '../../src/realtime/audio/outbox.js';
+import { offlinePcm16 } from '../support/offline-encode.js';
 
 const ramp = (from: number, n: number): Int16Array => Int16Array.from({ length: n }, (_, i) => ((from + i) % 30_000) - 15_000);
 
@@ -136,14 +136,7 @@ describe('AudioOutbox', () => {
   it("setInput() takes the writer's rate before audio: each segment is resampled exactly as a stream of its own", () => {
     const rate = 44_100;
     const tone = (n: number, hz: number): Float32Array => Float32Array.from({ length: n }, (_, i) => 0.4 * Math.sin((2 * Math.PI * hz * i) / rate));
-    const offline = (x: Float32Array): Int16Array => {
-      const p = new EncodePipeline({ inputRate: rate, outputRate: 16_000, bufferMs: 10_000, kernel: 'js' });
-      p.push(x);
-      p.flush();
-      const out = new Int16Array(p.ring.availableToRead());
-      p.ring.read(out);
-      return out;
-    };
+    const offline = (x: Float32Array): Int16Array => offlinePcm16(x, rate, { kernel: 'js' });
     const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 10_000 });
     box.setInput({ sampleRate: rate, kernel: 'js' });
     expect(box.stats().resamplerKernel).toBe('js');
@@ -169,14 +162,7 @@ describe('AudioOutbox', () => {
   it('setInput() after a discontinuity swaps the resampler; positions, retained audio and resends carry on', () => {
     const tone = (rate: number, n: number, hz: number, channels = 1): Float32Array =>
       Float32Array.from({ length: n * channels }, (_, i) => 0.4 * Math.sin((2 * Math.PI * hz * Math.floor(i / channels)) / rate));
-    const offline = (rate: number, x: Float32Array, channels = 1): Int16Array => {
-      const p = new EncodePipeline({ inputRate: rate, channels, outputRate: 16_000, bufferMs: 10_000, kernel: 'js' });
-      p.push(x);
-      p.flush();
-      const out = new Int16Array(p.ring.availableToRead());
-      p.ring.read(out);
-      return out;
-    };
+    const offline = (rate: number, x: Float32Array, channels = 1): Int16Array => offlinePcm16(x, rate, { channels, kernel: 'js' });
     const gaps: Gap[] = [];
     const box = new AudioOutbox({ sampleRate: 48_000, channels: 1, bufferMs: 10_000 });
     box.setInput({ sampleRate: 48_000, kernel: 'js' });

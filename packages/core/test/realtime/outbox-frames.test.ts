@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { AudioOutbox } from '../../src/realtime/audio/outbox.js';
-import { seeded } from './outbox-frames-prng.js';
+import { int16Noise } from '../support/prng.js';
 
 describe('AudioOutbox frame buffers', () => {
   it('never overwrites a frame the server has not acknowledged, and stops growing once acknowledgements flow', () => {
     const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 10_000 });
-    const next = seeded(7);
+    const next = int16Noise(7);
     const block = new Int16Array(320);
     const held: Array<{ bytes: Uint8Array; copy: Uint8Array }> = [];
     for (let i = 0; i < 50; i++) {
@@ -26,7 +26,7 @@ describe('AudioOutbox frame buffers', () => {
   });
 
   it('write() takes Int16 at any rate and channel count as value / 32768, bit for bit the Float32 path', () => {
-    const next = seeded(11);
+    const next = int16Noise(11);
     const int16 = Int16Array.from({ length: 48_000 * 2 }, () => next());
     const float = Float32Array.from(int16, (v) => v / 32768);
     const encode = (block: Int16Array | Float32Array): Int16Array => {

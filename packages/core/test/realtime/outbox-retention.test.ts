@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { EncodePipeline } from '../../src/dsp/encode-pipeline.js';
+import type { EncodedFrame } from '../../src/dsp/frame-encoder.js';
 import { decodeFrameHeader } from '../../src/protocol.js';
-import { AudioOutbox, type Gap, type OutgoingFrame } from '../../src/realtime/audio/outbox.js';
-import { seeded } from './outbox-frames-prng.js';
+import { AudioOutbox, type Gap } from '../../src/realtime/audio/outbox.js';
+import { offlinePcm16 } from '../support/offline-encode.js';
+import { int16Noise } from '../support/prng.js';
 
 const ramp = (from: number, n: number): Int16Array => Int16Array.from({ length: n }, (_, i) => ((from + i) % 30_000) - 15_000);
 
@@ -10,12 +11,12 @@ function payload(bytes: Uint8Array): Int16Array {
   return new Int16Array(bytes.buffer.slice(bytes.byteOffset + 16, bytes.byteOffset + bytes.byteLength));
 }
 
-function header(frame: OutgoingFrame): unknown {
+function header(frame: EncodedFrame): unknown {
   return decodeFrameHeader(new DataView(frame.bytes.buffer, frame.bytes.byteOffset, frame.bytes.byteLength), 0, frame.bytes.length);
 }
 
-function drain(box: AudioOutbox, epoch: number, allowShort: boolean): OutgoingFrame[] {
-  const out: OutgoingFrame[] = [];
+function drain(box: AudioOutbox, epoch: number, allowShort: boolean): EncodedFrame[] {
+  const out: EncodedFrame[] = [];
   for (let f = box.nextFrame(epoch, allowShort); f !== null; f = box.nextFrame(epoch, allowShort)) {
     out.push({ bytes: f.bytes, startSample: f.startSample, sampleCount: f.sampleCount });
   }
@@ -75,7 +76,7 @@ describe('AudioOutbox retention: the retained audio is the frames', () => {
     box.acknowledge(320);
     // The socket went down; far more than the slots hold arrives, in odd-sized blocks.
     let produced = 500;
-    const next = seeded(3);
+    const next = int16Noise(3);
     while (produced < 500 + box.capacity * 2) {
       const n = 1 + (next() & 1023);
       box.writePcm16(ramp(produced, n));
@@ -108,7 +109,7 @@ describe('AudioOutbox retention: the retained audio is the frames', () => {
   it('steady state: every frame is one of the fixed slots, in the resampler memory the kernel writes, never a new buffer', () => {
     const box = new AudioOutbox({ sampleRate: 48_000, channels: 1, bufferMs: 2000 });
     const block = new Float32Array(128);
-    const next = seeded(5);
+    const next = int16Noise(5);
     const objects = new Set<object>();
     const buffers = new Set<ArrayBufferLike>();
     let frames = 0;
@@ -130,17 +131,10 @@ describe('AudioOutbox retention: the retained audio is the frames', () => {
     if (box.stats().resamplerKernel === 'wasm') expect([...buffers][0]).toBeInstanceOf(ArrayBuffer); // the wasm memory's buffer
   });
 
-  it('writeFloat gives the bytes the contiguous encode path gives, across slot boundaries at any block size, with either kernel', () => {
-    const next = seeded(9);
+  it('writeFloat gives the bytes of one Resampler + encodePcm16 over the whole stream, across slot boundaries at any block size, with either kernel', () => {
+    const next = int16Noise(9);
     const input = Float32Array.from({ length: 44_100 }, () => next() / 40_000);
-    const contiguous = (kernel: 'js' | 'auto'): Int16Array => {
-      const p = new EncodePipeline({ inputRate: 44_100, outputRate: 16_000, bufferMs: 5000, kernel });
-      p.push(input);
-      p.flush();
-      const out = new Int16Array(p.ring.availableToRead());
-      p.ring.read(out);
-      return out;
-    };
+    const contiguous = (kernel: 'js' | 'auto'): Int16Array => offlinePcm16(input, 44_100, { kernel });
     const run = (kernel: 'js' | 'auto', block: number): Int16Array => {
       const box = new AudioOutbox({ sampleRate: 16_000, channels: 1, bufferMs: 5000 });
       box.setInput({ sampleRate: 44_100, kernel });

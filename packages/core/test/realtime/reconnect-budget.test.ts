@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CLOSE_CODES, FINAL_CLOSE_CODES } from '../../src/protocol.js';
-import { isValidationError } from '../../src/errors/guards.js';
+import { ValidationError } from '../../src/errors/client-errors.js';
+import { isSoundCloneError } from '../../src/errors/guards.js';
 import { CLOSE_CLASSES, classifyLoss } from '../../src/realtime/recovery/loss-classes.js';
 import { DefaultReconnectPolicy, type ReconnectContext } from '../../src/realtime/recovery/reconnect-policy.js';
 import { SessionRecovery, type RecoveryAction, type RecoveryFacts } from '../../src/realtime/recovery/recovery.js';
@@ -134,7 +135,7 @@ describe('credentials provider', () => {
     expect(() => checkSessionOptions({ credentials: async () => ({ token: 't' }), stableWindowMs: 0 })).not.toThrow();
     await expect(freshCredentials(async () => ({ token: 'rtt_x', apiKey: 'k' }))).resolves.toEqual({ token: 'rtt_x', accessKey: 'k' });
     const bad = await freshCredentials(async () => ({}) as never).catch((e: unknown) => e);
-    expect(isValidationError(bad)).toBe(true);
+    expect(isSoundCloneError(bad, ValidationError)).toBe(true);
     const empty = await freshCredentials(async () => ({ token: '' })).catch((e: unknown) => e);
     expect(String(empty)).toMatch(/credentials\(\)\.token/);
   });

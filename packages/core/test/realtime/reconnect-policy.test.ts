@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors/client-errors.js';
-import { isValidationError } from '../../src/errors/guards.js';
+import { isSoundCloneError } from '../../src/errors/guards.js';
 import { DefaultReconnectPolicy } from '../../src/realtime/recovery/reconnect-policy.js';
 
 const ctx = (attempt: number, elapsedMs = 0) => ({ attempt, elapsedMs, reason: 'test' });
@@ -52,7 +52,7 @@ describe('DefaultReconnectPolicy: capped exponential backoff with full jitter', 
     expect(inverted).toBeInstanceOf(ValidationError);
     expect(inverted).toMatchObject({ code: 'VALIDATION_FAILED', violations: [{ field: 'maxMs' }] });
     const several = refusal({ baseMs: Number.NaN, maxAttempts: -1, maxElapsedMs: -5 });
-    expect(isValidationError(several) && several.violations.map((v) => v.field)).toEqual(['baseMs', 'maxMs', 'maxAttempts', 'maxElapsedMs']);
+    expect(isSoundCloneError(several, ValidationError) && several.violations.map((v) => v.field)).toEqual(['baseMs', 'maxMs', 'maxAttempts', 'maxElapsedMs']);
     expect(refusal({ baseMs: 0, maxMs: 0, maxAttempts: 0, maxElapsedMs: 0 })).toBeUndefined();
   });
 });

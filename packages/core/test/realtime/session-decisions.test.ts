@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PAUSE, RESUME, finishesNow, operationGate, refusedAtOnce, type OperationView } from '../../src/realtime/operation-gates.js';
-import { RealtimeError, isRealtimeError } from '../../src/errors/realtime-error.js';
+import { RealtimeError } from '../../src/errors/realtime-error.js';
+import { isSoundCloneError } from '../../src/errors/guards.js';
 import { SessionIntent } from '../../src/realtime/session-intent.js';
 import { exhaustedAt, failedBeforeReady, finalViewEnding, finishGaveUp, restFinishEnding, settle, unsavedEnding } from '../../src/realtime/ending/ending.js';
 import { TERMINAL_STATES, TRANSITIONS, type SessionState } from '../../src/realtime/session-state.js';
@@ -12,7 +13,7 @@ function view(state: SessionState, intent = new SessionIntent(), failure?: Error
   return { state, terminal: TERMINAL_STATES.includes(state), intent, failure };
 }
 
-const code = (e: unknown): string | undefined => (isRealtimeError(e) ? e.code : undefined);
+const code = (e: unknown): string | undefined => (isSoundCloneError(e, RealtimeError) ? e.code : undefined);
 
 const finalView = (status: string): RealtimeSession =>
   ({ sessionId: 'rs_1', transcriptionId: 'tr_1', status, epoch: 1, accepting: false, partial: '', lines: [], notices: [], usage: { receivedSamples: 10n } }) as unknown as RealtimeSession;

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RealtimeSocketSession } from '../../src/realtime/realtime-session.js';
 import type { StateChange } from '../../src/realtime/session-state.js';
-import { isRealtimeError } from '../../src/errors/realtime-error.js';
+import { RealtimeError } from '../../src/errors/realtime-error.js';
+import { isSoundCloneError } from '../../src/errors/guards.js';
 import { FakeSocket, ready, tick } from './fake-socket.js';
 
 function make(extra: Partial<ConstructorParameters<typeof RealtimeSocketSession>[0]> = {}): { session: RealtimeSocketSession; changes: StateChange[]; debug: string[] } {
@@ -108,7 +109,7 @@ describe('RealtimeSocketSession state machine (fake socket)', () => {
     const finishing = session.finish({ timeoutMs: 5000 });
     FakeSocket.last.drop(4404);
     const error = await finishing.then(() => undefined, (e: unknown) => e);
-    expect(isRealtimeError(error) && error.code).toBe('REALTIME_SESSION_NOT_FOUND');
+    expect(isSoundCloneError(error, RealtimeError) && error.code).toBe('REALTIME_SESSION_NOT_FOUND');
     expect(session.state).toBe('failed');
     expect(FakeSocket.all.length).toBe(1);
   });

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RealtimeSocketSession } from '../../src/realtime/realtime-session.js';
-import { isRealtimeError } from '../../src/errors/realtime-error.js';
+import { RealtimeError } from '../../src/errors/realtime-error.js';
+import { isSoundCloneError } from '../../src/errors/guards.js';
 import { DefaultReconnectPolicy } from '../../src/realtime/recovery/reconnect-policy.js';
 import { FakeSocket, ready, tick } from './fake-socket.js';
 
@@ -104,7 +105,7 @@ describe('socket handoff on socket.recycle (fake socket)', () => {
     old.drop(4001);
     expect(session.state).toBe('failed');
     const error: unknown = await session.finish().then(() => undefined, (caught: unknown) => caught);
-    expect(isRealtimeError(error) && error.code).toBe('REALTIME_SESSION_REPLACED');
+    expect(isSoundCloneError(error, RealtimeError) && error.code).toBe('REALTIME_SESSION_REPLACED');
   });
 
   it('any other loss of the current socket drops the standby and is recovered as usual', async () => {

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { isDspError, type DspErrorCode } from '../../src/index.js';
+import { DspError, isSoundCloneError, type DspErrorCode } from '../../src/index.js';
 
 /** Runs `fn` and checks it threw a DspError with `code` (by the guard, so it also matches by name). */
 export function expectDspError(fn: () => unknown, code: DspErrorCode): void {
@@ -9,6 +9,6 @@ export function expectDspError(fn: () => unknown, code: DspErrorCode): void {
   } catch (error) {
     thrown = error;
   }
-  expect(isDspError(thrown), `expected a DspError ${code}, got ${String(thrown)}`).toBe(true);
+  expect(isSoundCloneError(thrown, DspError), `expected a DspError ${code}, got ${String(thrown)}`).toBe(true);
   expect((thrown as { code: string }).code).toBe(code);
 }

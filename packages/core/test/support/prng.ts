@@ -1,17 +1,7 @@
-/**
- * mulberry32: a tiny seeded generator, so every randomized test replays exactly. Not for anything
- * but tests.
- */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '../../src/util/prng.js';
+
+/** Seeded randomness for the tests: core's one generator (src/util/prng.ts), so every randomized test replays exactly. */
+export { mulberry32 };
 
 /** An integer in [min, max] from `random`. */
 export function randomInt(random: () => number, min: number, max: number): number {
@@ -23,5 +13,22 @@ export function noise(length: number, seed: number, amplitude = 1): Float32Array
   const random = mulberry32(seed);
   const out = new Float32Array(length);
   for (let i = 0; i < length; i++) out[i] = (random() * 2 - 1) * amplitude;
+  return out;
+}
+
+/** Seeded int16 values, one per call: the same samples every run. */
+export function int16Noise(seed: number): () => number {
+  const random = mulberry32(seed);
+  return () => Math.floor(random() * 65536) - 32768;
+}
+
+/** Loud noise with clipping and exact ties, so that rounding and saturation both happen. */
+export function loud(length: number, seed: number): Float32Array {
+  const random = mulberry32(seed);
+  const out = new Float32Array(length);
+  for (let i = 0; i < length; i++) {
+    const kind = random();
+    out[i] = kind < 0.1 ? (random() < 0.5 ? -1.5 : 1.5) : kind < 0.3 ? (Math.floor(random() * 65536) - 32768 + 0.5) / 32768 : random() * 2.2 - 1.1;
+  }
   return out;
 }

@@ -79,24 +79,24 @@ export function indexOfSamples(haystack: Int16Array, needle: Int16Array): number
 }
 
 /**
- * What the core encode path makes of Float32 input, computed offline with its own EncodePipeline in
- * the same block sizes: the server must have received exactly this (one resampler, nothing else).
+ * What the core encode path makes of Float32 input, computed offline with the session's own
+ * FrameEncoder in the same block sizes: the server must have received exactly this (one resampler,
+ * nothing else).
  */
 export async function encodeOffline(blocks: readonly Float32Array[], inputRate: number, channels: number): Promise<Int16Array> {
-  const { EncodePipeline } = await import('@soundclone/core');
-  const pipeline = new EncodePipeline({ inputRate, channels, bufferMs: 600_000 });
+  const { FrameEncoder } = await import('@soundclone/core');
+  const encoder = new FrameEncoder({ inputRate, channels });
   const parts: Int16Array[] = [];
   const drain = (): void => {
-    for (let f = pipeline.nextFrame(); f !== null && f !== undefined; f = pipeline.nextFrame()) {
-      const bytes = f.bytes.slice();
-      parts.push(new Int16Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 2));
+    for (let f = encoder.nextFrame(); f !== null; f = encoder.nextFrame()) {
+      parts.push(new Int16Array(f.bytes.slice(FrameEncoder.headerBytes).buffer));
     }
   };
   for (const block of blocks) {
-    pipeline.push(block);
+    encoder.write(block);
     drain();
   }
-  pipeline.flush();
+  encoder.flush();
   drain();
   const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
   parts.reduce((at, p) => (out.set(p, at), at + p.length), 0);

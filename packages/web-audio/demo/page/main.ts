@@ -1,5 +1,5 @@
 import { attachSession, captionCues, isWebAudioError, openMicrophone, startCapture, type Capture, type CaptureDrop, type CaptureResult, type WebCaptureEvent } from '@soundclone/web-audio';
-import { isApiError, type CaptureHealth, type RealtimeFinishResult, type RealtimeSocketSession, type SessionHealth } from '@soundclone/core';
+import { ApiError, isSoundCloneError, type CaptureHealth, type RealtimeFinishResult, type RealtimeSocketSession, type SessionHealth } from '@soundclone/core';
 import { apiErrorFromResponse, protocol } from '@soundclone/core/internal';
 import { sessionStreams } from '@soundclone/core/rx';
 import { CaptionsView } from './captions-view.js';
@@ -187,13 +187,13 @@ async function releaseSession(sessionId: string, keepalive = false): Promise<voi
 
 /** What went wrong, for the visitor: no status codes, and what to do next. */
 function plainWords(caught: unknown): string {
-  if (isApiError(caught) && caught.code === 'INSUFFICIENT_CHARACTERS') return BALANCE_ADVICE_START;
-  if (isApiError(caught) && caught.code === 'RATE_LIMITED' && (protocol.ACCOUNT_LIMIT_REASONS as readonly unknown[]).includes(caught.details?.['reason'])) {
+  if (isSoundCloneError(caught, ApiError) && caught.code === 'INSUFFICIENT_CHARACTERS') return BALANCE_ADVICE_START;
+  if (isSoundCloneError(caught, ApiError) && caught.code === 'RATE_LIMITED' && (protocol.ACCOUNT_LIMIT_REASONS as readonly unknown[]).includes(caught.details?.['reason'])) {
     // Per-account limits (docs/protocol.md "Per-account limits"): this account, not the service, is full.
     return 'This account already has as many captions running as it may at once. Stop captions in another tab or window, then press Start again.';
   }
-  if (isApiError(caught) && (caught.code === 'SERVICE_UNAVAILABLE' || caught.code === 'RATE_LIMITED')) return 'The speech service is busy, try again in a moment.';
-  if (isApiError(caught)) return `The speech service could not start captions (${caught.message}). Try again in a moment.`;
+  if (isSoundCloneError(caught, ApiError) && (caught.code === 'SERVICE_UNAVAILABLE' || caught.code === 'RATE_LIMITED')) return 'The speech service is busy, try again in a moment.';
+  if (isSoundCloneError(caught, ApiError)) return `The speech service could not start captions (${caught.message}). Try again in a moment.`;
   if (isWebAudioError(caught)) {
     switch (caught.code) {
       case 'WEB_AUDIO_PERMISSION_DENIED':

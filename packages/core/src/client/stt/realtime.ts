@@ -9,7 +9,8 @@ import { parseSession } from '../../parse/realtime.js';
 import { Checks, isHttpUrl, isPlainObject, requireParams } from '../validation/checks.js';
 import { isAbortSignalLike } from '../../http/call-options.js';
 import { RealtimeError } from '../../errors/realtime-error.js';
-import { isAbortError } from '../../errors/guards.js';
+import { AbortError } from '../../errors/client-errors.js';
+import { isSoundCloneError } from '../../errors/guards.js';
 import { RealtimeSocketSession } from '../../realtime/realtime-session.js';
 import { socketUrlFor } from '../../realtime/socket/address.js';
 import { resolveWebSocket } from '../../realtime/socket/transport.js';
@@ -79,7 +80,7 @@ export class Realtime {
       { ...(title !== undefined ? { title } : {}), ...(languageHint !== undefined ? { languageHint } : {}), ...(options !== undefined ? { options } : {}) },
       { ...(idempotencyKey !== undefined ? { idempotencyKey } : {}), ...(session.signal !== undefined ? { signal: session.signal } : {}) },
     ).catch((error: unknown) => {
-      if (isAbortError(error) && session.signal?.aborted === true) throw RealtimeError.aborted('connect', session.signal.reason);
+      if (isSoundCloneError(error, AbortError) && session.signal?.aborted === true) throw RealtimeError.aborted('connect', session.signal.reason);
       throw error;
     });
     const live = new RealtimeSocketSession({

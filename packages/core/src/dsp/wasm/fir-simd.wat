@@ -188,7 +188,7 @@
   ;; With H: a tie v = n + 0.5 gives n + 1 - 2^-25, which rounds to n + 1 (to even when it is exactly
   ;; halfway, at n = 0) and so truncates away from zero; any v with a fraction below 0.5 stays below
   ;; the next integer. Verified for all 2^32 float32 inputs against encodePcm16 when written (a one-off
-  ;; run, too slow for a test); test/dsp/encode-pipeline.test.ts keeps comparing bytes. ±Infinity
+  ;; run, too slow for a test); test/dsp/pcm16-fused.test.ts keeps comparing bytes. ±Infinity
   ;; saturates to the extremes. Eight samples per vector pass, then four, then one at a time.
   (func $pcm16 (export "pcm16") (param $src i32) (param $dst i32) (param $n i32)
     (local $end i32) (local $v v128) (local $w v128) (local $x f32) (local $i i32)

@@ -1,14 +1,11 @@
-import { DspError } from '../../errors/dsp-error.js';
-import { quantizePcm16 } from '../../dsp/pcm16.js';
-import { Resampler, type ResamplerKernel, type SampleBlock } from '../../dsp/resampler.js';
+import { FrameEncoder, type EncodedFrame } from '../../dsp/frame-encoder.js';
+import type { ResamplerKernel, SampleBlock } from '../../dsp/resampler.js';
 import { REALTIME } from '../../protocol.js';
-import { FrameSlots, type OutgoingFrame } from '../frame-slots.js';
 import { GapLedger, NO_GAPS, type Gap } from './gap-ledger.js';
 import { RealtimeError } from '../../errors/realtime-error.js';
 import { checkBlockFits, checkFloatBlock, checkPcm16Block, ownRealm } from './write-input.js';
 
 export type { Gap } from './gap-ledger.js';
-export type { OutgoingFrame } from '../frame-slots.js';
 
 /** Backpressure and memory, as numbers a UI can draw (bounded and observable). */
 export interface AudioStats {
@@ -44,23 +41,17 @@ export interface InputFormat {
   readonly kernel?: ResamplerKernel;
 }
 
-/** Largest block the resampler takes in one call; longer write() blocks are split into views (which allocate). */
-const MAX_BLOCK_FRAMES = 8192;
-/**
- * Most outputs one call can add, at any input rate (8 kHz, the lowest supported, doubles): the slots
- * beyond bufferMs that let a write always find room by dropping old slots, never the one it fills.
- */
-const MAX_OUTPUTS_PER_CALL = MAX_BLOCK_FRAMES * 2 + 2;
-
 /**
  * The audio on its way out. Every sample the server has not acknowledged is held here, and it is held
- * frame-shaped: the resampler writes the 16 kHz PCM16 straight into the payloads of socket-ready frame
- * slots (FrameSlots: 16 bytes of header room, then one frame), and a slot that is full gets its header
- * and goes to send() as it is. The slot is the retained copy and the frame at once.
+ * frame-shaped: the outbox's FrameEncoder (dsp/frame-encoder.ts, the public encode path) writes the
+ * 16 kHz PCM16 straight into the payloads of socket-ready frame slots (16 bytes of header room, then one
+ * frame), and a slot that is full gets its header and goes to send() as it is. The slot is the retained
+ * copy and the frame at once. The encoder encodes and keeps; the outbox decides what is owed: it frees
+ * slots on acknowledgement, resends from the server's cursor and declares gaps.
  *
- *   write(Float32 | Int16) ─► Resampler.processPcm16Runs ─► frame slots ──nextFrame()──► socket
- *   writePcm16(Int16) ─────────────── copied in ──────────┘   ▲ acknowledge(received) frees whole slots,
- *                                                               rewindTo(received) sends them again
+ *   write(Float32 | Int16) ─► FrameEncoder: Resampler.processPcm16Runs ─► frame slots ──nextFrame()──► socket
+ *   writePcm16(Int16) ──────────────────────── copied in ───────────────┘   ▲ acknowledge(received) frees whole slots,
+ *                                                                             rewindTo(received) sends them again
  *
  * Copies per sample after the caller's block: the resampler's history (it needs its input in its own
  * memory, and downmixes, converts int16 and zeroes non-finite samples on the way), then the slot. With
@@ -93,12 +84,7 @@ const MAX_OUTPUTS_PER_CALL = MAX_BLOCK_FRAMES * 2 + 2;
  */
 export class AudioOutbox {
   readonly frameSamples: number;
-  #resampler: Resampler;
-  #slots: FrameSlots;
-  /** resampler.flush()'s floats, quantized into the slots (a segment's tail: rare). */
-  #scratch: Float32Array;
-  /** (start, length) pairs in the slots' int16 memory where the next outputs go. */
-  readonly #runs: Int32Array;
+  readonly #encoder: FrameEncoder;
   #format: Required<InputFormat>;
   #mode: 'float' | 'pcm16' | undefined;
   /** Float input went into the resampler since the last segment end: endSegment() has a tail to encode. */
@@ -107,36 +93,18 @@ export class AudioOutbox {
   /** The server's last acknowledged cursor, in its own positions. */
   #ackedServer: number;
   #expected: number;
-  #overflow = 0;
   readonly #gaps: GapLedger;
   /** Gaps declared and not yet taken (takeGaps()). */
   #news: Gap[] = [];
-  readonly #slotCount: number;
-  /** Samples bufferMs keeps (whole slots): the most one write may add. */
-  readonly #keptSamples: number;
 
-  constructor(options: { sampleRate: number; channels: number; bufferMs: number; startSample?: number; frameMs?: number; }) {
+  constructor(options: { sampleRate: number; channels: number; bufferMs: number; startSample?: number; frameMs?: number }) {
     this.#gaps = new GapLedger();
     const startSample = options.startSample ?? 0;
-    const frameMs = options.frameMs ?? 20;
-    const frameSamples = (frameMs * REALTIME.sampleRate) / 1000;
-    if (!Number.isInteger(frameSamples) || frameSamples < 1 || frameSamples > REALTIME.sampleRate * 10) {
-      throw new DspError('DSP_INVALID_OPTION', `frameMs ${String(frameMs)} must give a whole number of samples at ${REALTIME.sampleRate} Hz, at most 10 s`);
-    }
-    if (!(options.bufferMs > 0) || options.bufferMs > 3_600_000) {
-      throw new DspError('DSP_INVALID_OPTION', `bufferMs must be in (0, 3600000], got ${String(options.bufferMs)}`);
-    }
-    this.frameSamples = frameSamples;
-    // bufferMs of audio, plus room for the largest single write whatever the input rate (so one format
-    // change keeps the same layout), plus the open slot.
-    const kept = Math.ceil((options.bufferMs * REALTIME.sampleRate) / 1000 / frameSamples);
-    this.#keptSamples = kept * frameSamples;
-    this.#slotCount = kept + Math.ceil(MAX_OUTPUTS_PER_CALL / frameSamples) + 2;
-    this.#runs = new Int32Array(2 * (Math.ceil(MAX_OUTPUTS_PER_CALL / frameSamples) + 2));
     this.#format = { sampleRate: options.sampleRate, channels: options.channels, kernel: 'auto' };
-    this.#resampler = this.#makeResampler(this.#format);
-    this.#slots = this.#makeSlots(this.#resampler, startSample);
-    this.#scratch = this.#makeScratch(this.#resampler);
+    this.#encoder = new FrameEncoder({
+      inputRate: options.sampleRate, channels: options.channels, bufferMs: options.bufferMs, frameMs: options.frameMs, startSample,
+    });
+    this.frameSamples = this.#encoder.frameSamples;
     this.#acked = startSample;
     this.#ackedServer = startSample;
     this.#expected = startSample;
@@ -144,28 +112,29 @@ export class AudioOutbox {
 
   /** Frame slots: fixed for the session's life (bufferMs and the largest write decide how many). */
   get frameBuffers(): number {
-    return this.#slots.count;
+    return this.#encoder.slotCount;
   }
 
   /** Samples the slots hold at most (bufferMs, rounded up to whole slots, plus room for one write). */
   get capacity(): number {
-    return this.#slots.capacity;
+    return this.#encoder.capacity;
   }
 
   /** Samples bufferMs keeps (whole slots): the most one write may add. */
   get keptSamples(): number {
-    return this.#keptSamples;
+    return this.#encoder.keptSamples;
   }
 
   /** Samples a write can add now without dropping audio the server has not acknowledged. */
   get writableSamples(): number {
     // Acknowledged samples of the open slot stay in it until it is sealed; they are not owed any more.
-    return Math.max(0, this.#keptSamples - (this.#slots.writeCursor - Math.max(this.#slots.releaseCursor, this.#acked)));
+    const encoder = this.#encoder;
+    return Math.max(0, encoder.keptSamples - (encoder.producedSamples - Math.max(encoder.releaseCursor, this.#acked)));
   }
 
   /** Copies the encoded samples [from, from + out.length) still held into `out`; returns how many (for checks). */
   peek(from: number, out: Int16Array): number {
-    return this.#slots.peek(from, out);
+    return this.#encoder.peek(from, out);
   }
 
   /**
@@ -189,19 +158,13 @@ export class AudioOutbox {
     if (this.#segmentOpen) {
       throw new RealtimeError('REALTIME_INVALID_STATE', `the input format (${now.sampleRate} Hz, ${now.channels} channel(s)) cannot change inside a segment; mark a discontinuity before switching to ${next.sampleRate} Hz, ${next.channels} channel(s)`);
     }
-    // Built before it replaces the old one: a format the resampler refuses leaves the outbox as it was.
-    const resampler = this.#makeResampler(next);
-    const slots = this.#makeSlots(resampler, this.#slots.releaseCursor);
-    // Same slot count whatever the rate: nothing is dropped (adopt() would drop the oldest if it were).
-    this.#overflow += slots.adopt(this.#slots);
-    this.#resampler = resampler;
-    this.#slots = slots;
-    this.#scratch = this.#makeScratch(resampler);
+    // A format the resampler refuses throws before anything changes: the outbox stays as it was.
+    this.#encoder.setInput(next.sampleRate, next.channels, next.kernel);
     this.#format = next;
   }
 
   get produced(): number {
-    return this.#slots.writeCursor;
+    return this.#encoder.producedSamples;
   }
 
   get acked(): number {
@@ -245,12 +208,9 @@ export class AudioOutbox {
   writeFloat(input: SampleBlock): number {
     const block = this.checkFloat(input);
     if (this.#mode !== 'float') this.#setMode('float');
-    if (this.#resampler.flushed) throw new DspError('DSP_INVALID_STATE', 'write() after the stream was flushed');
+    // DSP_INVALID_STATE after the stream was flushed, before anything is taken.
+    const produced = this.#encoder.write(block);
     this.#segmentOpen = true;
-    const most = MAX_BLOCK_FRAMES * this.#format.channels;
-    if (block.length <= most) return this.#encode(block);
-    let produced = 0;
-    for (let at = 0; at < block.length; at += most) produced += this.#encode(block.subarray(at, at + most));
     return produced;
   }
 
@@ -258,13 +218,7 @@ export class AudioOutbox {
   writePcm16(samples: Int16Array): number {
     this.checkPcm16(samples);
     if (this.#mode !== 'pcm16') this.#setMode('pcm16');
-    const slots = this.#slots;
-    for (let at = 0; at < samples.length; at += this.frameSamples) {
-      const count = Math.min(samples.length - at, this.frameSamples);
-      this.#makeRoom(count);
-      slots.writeSamples(samples, at, count, this.#runs);
-    }
-    return samples.length;
+    return this.#encoder.writePcm16(samples);
   }
 
   /**
@@ -286,8 +240,9 @@ export class AudioOutbox {
     }
     if (format.channels !== 1 && block.length % format.channels !== 0) checkFloatBlock(block, format.channels);
     const frames = block.length / format.channels;
-    if ((frames * REALTIME.sampleRate) / format.sampleRate + 2 > this.#keptSamples) {
-      checkBlockFits('write', this.#resampler.outputCountFor(frames), this.#keptSamples, REALTIME.sampleRate);
+    const kept = this.#encoder.keptSamples;
+    if ((frames * REALTIME.sampleRate) / format.sampleRate + 2 > kept) {
+      checkBlockFits('write', this.#encoder.outputCountFor(frames), kept, REALTIME.sampleRate);
     }
     return block;
   }
@@ -295,12 +250,12 @@ export class AudioOutbox {
   /** What writePcm16() refuses, checked without taking anything (see checkFloat). */
   checkPcm16(samples: unknown): void {
     if (!(samples instanceof Int16Array)) checkPcm16Block(samples); // the full check only off the hot path
-    checkBlockFits('writePcm16', (samples as Int16Array).length, this.#keptSamples, REALTIME.sampleRate);
+    checkBlockFits('writePcm16', (samples as Int16Array).length, this.#encoder.keptSamples, REALTIME.sampleRate);
   }
 
   /** Encodes what the resampler still holds and ends the stream (finish). A PCM16-only session has nothing there. */
   flushResampler(): void {
-    if (this.#mode === 'float' && !this.#resampler.flushed) this.#encodeTail();
+    if (this.#mode === 'float') this.#encoder.flush();
     this.#segmentOpen = false;
   }
 
@@ -313,10 +268,7 @@ export class AudioOutbox {
   endSegment(): number {
     if (!this.#segmentOpen) return 0;
     this.#segmentOpen = false;
-    if (this.#resampler.flushed) return 0;
-    const produced = this.#encodeTail();
-    this.#resampler.reset();
-    return produced;
+    return this.#encoder.endSegment();
   }
 
   /**
@@ -328,7 +280,7 @@ export class AudioOutbox {
     const at = Math.min(this.#gaps.toCaptured(serverPosition), this.produced);
     if (at <= this.#acked) return;
     this.#acked = at;
-    this.#slots.release(at);
+    this.#encoder.release(at);
     if (this.#expected < at) this.#expected = at;
   }
 
@@ -399,15 +351,15 @@ export class AudioOutbox {
    * filling (pause and finish send the remainder). The frame and its bytes stay untouched until the
    * server acknowledges them; send them, do not keep them past that.
    */
-  nextFrame(epoch: number, allowShort: boolean): OutgoingFrame | null {
-    const slots = this.#slots;
+  nextFrame(epoch: number, allowShort: boolean): EncodedFrame | null {
+    const encoder = this.#encoder;
     // An overflow dropped slots the server had not got: that audio is gone; say so (takeGaps()).
-    const kept = slots.releaseCursor;
+    const kept = encoder.releaseCursor;
     if (kept > this.#expected) {
       this.#declare(this.#expected, kept, 'overflow');
       this.#expected = kept;
     }
-    const frame = slots.frame(this.#expected, epoch, this.#gaps.toServer(this.#expected), allowShort);
+    const frame = encoder.frameAt(this.#expected, epoch, this.#gaps.toServer(this.#expected), allowShort);
     if (frame !== null) this.#expected += frame.sampleCount;
     return frame;
   }
@@ -422,76 +374,12 @@ export class AudioOutbox {
       unackedSamples: sent - this.#acked,
       queuedSamples: produced - sent,
       bufferedSamples: produced - this.#acked,
-      capacitySamples: this.#slots.capacity,
-      overflowSamples: this.#overflow,
+      capacitySamples: this.#encoder.capacity,
+      overflowSamples: this.#encoder.overflowSamples,
       gapSamples: this.#gaps.ranges.reduce((n, [a, b]) => n + b - a, 0),
       lagMs: ((produced - this.#acked) * 1000) / REALTIME.sampleRate,
-      resamplerKernel: this.#resampler.kernel,
+      resamplerKernel: this.#encoder.kernel,
     };
-  }
-
-  /** One block through the resampler, its outputs straight into the slots. */
-  #encode(block: SampleBlock): number {
-    const resampler = this.#resampler;
-    const frames = block.length / this.#format.channels;
-    // A block that is not whole frames: the resampler reports it (nothing is dropped for it first).
-    const count = Number.isInteger(frames) ? resampler.outputCountFor(frames) : 0;
-    this.#makeRoom(count);
-    const runs = this.#runs;
-    const runCount = this.#slots.writeRuns(count, runs);
-    // Most blocks land inside one slot (a 128-frame block gives about 43 samples of a 320-sample
-    // frame): one contiguous call then; the runs only where a block crosses into the next slot.
-    const written = runCount <= 1
-      ? resampler.processPcm16(block, this.#slots.samples, runCount === 1 ? runs[0]! : 0)
-      : resampler.processPcm16Runs(block, this.#slots.samples, runs, runCount);
-    this.#slots.commit(written);
-    return written;
-  }
-
-  /** The resampler's tail (flush): through the float scratch, quantized into the slots as the kernel would. */
-  #encodeTail(): number {
-    const count = this.#resampler.pendingFlush;
-    this.#makeRoom(count);
-    const written = this.#resampler.flush(this.#scratch);
-    const runs = this.#runs;
-    const runCount = this.#slots.writeRuns(written, runs);
-    for (let r = 0, from = 0; r < runCount; r++) {
-      quantizePcm16(this.#scratch, from, runs[2 * r + 1]!, this.#slots.samples, runs[2 * r]!);
-      from += runs[2 * r + 1]!;
-    }
-    this.#slots.commit(written);
-    return written;
-  }
-
-  /** Frees whole slots from the old end until `count` samples fit; the live end is never dropped. */
-  #makeRoom(count: number): void {
-    const slots = this.#slots;
-    while (slots.room() < count) {
-      const dropped = slots.dropOldest();
-      if (dropped === 0 && slots.releaseCursor === slots.writeCursor) return; // cannot happen: writes fit the slots
-      this.#overflow += dropped;
-    }
-  }
-
-  #makeResampler(format: Required<InputFormat>): Resampler {
-    return new Resampler({
-      inputRate: format.sampleRate,
-      outputRate: REALTIME.sampleRate,
-      channels: format.channels,
-      kernel: format.kernel,
-      blockFrames: 4096,
-      // The slots live in the wasm kernel's memory, so it quantizes its outputs straight into them.
-      reserveBytes: FrameSlots.byteLengthFor(this.frameSamples, this.#slotCount),
-    });
-  }
-
-  #makeSlots(resampler: Resampler, startSample: number): FrameSlots {
-    const region = resampler.reservedRegion;
-    return new FrameSlots(this.frameSamples, this.#slotCount, startSample, region === null ? undefined : region);
-  }
-
-  #makeScratch(resampler: Resampler): Float32Array {
-    return new Float32Array(resampler.maxOutputFor(resampler.latencyFrames + 1) + 1);
   }
 
   /**

@@ -1,6 +1,7 @@
 import { REALTIME } from '../../protocol.js';
 import type { RealtimeNotice, RealtimeSession } from '../../types/realtime.js';
-import { RealtimeError, isRealtimeError } from '../../errors/realtime-error.js';
+import { isSoundCloneError } from '../../errors/guards.js';
+import { RealtimeError } from '../../errors/realtime-error.js';
 
 /**
  * How the session ends, decided from the values given: the final view (over the socket, over REST, or
@@ -54,7 +55,7 @@ export function finalViewEnding(reason: string, outcome: Settled<RealtimeSession
  * can still save it).
  */
 export function finishGaveUp(caught: unknown): Ending {
-  const timedOut = isRealtimeError(caught) && caught.code === 'REALTIME_TIMEOUT';
+  const timedOut = isSoundCloneError(caught, RealtimeError) && caught.code === 'REALTIME_TIMEOUT';
   return { to: timedOut ? 'failed' : 'closed', error: caught as Error, reason: timedOut ? 'finish timed out' : 'finish aborted' };
 }
 

@@ -1,4 +1,5 @@
-import { isNotFoundError } from '../../errors/guards.js';
+import { NotFoundError } from '../../errors/api-errors.js';
+import { isSoundCloneError } from '../../errors/guards.js';
 import { CLOSE_CODES, TERMINAL_STATUSES } from '../../protocol.js';
 import type { RealtimeSession } from '../../types/realtime.js';
 import { DefaultReconnectPolicy, type ReconnectPolicy } from './reconnect-policy.js';
@@ -230,7 +231,7 @@ export class SessionRecovery {
   /** The GET before a reconnect failed: a session that is gone ends here, anything else is retried. */
   viewFailed(caught: unknown, facts: RecoveryFacts): readonly RecoveryAction[] {
     if (facts.terminal) return NOTHING;
-    if (isNotFoundError(caught)) return [{ do: 'fail', error: RealtimeError.sessionNotFound(), reason: 'session not found' }];
+    if (isSoundCloneError(caught, NotFoundError)) return [{ do: 'fail', error: RealtimeError.sessionNotFound(), reason: 'session not found' }];
     return this.#schedule(undefined, `GET session failed: ${caught instanceof Error ? caught.message : String(caught)}`, facts, false);
   }
 

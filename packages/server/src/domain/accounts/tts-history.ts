@@ -1,6 +1,5 @@
 import { ApiError, Violations } from '../../errors.js';
-import { LIMITS, TTS_HAS_MORE } from '@soundclone/core/internal';
-import { seededRandom } from '../../util/random.js';
+import { LIMITS, TTS_HAS_MORE, mulberry32 } from '@soundclone/core/internal';
 import { WORDS } from '../../recognition/words.js';
 import type { Account } from './accounts.js';
 
@@ -34,7 +33,7 @@ export class TtsHistory {
 
   constructor(accounts: readonly Account[], seedCount: number) {
     for (const account of accounts) {
-      const random = seededRandom(0x5eed + account.index);
+      const random = mulberry32(0x5eed + account.index);
       const list: TtsItem[] = [];
       for (let seq = 1; seq <= seedCount; seq++) {
         const words = Array.from({ length: 4 + Math.floor(random() * 24) }, () => WORDS[Math.floor(random() * WORDS.length)] as string);

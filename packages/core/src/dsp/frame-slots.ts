@@ -1,12 +1,16 @@
-import { LITTLE_ENDIAN_HOST } from '../dsp/pcm16.js';
+import { LITTLE_ENDIAN_HOST } from './pcm16.js';
 import { FRAME, encodeFrameHeader } from '../protocol.js';
 
-/** One socket-ready frame: the 16-byte header then PCM16 little-endian (docs/protocol.md). */
-export interface OutgoingFrame {
-  /** Header and payload; exactly the message to send. */
+/**
+ * One socket-ready frame: the 16-byte header (magic, version, epoch, start sample: docs/protocol.md
+ * "Binary audio frames") then PCM16 little-endian, 16 kHz mono.
+ */
+export interface EncodedFrame {
+  /** Header and payload; exactly the message to send. The payload is `bytes.subarray(FrameEncoder.headerBytes)`. */
   readonly bytes: Uint8Array;
-  /** First sample, in the server's positions (what the header says). */
+  /** First sample: what the header says (a session's frames carry the server's positions). */
   readonly startSample: number;
+  /** Samples in the payload: a whole frame, or fewer for the last one of a stream or a segment. */
   readonly sampleCount: number;
 }
 
@@ -23,7 +27,7 @@ export interface SlotRegion {
 }
 
 /**
- * The retained audio of the outbox, stored frame-shaped: `count` slots side by side, each 16 bytes of
+ * The encoded audio of a FrameEncoder, stored frame-shaped: `count` slots side by side, each 16 bytes of
  * header room then one frame of PCM16. The encoder writes the 16 kHz samples straight into the slots'
  * payloads (the resampler's kernel through writeRuns(), PCM16 writers through writeSamples()); a slot
  * that is full, or sealed by a short frame (pause, finish), gets its header written in place and its
@@ -44,8 +48,9 @@ export interface SlotRegion {
  * of that slot; every frame after it is a slot again. When the slots run out, dropOldest() frees the
  * oldest whole slot; the outbox declares what it held as a gap if the server never got it.
  *
- * A slot is overwritten only after it was released (the server acknowledged it: bytes a WebSocket may
- * still hold by reference after send() are safe then, see AudioOutbox) or dropped by an overflow.
+ * A slot is overwritten only after it was released (in a session, once the server acknowledged it:
+ * bytes a WebSocket may still hold by reference after send() are safe then, see realtime/audio-outbox.ts)
+ * or dropped by an overflow.
  *
  * Big-endian hosts: the encoder writes native int16; a slot's payload is turned to little-endian in
  * place when it first goes out as a frame (it takes no more samples then), and read back accordingly.
@@ -216,7 +221,7 @@ export class FrameSlots {
    * it holds. `position` must be at least releaseCursor. The frame's bytes stay untouched until the
    * slot is released or dropped.
    */
-  frame(position: number, epoch: number, serverStart: number, allowShort: boolean): OutgoingFrame | null {
+  frame(position: number, epoch: number, serverStart: number, allowShort: boolean): EncodedFrame | null {
     if (position >= this.#write) return null;
     const slot = this.#find(position);
     const start = this.#start[slot]!;
@@ -279,7 +284,7 @@ export class FrameSlots {
     return dropped;
   }
 
-  #fresh(slot: number, offset: number, count: number, epoch: number, serverStart: number): OutgoingFrame {
+  #fresh(slot: number, offset: number, count: number, epoch: number, serverStart: number): EncodedFrame {
     // A server cursor inside a slot: its header cannot go in front of that sample without overwriting
     // audio an earlier frame holds, so this one frame is built apart.
     const bytes = new Uint8Array(FRAME.headerBytes + count * FRAME.bytesPerSample);

@@ -1,0 +1,15 @@
+/**
+ * mulberry32: a tiny seeded generator of numbers in [0, 1), so seeded data, test inputs, benchmark
+ * signals and chaos schedules replay exactly on every run. 32 bits of state; not for anything that
+ * must be unpredictable.
+ */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
