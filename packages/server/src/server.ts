@@ -26,7 +26,7 @@ import { chooseRecognizer, type RecognizerChoice } from './recognition/select.js
 import { accountRoutes } from './routes/account-routes.js';
 import { sttRoutes } from './routes/stt-routes.js';
 import type { Services } from './services.js';
-import { JournalStore, type StateReport } from './store/journal-store.js';
+import { JournalStore, type StateReport } from './store/journal/journal-store.js';
 import { MemoryStore } from './store/memory-store.js';
 import type { Store } from './store/store.js';
 import { systemClock, type Clock } from './util/clock.js';

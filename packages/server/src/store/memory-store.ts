@@ -257,7 +257,10 @@ export class MemoryStore implements Store {
     }
     for (const [owner, held] of outstanding) this.ledgerOrThrow(owner).chars.reserved = held;
     for (const row of interrupted) {
-      this.putTask(this.failed(row, {
+      // Nothing of the run is kept: a batch task caught while reconciling ends without the transcript
+      // it was about to deliver, as every failed task does.
+      const cleared: TaskRow = { ...row, transcript: null, detectedLanguage: null, audioDurationMs: 0n };
+      this.putTask(this.failed(cleared, {
         errorCode: 'INTERNAL',
         message: 'the service stopped while this transcription was running; nothing was charged, submit it again',
         retryable: true,

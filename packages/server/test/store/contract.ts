@@ -258,12 +258,15 @@ export function describeStoreContract(name: string, engine: StoreUnderTest): voi
       it('fails the running tasks of the given accounts, releases them and leaves nothing reserved, once', async () => {
         const store = await open(seedInput(10_000n));
         const queued = row(await store.createBatchTask({ task: newTask(A), durationMs: 1n }));
+        const reconciling = row(await store.createBatchTask({ task: newTask(A), durationMs: 1n }));
+        await store.tasks.update(reconciling.id, { status: 'RECONCILING', transcript, detectedLanguage: 'en', audioDurationMs: 5n }, T0);
         const live = row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n }));
         store.accrueRealtime(live.id, 16_000n);
         const done = row(await store.createBatchTask({ task: newTask(A), durationMs: 1n }));
         await store.settleBatch(done.id, { status: 'COMPLETED', durationMs: 1n, now: T0 });
         const other = row(await store.createBatchTask({ task: newTask(B), durationMs: 1n }));
-        expect(await store.recoverInterrupted([A], T0 + 1)).toBe(2);
+        expect(await store.recoverInterrupted([A], T0 + 1)).toBe(3);
+        expect(await store.tasks.get(reconciling.id)).toMatchObject({ status: 'FAILED', transcript: null, detectedLanguage: null, audioDurationMs: 0n });
         expect(await store.tasks.get(queued.id)).toMatchObject({ status: 'FAILED', error: { errorCode: 'INTERNAL', retryable: true, action: 'RETRY' }, billing: { state: 'RELEASED' } });
         expect(await store.tasks.get(live.id)).toMatchObject({ status: 'FAILED', billing: { state: 'RELEASED', settled: 0n } });
         expect((await store.tasks.get(done.id))?.status).toBe('COMPLETED');

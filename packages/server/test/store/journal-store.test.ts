@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
-import { JournalStore } from '../../src/store/journal-store.js';
+import { JournalStore } from '../../src/store/journal/journal-store.js';
 import type { Store } from '../../src/store/store.js';
 import { describeStoreContract } from './contract.js';
 

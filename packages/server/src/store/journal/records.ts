@@ -1,6 +1,6 @@
 import { TASK_STATUSES, type TaskStatus } from '@soundclone/core/internal';
-import type { BillingRecord, LedgerChars } from '../domain/accounts/billing.js';
-import type { LedgerRow, TaskRow, VoiceRow } from '../store/store.js';
+import type { BillingRecord, LedgerChars } from '../../domain/accounts/billing.js';
+import type { LedgerRow, TaskRow, VoiceRow } from '../store.js';
 
 /**
  * The journal's lines (docs/protocol.md "Local state"). Every line is one JSON object with a `type`;

@@ -1,11 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { DataDirLock } from '../state/data-dir-lock.js';
-import { Journal } from '../state/journal.js';
-import { StateStoreError } from '../state/state-error.js';
-import { accountFromRecord, checkRecord, header, taskFromRecord, taskRecord, type StateRecord } from '../state/records.js';
-import { MemoryStore, type StoreChange } from './memory-store.js';
-import type { SeedInput } from './store.js';
+import { DataDirLock } from './data-dir-lock.js';
+import { Journal } from './journal.js';
+import { StateStoreError } from './state-error.js';
+import { accountFromRecord, checkRecord, header, taskFromRecord, taskRecord, type StateRecord } from './records.js';
+import { MemoryStore, type StoreChange } from '../memory-store.js';
+import type { SeedInput } from '../store.js';
 
 /** What a start found in the data directory (RunningServer.state). */
 export interface StateReport {
