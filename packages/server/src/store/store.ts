@@ -244,11 +244,23 @@ export interface Store {
   close(): Promise<void>;
 }
 
-/** A failure of the store itself (never a refusal a client caused). */
+/**
+ * A failure of the store itself (never a refusal a client caused):
+ *
+ *   TASK_NOT_FOUND              an operation named a task the store does not hold (a bug in the caller:
+ *                               the domain only names tasks it read or created).
+ *   ASYNC_SPENDING_UNSUPPORTED  the engine answered the realtime spending guard with a Promise; the
+ *                               socket's frame path needs an in-order queue before such an engine can
+ *                               serve realtime sessions.
+ *
+ * The data-directory engine's own failures are StateStoreError (journal/state-error.ts).
+ */
+export type StoreErrorCode = 'TASK_NOT_FOUND' | 'ASYNC_SPENDING_UNSUPPORTED';
+
 export class StoreError extends Error {
   override readonly name = 'StoreError';
   constructor(
-    readonly code: 'TASK_NOT_FOUND' | 'ASYNC_SPENDING_UNSUPPORTED',
+    readonly code: StoreErrorCode,
     message: string,
     options?: { cause?: unknown },
   ) {
@@ -258,4 +270,12 @@ export class StoreError extends Error {
   static taskNotFound(id: string): StoreError {
     return new StoreError('TASK_NOT_FOUND', `no task ${id} in the store`);
   }
+
+  static asyncSpending(): StoreError {
+    return new StoreError('ASYNC_SPENDING_UNSUPPORTED', 'this store answers the realtime spending guard asynchronously; realtime sessions need a synchronous one');
+  }
+}
+
+export function isStoreError(value: unknown): value is StoreError {
+  return value instanceof StoreError || (value instanceof Error && value.name === 'StoreError');
 }

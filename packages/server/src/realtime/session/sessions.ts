@@ -192,7 +192,7 @@ export class RealtimeSessions {
         const limit = store.accrueRealtime(taskId, wanted);
         // A frame is stored or refused in the call that brought it; an engine that must wait for the
         // answer needs the socket's frames queued behind it first (connection.ts), which no engine here does.
-        if (typeof limit !== 'bigint') throw new StoreError('ASYNC_SPENDING_UNSUPPORTED', 'this store answers the realtime spending guard asynchronously; realtime sessions need a synchronous one');
+        if (typeof limit !== 'bigint') throw StoreError.asyncSpending();
         return limit;
       },
     };
