@@ -1,10 +1,10 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '../../errors.js';
-import { MODELS, REALTIME_SPENDING } from '@soundclone/core/internal';
+import { MODELS, REALTIME, REALTIME_SPENDING } from '@soundclone/core/internal';
 import { ACCOUNT_LIMITS, ID_PREFIXES, RECOGNIZER_REFUSALS, SERVER_LIMITS, SOCKET_TOKEN } from '../../protocol.js';
 import { isRecognizerError } from '../../recognition/errors.js';
 import type { Recognizer, RecognizerStream } from '../../recognition/recognizer.js';
-import { dec, parseCount } from '../../util/decimal.js';
+import { ceilDiv, dec, parseCount } from '../../util/decimal.js';
 import { randomId } from '../../util/ids.js';
 import type { Clock } from '../../util/clock.js';
 import type { Account } from '../../domain/accounts/accounts.js';
@@ -187,12 +187,19 @@ export class RealtimeSessions {
     );
     const store = this.store;
     const taskId = task.id;
+    // Samples the session's reservation already pays for: whole seconds, since a charge is per started
+    // second. Below them a frame needs no new reservation and the limit is at least this much, so the
+    // store is asked once per started second of audio, not once per frame, with the same outcome.
+    let paid = 0n;
     audio.spending = {
       reserve: (wanted) => {
+        if (wanted < paid) return paid;
         const limit = store.accrueRealtime(taskId, wanted);
         // A frame is stored or refused in the call that brought it; an engine that must wait for the
         // answer needs the socket's frames queued behind it first (connection.ts), which no engine here does.
         if (typeof limit !== 'bigint') throw StoreError.asyncSpending();
+        const granted = wanted < limit ? wanted : limit;
+        paid = ceilDiv(granted, SAMPLES_PER_SECOND) * SAMPLES_PER_SECOND;
         return limit;
       },
     };
@@ -448,6 +455,8 @@ export class RealtimeSessions {
     return this.sessions.get(id);
   }
 }
+
+const SAMPLES_PER_SECOND = BigInt(REALTIME.sampleRate);
 
 /** A realtime creation the balance does not cover. */
 function insufficient(minimum: bigint, left: bigint): ApiError {
