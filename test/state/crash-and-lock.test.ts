@@ -19,10 +19,10 @@ const WRITER = `
 const { startServer } = await import(process.argv[1]);
 const server = await startServer({ accessKeys: [process.argv[3]], dataDir: process.argv[2], recognizer: 'deterministic' });
 const account = server.services.accounts.authenticate(process.argv[3]);
-const voice = server.services.voices.createClone(account, 'n0', [{ size: 1 }]);
+const voice = await server.services.voices.createClone(account, 'n0', [{ size: 1 }]);
 process.stdout.write('voice ' + voice.id + '\\n');
 for (let i = 1; ; i++) {
-  server.services.voices.rename(account, voice.id, { name: 'n' + i });
+  await server.services.voices.rename(account, voice.id, { name: 'n' + i });
   process.stdout.write(i + '\\n');
 }
 `;
@@ -73,7 +73,7 @@ describe('kept state across crashes and processes', () => {
       const server = await startServer({ accessKeys: [KEY], dataDir, recognizer: 'deterministic' });
       try {
         const account = server.services.accounts.authenticate(KEY);
-        const voice = server.services.voices.list(account).find((v) => v.id === voiceId);
+        const voice = (await server.services.voices.list(account)).find((v) => v.id === voiceId);
         // Killed after the acknowledged write, maybe inside the next one: that one may or may not be there.
         expect(Number(voice?.name.slice(1))).toBeGreaterThanOrEqual(acknowledged);
         // Whatever the kill cut short was cut off: the file is whole lines again.

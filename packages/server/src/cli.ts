@@ -1,6 +1,6 @@
 import { isServerFlagError, parseServerFlags, SERVER_USAGE } from './cli-flags.js';
 import { isRecognizerError } from './recognition/errors.js';
-import { isStateStoreError } from './state/state-error.js';
+import { isStateStoreError } from './store/journal/state-error.js';
 import { startServer } from './server.js';
 
 /**

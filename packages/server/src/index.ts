@@ -6,8 +6,8 @@
 export { startServer, type RunningServer, type ServerOptions, type RequestLogEntry, type HttpLimits } from './server.js';
 export * as protocol from './protocol.js';
 export { ApiError, type Violation } from './errors.js';
-export { StateStoreError, isStateStoreError, type StateErrorCode } from './state/state-error.js';
-export type { StateReport } from './state/state-store.js';
+export { StateStoreError, isStateStoreError, type StateErrorCode } from './store/journal/state-error.js';
+export type { StateReport } from './store/journal/journal-store.js';
 export type { FaultAction, FaultRule, FaultHandle, Faults } from './http/faults.js';
 export type { AccountOverrides } from './domain/accounts/accounts.js';
 export type {

@@ -3,11 +3,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { API_PREFIX, REALTIME, SOCKET_DEFAULTS } from '@soundclone/core/internal';
 import { ACCOUNT_LIMITS, HTTP_LIMITS, SERVER_LIMITS, WEBHOOK_DELIVERY } from './protocol.js';
-import { Accounts, type AccountOverrides } from './domain/accounts/accounts.js';
+import { Accounts, initialLedger, type AccountOverrides } from './domain/accounts/accounts.js';
 import { Covers } from './domain/accounts/covers.js';
 import { TtsHistory } from './domain/accounts/tts-history.js';
 import { Voices } from './domain/accounts/voices.js';
-import { DISCARD_CHANGES } from './domain/state-changes.js';
 import { Tasks } from './domain/transcriptions/tasks.js';
 import { DEFAULT_TIMING, TranscriptionRunner, type TaskTiming } from './domain/transcriptions/runner.js';
 import { TranscriptionService } from './domain/transcriptions/service.js';
@@ -27,7 +26,9 @@ import { chooseRecognizer, type RecognizerChoice } from './recognition/select.js
 import { accountRoutes } from './routes/account-routes.js';
 import { sttRoutes } from './routes/stt-routes.js';
 import type { Services } from './services.js';
-import { StateStore, type StateReport } from './state/state-store.js';
+import { JournalStore, type StateReport } from './store/journal/journal-store.js';
+import { MemoryStore } from './store/memory-store.js';
+import type { Store } from './store/store.js';
 import { systemClock, type Clock } from './util/clock.js';
 import { WebhookDispatcher } from './webhooks/delivery.js';
 
@@ -122,7 +123,7 @@ export interface RunningServer {
   /** The realtime socket endpoint: open sockets now and the last 1,000 socket events. */
   readonly sockets: { readonly size: number; readonly log: readonly SocketLogEntry[] };
   /**
-   * The in-memory state (tests inspect ledgers, sessions, webhook deliveries). @hidden The service's
+   * The domain objects and their store (tests inspect ledgers, sessions, webhook deliveries). @hidden The service's
    * own domain objects, not an interface: they change with the service.
    */
   readonly services: Services;
@@ -151,37 +152,34 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   }
   const clock = options.clock ?? systemClock;
   // First, before anything that costs (a recognizer): a locked or damaged directory is refused at once.
-  const store = options.dataDir !== undefined ? StateStore.open(options.dataDir) : undefined;
+  const journal = options.dataDir !== undefined ? JournalStore.open(options.dataDir) : undefined;
+  const store: Store = journal ?? new MemoryStore();
   try {
-    return await start(options, clock, store, maxOpenSessionsPerAccount);
+    return await start(options, clock, store, journal, maxOpenSessionsPerAccount);
   } catch (error) {
-    store?.close();
+    await store.close();
     throw error;
   }
 }
 
-async function start(options: ServerOptions, clock: Clock, store: StateStore | undefined, maxOpenSessionsPerAccount: number): Promise<RunningServer> {
-  const changes = store?.record ?? DISCARD_CHANGES;
+async function start(options: ServerOptions, clock: Clock, store: Store, journal: JournalStore | undefined, maxOpenSessionsPerAccount: number): Promise<RunningServer> {
   const lifetime = new AbortController();
   // Every sleeping task and waiting request listens to the lifetime signal; there is no leak to warn of.
   setMaxListeners(0, lifetime.signal);
-  const accounts = new Accounts(options.accessKeys, options.accountOverrides ?? {}, clock.now());
+  const accounts = new Accounts(options.accessKeys, options.accountOverrides ?? {});
   const tts = new TtsHistory(accounts.all, options.ttsHistorySeedCount ?? 2600);
-  // Seeded TTS items count as this period's usage, within the plan (an account seeded with a tiny plan
-  // for a test is not pushed into negative balances by seed data).
-  for (const account of accounts.all) {
-    const used = BigInt(tts.usedChars(account));
-    account.chars.monthlyUsed += used < account.chars.monthlyTotal ? used : account.chars.monthlyTotal;
-  }
+  // Seeded TTS items count as this period's usage (initialLedger); a kept ledger wins over the seeded one.
+  const now = clock.now();
+  await store.seed({ ledgers: accounts.all.map((a) => initialLedger(a, now, BigInt(tts.usedChars(a)))), ...Voices.seedFor(accounts.all) });
   const guard = { allowHosts: new Set(options.allowMediaHosts ?? []), ...(options.resolveHost ? { resolve: options.resolveHost } : {}) };
-  const tasks = new Tasks(changes);
+  const tasks = new Tasks(store);
   const quota = options.uploadQuotaBytes ?? SERVER_LIMITS.uploadQuotaBytesDefault;
   if (!Number.isSafeInteger(quota) || quota < 0) throw new TypeError(`uploadQuotaBytes must be a non-negative integer, got ${quota}`);
   const uploads = new Uploads(quota);
   const chosen = chooseRecognizer(options.recognizer, options.pocketsphinx);
   const recognizer = chosen.recognizer;
   const webhooks = new WebhookDispatcher(guard, options.webhookRetryDelaysMs ?? WEBHOOK_DELIVERY.defaultRetryDelaysMs, clock);
-  const runner = new TranscriptionRunner(tasks, recognizer, { ...DEFAULT_TIMING, ...options.taskTiming }, clock, lifetime.signal, (t) => webhooks.notify(t));
+  const runner = new TranscriptionRunner(store, tasks, recognizer, { ...DEFAULT_TIMING, ...options.taskTiming }, clock, lifetime.signal, (t) => webhooks.notify(t));
   const faults = new Faults();
   const supplementPolicy: SupplementPolicy = (line, kind, context) =>
     faults.socket.supplementDecision(context.sessionId, kind) ?? options.supplementPolicy?.(line, kind, context) ?? 'now';
@@ -189,6 +187,7 @@ async function start(options: ServerOptions, clock: Clock, store: StateStore | u
   const socketConfig: SocketConfig = { ...SOCKET_DEFAULTS, ...options.socket };
   const services: Services = {
     clock,
+    store,
     limits: {
       http: {
         headersTimeoutMs: httpLimits.headersTimeoutMs,
@@ -205,14 +204,14 @@ async function start(options: ServerOptions, clock: Clock, store: StateStore | u
       },
     },
     accounts,
-    voices: new Voices(accounts.all, changes),
+    voices: new Voices(store),
     tts,
-    covers: new Covers(accounts.all, options.coverSeedCount ?? 600, changes),
+    covers: new Covers(accounts.all, options.coverSeedCount ?? 600, store),
     uploads,
     tasks,
-    transcriptions: new TranscriptionService(tasks, uploads, runner, { ...guard, timeoutMs: options.mediaFetchTimeoutMs ?? 15_000 }, clock, lifetime.signal, changes),
+    transcriptions: new TranscriptionService(store, tasks, uploads, runner, { ...guard, timeoutMs: options.mediaFetchTimeoutMs ?? 15_000 }, clock, lifetime.signal),
     realtime: new RealtimeSessions(
-      tasks,
+      store,
       recognizer,
       {
         supplementWaitMs: SERVER_LIMITS.finishSupplementWaitMs,
@@ -227,10 +226,8 @@ async function start(options: ServerOptions, clock: Clock, store: StateStore | u
     webhooks,
     baseUrl: '',
   };
-  if (store !== undefined) {
-    store.restore(services);
-    store.report.interruptedTasks = tasks.failInterrupted(accounts, clock.now());
-  }
+  // Tasks that were running when the last process stopped (kept state only).
+  if (journal !== undefined) await store.recoverInterrupted(accounts.all.map((a) => a.id), clock.now());
   const router = new Router();
   for (const route of [...accountRoutes(services), ...sttRoutes(services)]) router.add(route);
   const pipeline = new RequestPipeline({
@@ -282,7 +279,7 @@ async function start(options: ServerOptions, clock: Clock, store: StateStore | u
     services,
     sockets,
     recognizer: { id: recognizer.id, ...(chosen.notice !== undefined ? { notice: chosen.notice } : {}) },
-    ...(store !== undefined ? { state: store.report } : {}),
+    ...(journal !== undefined ? { state: journal.report } : {}),
     close: async () => {
       lifetime.abort();
       await sockets.close();
@@ -293,7 +290,7 @@ async function start(options: ServerOptions, clock: Clock, store: StateStore | u
         for (const socket of connections) socket.destroy();
       });
       if (chosen.owned) recognizer.close?.();
-      store?.close();
+      await store.close();
     },
   };
 }

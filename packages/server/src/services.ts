@@ -6,6 +6,7 @@ import type { TranscriptionService } from './domain/transcriptions/service.js';
 import type { TtsHistory } from './domain/accounts/tts-history.js';
 import type { Uploads } from './domain/transcriptions/uploads.js';
 import type { Voices } from './domain/accounts/voices.js';
+import type { Store } from './store/store.js';
 import type { Clock } from './util/clock.js';
 import type { WebhookDispatcher } from './webhooks/delivery.js';
 
@@ -15,9 +16,11 @@ export interface ConnectionLimits {
   readonly socket: { readonly maxBufferedBytes: number; readonly slowConsumerGraceMs: number; readonly partialSkipBufferedBytes: number; readonly maxConsecutiveErrors: number };
 }
 
-/** The in-memory state of one running service, handed to every route module. */
+/** The domain services of one running service over its store, handed to every route module. */
 export interface Services {
   readonly clock: Clock;
+  /** Everything the service keeps (store/store.ts): ledgers, voices, deleted covers, tasks, Idempotency-Keys. */
+  readonly store: Store;
   readonly accounts: Accounts;
   readonly voices: Voices;
   readonly tts: TtsHistory;

@@ -30,9 +30,8 @@ describe('transcript downloads', () => {
   });
 
   it('pre-generates exportFormats at completion and serves every format later', async () => {
-    const account = server.services.accounts.byAccessKey(KEY_A)!;
-    const task = server.services.tasks.get(account, plain.transcriptionId);
-    expect([...task.exports.keys()].sort()).toEqual(['pdf', 'srt', 'txt']);
+    const exports = server.services.tasks.exportsOf(plain.transcriptionId);
+    expect([...exports.keys()].sort()).toEqual(['pdf', 'srt', 'txt']);
     const types: Record<string, string> = {
       txt: 'text/plain', json: 'application/json', srt: 'application/x-subrip', segmented_json: 'application/json', html: 'text/html',
       docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', pdf: 'application/pdf',

@@ -281,8 +281,7 @@ describe('stored uploads and the storage quota', () => {
     expect(created.status).toBe(200);
     expect((await slow.call('DELETE', `/uploads/${up.body.data.uploadId}`)).status).toBe(200);
     expect(await storage(slow)).toEqual({ usedBytes: '0', quotaBytes: String(QUOTA) });
-    const account = slow.services.accounts.all[0]!;
-    await slow.services.tasks.waitForTerminal(slow.services.tasks.get(account, created.body.data.transcriptionId), 20_000);
+    await slow.services.tasks.waitForTerminal(created.body.data.transcriptionId, 20_000);
     const done = await slow.call('GET', `/stt/transcriptions/${created.body.data.transcriptionId}`);
     expect(done.body.data.status).toBe('COMPLETED');
   });
@@ -293,8 +292,7 @@ describe('stored uploads and the storage quota', () => {
     expect(await storage(slow)).toEqual({ usedBytes: String(FIVE_MIB_WAV.length), quotaBytes: String(QUOTA) });
     const refused = await put(slow, new Uint8Array(FIVE_MIB_WAV));
     expect(refused.body.errorCode).toBe('STORAGE_QUOTA_EXCEEDED');
-    const account = slow.services.accounts.all[0]!;
-    await slow.services.tasks.waitForTerminal(slow.services.tasks.get(account, created.body.data.transcriptionId), 20_000);
+    await slow.services.tasks.waitForTerminal(created.body.data.transcriptionId, 20_000);
     // Released in the same turn as the terminal status or just after it.
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(await storage(slow)).toEqual({ usedBytes: '0', quotaBytes: String(QUOTA) });

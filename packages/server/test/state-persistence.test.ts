@@ -74,23 +74,23 @@ describe('state kept in a data directory', () => {
 
   it('a task running when the process stopped is FAILED at the next start, its reservation released once', async () => {
     let s = await open({ taskTiming: { queueMs: 1, processingMs: 60_000, reconcilingMs: 1 } });
-    const chars = () => s.services.accounts.byAccessKey(KEY_A)?.chars;
-    const before = { ...chars() };
+    const chars = async () => (await s.services.store.accounts.ledger(s.services.accounts.byAccessKey(KEY_A)!.id))?.chars;
+    const before = { ...(await chars()) };
     const r = await s.call('POST', '/stt/transcriptions', { json: { uploadId: await upload(s, speechWav()) }, headers: { 'Idempotency-Key': idem() } });
     const id = r.body.data.transcriptionId as string;
     expect(r.body.data.billing.state).toBe('RESERVED');
-    expect(chars()?.reserved).toBeGreaterThan(0n);
+    expect((await chars())?.reserved).toBeGreaterThan(0n);
 
     s = await restart();
     expect(s.state?.interruptedTasks).toBe(1);
     const failed = (await s.call('GET', `/stt/transcriptions/${id}`)).body.data;
     expect(failed).toMatchObject({ status: 'FAILED', error: { errorCode: 'INTERNAL', retryable: true, action: 'RETRY' } });
     expect(failed.billing).toMatchObject({ state: 'RELEASED', settledCharacters: '0', releasedCharacters: failed.billing.reservedCharacters });
-    expect(chars()).toEqual(before);
+    expect(await chars()).toEqual(before);
 
     s = await restart();
     expect(s.state?.interruptedTasks).toBe(0);
-    expect(chars()).toEqual(before);
+    expect(await chars()).toEqual(before);
     expect((await s.call('GET', `/stt/transcriptions/${id}`)).body.data).toEqual(failed);
   });
 
@@ -115,50 +115,52 @@ describe('state kept in a data directory', () => {
     const session = await s.call('POST', '/stt/realtime/sessions', { json: {}, headers: { 'Idempotency-Key': idem() } });
     const id = session.body.data.transcriptionId as string;
     expect((await s.call('GET', `/stt/transcriptions/${id}`)).body.data).toMatchObject({ status: 'PROCESSING', billing: { state: 'ACCRUING' } });
-    const before = { ...s.services.accounts.byAccessKey(KEY_A)?.chars };
+    const ledger = async () => (await s.services.store.accounts.ledger(s.services.accounts.byAccessKey(KEY_A)!.id))?.chars;
+    const before = { ...(await ledger()) };
     s = await restart();
     expect(s.state?.interruptedTasks).toBe(1);
     expect((await s.call('GET', `/stt/transcriptions/${id}`)).body.data).toMatchObject({ status: 'FAILED', billing: { state: 'RELEASED', settledCharacters: '0' } });
-    expect(s.services.accounts.byAccessKey(KEY_A)?.chars).toEqual(before);
+    expect(await ledger()).toEqual(before);
   });
 
   it('an open session whose reservation grew with its audio leaves nothing reserved after a restart, even when another task wrote the ledger since', async () => {
     let s = await open({ realtimeTiming: { recoveryWindowMs: 60_000 } });
-    const chars = () => s.services.accounts.byAccessKey(KEY_A)?.chars;
-    const before = { ...chars() };
+    const chars = async () => (await s.services.store.accounts.ledger(s.services.accounts.byAccessKey(KEY_A)!.id))?.chars;
+    const before = { ...(await chars()) };
     const created = await createSession(s);
     const peer = await openSocket(socketUrl(s, { sessionId: created.sessionId }), { accessKey: KEY_A });
     await peer.waitFor('session.ready');
     peer.stream(1, speech(3), 0, 2 * 16_000, 320);
     await peer.acked(32_000);
     // The session's reservation grew with its audio, without a write of its own.
-    const grown = chars()?.reserved ?? 0n;
+    const grown = (await chars())?.reserved ?? 0n;
     expect(grown).toBeGreaterThan(0n);
     // A batch task settles now: its write carries the ledger, with the session's grown reservation in it.
     const task = await transcribe(s, { uploadId: await upload(s, speechWav()) });
     expect(task.status).toBe('COMPLETED');
     const charged = BigInt(task.billing.settledCharacters as string);
-    expect(chars()?.reserved).toBe(grown);
+    expect((await chars())?.reserved).toBe(grown);
 
     s = await restart();
     expect(s.state?.interruptedTasks).toBe(1);
-    expect(chars()?.reserved).toBe(0n);
-    const spent = (chars()?.monthlyUsed ?? 0n) + (chars()?.orderUsed ?? 0n) - ((before.monthlyUsed ?? 0n) + (before.orderUsed ?? 0n));
+    expect((await chars())?.reserved).toBe(0n);
+    const after = await chars();
+    const spent = (after?.monthlyUsed ?? 0n) + (after?.orderUsed ?? 0n) - ((before.monthlyUsed ?? 0n) + (before.orderUsed ?? 0n));
     expect(spent).toBe(charged);
     // And it stays so at the next start.
     s = await restart();
-    expect(chars()?.reserved).toBe(0n);
+    expect((await chars())?.reserved).toBe(0n);
   });
 
   it('a long run compacts its journal as it goes: the file stays small and the last change wins', async () => {
     let s = await open();
     const account = s.services.accounts.byAccessKey(KEY_A);
     if (account === undefined) throw new Error('no account');
-    const voice = s.services.voices.createClone(account, 'v0', [{ size: 1 }]);
-    for (let i = 1; i <= 2100; i++) s.services.voices.rename(account, voice.id, { name: `v${i}` });
+    const voice = await s.services.voices.createClone(account, 'v0', [{ size: 1 }]);
+    for (let i = 1; i <= 2100; i++) await s.services.voices.rename(account, voice.id, { name: `v${i}` });
     expect(lines(join(dataDir, 'state.jsonl')).length).toBeLessThan(200);
     s = await restart();
-    expect(s.services.voices.list(account).find((v) => v.id === voice.id)?.name).toBe('v2100');
+    expect((await s.services.voices.list(account)).find((v) => v.id === voice.id)?.name).toBe('v2100');
   }, 60_000);
 
   it('a last line cut short by a crash is dropped and cut off the file; a bad last line too; the rest loads', async () => {

@@ -16,29 +16,37 @@ interface Entry<T> {
   readonly outcome: Promise<T>;
 }
 
+/** Where keys of earlier runs (or other processes) are kept: the key's body hash and outcome, if any. */
+export type KeptKeys<T> = (scope: string, key: string) => Promise<{ readonly bodyHash: string; readonly value: T } | undefined>;
+
 export class IdempotencyStore<T> {
   private readonly entries = new Map<string, Entry<T>>();
 
-  /** Kept state: a create that succeeded in an earlier run replays as it did then. */
-  restore(scope: string, key: string, bodyHash: string, value: T): void {
-    this.entries.set(`${scope}\n${key}`, { bodyHash, outcome: Promise.resolve(value) });
-  }
+  /** `kept` is asked on a key this process has not seen (the store's kept keys); without it, keys live here only. */
+  constructor(private readonly kept?: KeptKeys<T>) {}
 
   /**
-   * `onCreated` runs once, after a create that ran here succeeded (not on a replay): the caller records
-   * the key's outcome where it keeps state.
+   * `create` gets the body hash (a store that keeps the key records it with what it creates). A key
+   * found in `kept` replays its outcome, or is IDEMPOTENCY_CONFLICT for another body.
    */
-  async run(scope: string, key: string, body: unknown, create: () => Promise<T>, onCreated?: (bodyHash: string, value: T) => void): Promise<{ value: T; replayed: boolean }> {
+  async run(scope: string, key: string, body: unknown, create: (bodyHash: string) => Promise<T>): Promise<{ value: T; replayed: boolean }> {
     const id = `${scope}\n${key}`;
     const bodyHash = hashBody(body);
     const existing = this.entries.get(id);
     if (existing !== undefined) {
-      if (existing.bodyHash !== bodyHash) {
-        throw new ApiError('IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was already used with a different request body', { idempotencyKey: key });
-      }
+      if (existing.bodyHash !== bodyHash) throw conflict(key);
       return { value: await existing.outcome, replayed: true };
     }
-    const outcome = create();
+    let fromKept = false;
+    const outcome = this.kept === undefined
+      ? create(bodyHash)
+      : (async () => {
+          const kept = await this.kept?.(scope, key);
+          if (kept === undefined) return create(bodyHash);
+          if (kept.bodyHash !== bodyHash) throw conflict(key);
+          fromKept = true;
+          return kept.value;
+        })();
     this.entries.set(id, { bodyHash, outcome });
     let value: T;
     try {
@@ -47,9 +55,12 @@ export class IdempotencyStore<T> {
       if (this.entries.get(id)?.outcome === outcome) this.entries.delete(id);
       throw error;
     }
-    onCreated?.(bodyHash, value);
-    return { value, replayed: false };
+    return { value, replayed: fromKept };
   }
+}
+
+function conflict(key: string): ApiError {
+  return new ApiError('IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was already used with a different request body', { idempotencyKey: key });
 }
 
 /** Reads and checks the Idempotency-Key header (required). */

@@ -11,7 +11,7 @@ import type { Services } from '../services.js';
 /** Voices, user info, TTS history and covers (spec "Endpoints" GET /voices .. DELETE /cover). */
 export function accountRoutes(s: Services): Route[] {
   return [
-    { method: 'GET', path: PATHS.voices, handler: async ({ account }) => ok(s.voices.list(account).map(voiceView)) },
+    { method: 'GET', path: PATHS.voices, handler: async ({ account }) => ok((await s.voices.list(account)).map(voiceView)) },
 
     {
       method: 'POST',
@@ -32,7 +32,7 @@ export function accountRoutes(s: Services): Route[] {
           if (sniffVoiceFile(f.head) === undefined) v.add(`files[${i}]`, 'must be mp3, wav or m4a (checked by content, not by name)');
         });
         v.throwIfAny();
-        const voice = s.voices.createClone(account, names[0] as string, files);
+        const voice = await s.voices.createClone(account, names[0] as string, files);
         return ok({ id: voice.id });
       },
     },
@@ -40,14 +40,14 @@ export function accountRoutes(s: Services): Route[] {
     {
       method: 'POST',
       path: PATHS.voicesDesignSave,
-      handler: async ({ account, req }) => ok({ id: s.voices.saveDesign(account, asObject(await readJson(req))).id }),
+      handler: async ({ account, req }) => ok({ id: (await s.voices.saveDesign(account, asObject(await readJson(req)))).id }),
     },
 
     {
       method: 'PUT',
       path: PATHS.voicesRename,
       handler: async ({ account, req, params }) => {
-        s.voices.rename(account, params['id'] as string, asObject(await readJson(req)));
+        await s.voices.rename(account, params['id'] as string, asObject(await readJson(req)));
         return ok();
       },
     },
@@ -56,14 +56,16 @@ export function accountRoutes(s: Services): Route[] {
       method: 'GET',
       path: PATHS.userInfo,
       handler: async ({ account }) => {
-        const c = account.chars;
+        const ledger = await s.store.accounts.ledger(account.id);
+        if (ledger === undefined) throw new Error(`no ledger for account ${account.id}`);
+        const c = ledger.chars;
         // Spec "User info": counters reflect what was used (seeded TTS items and settled STT charges).
         return ok({
           plan: account.plan.name,
           status: account.cancelled ? 'cancellation upon expiration' : 'active',
-          resetInDays: resetInDays(account, s.clock.now()),
+          resetInDays: resetInDays(ledger.periodEndsAt, s.clock.now()),
           benefit: {
-            usedVoices: s.voices.usedVoices(account),
+            usedVoices: await s.voices.usedVoices(account),
             totalVoices: account.totalVoices,
             usedMonthlyChars: Number(c.monthlyUsed),
             totalMonthlyChars: Number(c.monthlyTotal),
@@ -96,7 +98,7 @@ export function accountRoutes(s: Services): Route[] {
     {
       method: 'DELETE',
       path: PATHS.cover,
-      handler: async ({ account, req }) => ok(s.covers.delete(account, asObject(await readJson(req)))),
+      handler: async ({ account, req }) => ok(await s.covers.delete(account, asObject(await readJson(req)))),
     },
   ];
 }

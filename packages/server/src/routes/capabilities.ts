@@ -9,6 +9,7 @@ import type { Account } from '../domain/accounts/accounts.js';
 import { MATROSKA_MAX_DEPTH, MATROSKA_MAX_ELEMENTS, MATROSKA_MAX_TRACKS } from '../media/matroska.js';
 import { CHANNELS_MAX, RATE_MAX_HZ, RATE_MIN_HZ, WAV_MAX_CHUNKS } from '../media/wav.js';
 import type { ConnectionLimits } from '../services.js';
+import type { LedgerRow } from '../store/store.js';
 
 /**
  * Spec "Capabilities": what the account may do and which values the write endpoints accept. Every
@@ -16,12 +17,13 @@ import type { ConnectionLimits } from '../services.js';
  */
 export function capabilities(
   account: Account,
+  ledger: LedgerRow,
   usedVoices: number,
   storage: { usedBytes: string; quotaBytes: string },
   realtimeLimits: Record<string, unknown>,
   limits: ConnectionLimits,
 ): Record<string, unknown> {
-  const c = account.chars;
+  const c = ledger.chars;
   const exportControl = {
     format: { type: 'string', required: true, values: DOWNLOAD_FORMATS },
     includeSpeakers: { type: 'boolean', default: true },
@@ -115,7 +117,7 @@ export function capabilities(
         monthlyCharacters: { total: dec(c.monthlyTotal), used: dec(c.monthlyUsed) },
         orderCharacters: { total: dec(c.orderTotal), used: dec(c.orderUsed) },
         reservedCharacters: dec(c.reserved),
-        availableCharacters: dec(available(account) < 0n ? 0n : available(account)),
+        availableCharacters: dec(available(ledger) < 0n ? 0n : available(ledger)),
       },
       voices: { used: usedVoices, total: account.totalVoices },
       // Ours (docs/protocol.md "Uploads"): media bytes held (uploads, and fetched media while its task runs).

@@ -17,7 +17,12 @@ import { capabilities } from './capabilities.js';
 export function sttRoutes(s: Services): Route[] {
   const replayHeaders = (replayed: boolean): Record<string, string> => (replayed ? { [HEADERS.idempotentReplayed]: 'true' } : {});
   return [
-    { method: 'GET', path: PATHS.sttCapabilities, handler: async ({ account }) => ok(capabilities(account, s.voices.usedVoices(account), s.uploads.usage(account), s.realtime.limitsView(account), s.limits)) },
+    { method: 'GET', path: PATHS.sttCapabilities, handler: async ({ account }) => {
+        const ledger = await s.store.accounts.ledger(account.id);
+        if (ledger === undefined) throw new Error(`no ledger for account ${account.id}`);
+        return ok(capabilities(account, ledger, await s.voices.usedVoices(account), s.uploads.usage(account), s.realtime.limitsView(account), s.limits));
+      },
+    },
 
     {
       method: 'POST',
@@ -52,21 +57,21 @@ export function sttRoutes(s: Services): Route[] {
       },
     },
 
-    { method: 'GET', path: PATHS.transcriptions, handler: async ({ account, query }) => ok(s.tasks.list(account, query)) },
+    { method: 'GET', path: PATHS.transcriptions, handler: async ({ account, query }) => ok(await s.tasks.list(account, query)) },
 
     {
       method: 'GET',
       path: PATHS.transcription,
-      handler: async ({ account, params }) => ok(taskView(s.tasks.get(account, params['transcriptionId'] as string))),
+      handler: async ({ account, params }) => ok(taskView(await s.tasks.get(account, params['transcriptionId'] as string))),
     },
 
     {
       method: 'GET',
       path: PATHS.transcriptionDownload,
       handler: async ({ account, params }) => {
-        const task = s.tasks.get(account, params['transcriptionId'] as string);
+        const task = await s.tasks.get(account, params['transcriptionId'] as string);
         const format = params['format'] as string;
-        const body = await download(task, format, EXPORTERS);
+        const body = await download(task, format, EXPORTERS, s.tasks.exportsOf(task.id));
         const extension = format === 'segmented_json' ? 'segments.json' : format;
         return {
           kind: 'raw',

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { idem, KEY_A, KEY_B, start, type TestServer } from '../support/server.js';
 import { createSession, open, socketUrl, speech, storedAudio, type Peer } from './support.js';
-import { Accounts, type Account } from '../../src/domain/accounts/accounts.js';
+import { Accounts, initialLedger, type Account } from '../../src/domain/accounts/accounts.js';
 import { accrue, accruing, affordableSamples, available, chargeFor, receivedDurationMs } from '../../src/domain/accounts/billing.js';
 
 /**
@@ -185,7 +185,7 @@ describe('realtime spending within the balance', () => {
 describe('realtime spending arithmetic', () => {
   it('affordableSamples is exact: the charge of N samples fits the budget and of N + 1 does not, for every budget 0..200', () => {
     for (let budget = 0; budget <= 200; budget++) {
-      const account = new Accounts(['k'], { k: { totalMonthlyChars: 0, totalOrderChars: budget } }, 0).all[0] as Account;
+      const account = initialLedger(new Accounts(['k'], { k: { totalMonthlyChars: 0, totalOrderChars: budget } }).all[0] as Account, 0, 0n);
       const record = accruing(account);
       const n = affordableSamples(account, record);
       expect(chargeFor(receivedDurationMs(n)) <= BigInt(budget), `budget ${budget}`).toBe(true);

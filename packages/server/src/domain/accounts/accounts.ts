@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ApiError } from '../../errors.js';
+import type { LedgerRow } from '../../store/store.js';
 
 /**
  * Accounts: one per access key (--access-key is repeatable, one account per key). Everything
@@ -35,10 +36,9 @@ export interface Account {
   readonly plan: Plan;
   readonly totalVoices: number;
   readonly cancelled: boolean;
-  /** End of the current benefit period (ms since epoch); restored from kept state when there is some. */
-  periodEndsAt: number;
-  /** Character ledger (billing.ts is the only writer). */
-  readonly chars: { monthlyTotal: bigint; monthlyUsed: bigint; orderTotal: bigint; orderUsed: bigint; reserved: bigint };
+  /** The plan's monthly Characters and the purchased ones this account starts with (its ledger is kept by the store). */
+  readonly monthlyChars: bigint;
+  readonly orderChars: bigint;
 }
 
 const DAY_MS = 86_400_000;
@@ -47,7 +47,7 @@ export class Accounts {
   private readonly byKey = new Map<string, Account>();
   readonly all: Account[] = [];
 
-  constructor(keys: readonly string[], overrides: Readonly<Record<string, AccountOverrides>>, now: number) {
+  constructor(keys: readonly string[], overrides: Readonly<Record<string, AccountOverrides>>) {
     keys.forEach((key, index) => {
       if (this.byKey.has(key)) return;
       const o = overrides[key] ?? {};
@@ -59,14 +59,8 @@ export class Accounts {
         plan,
         totalVoices: o.totalVoices ?? plan.totalVoices,
         cancelled: o.cancelled ?? false,
-        periodEndsAt: now + 30 * DAY_MS,
-        chars: {
-          monthlyTotal: BigInt(o.totalMonthlyChars ?? plan.totalMonthlyChars),
-          monthlyUsed: 0n,
-          orderTotal: BigInt(o.totalOrderChars ?? 50_000),
-          orderUsed: 0n,
-          reserved: 0n,
-        },
+        monthlyChars: BigInt(o.totalMonthlyChars ?? plan.totalMonthlyChars),
+        orderChars: BigInt(o.totalOrderChars ?? 50_000),
       };
       this.byKey.set(key, account);
       this.all.push(account);
@@ -85,20 +79,32 @@ export class Accounts {
     return this.all.find((a) => a.id === id);
   }
 
-  /** Kept state (state/state-store.ts): the period and the character ledger as they were last recorded. */
-  restore(id: string, kept: { periodEndsAt: number; chars: Account['chars'] }): void {
-    const account = this.byId(id);
-    if (account === undefined) return;
-    account.periodEndsAt = kept.periodEndsAt;
-    Object.assign(account.chars, kept.chars);
-  }
-
   byAccessKey(key: string): Account | undefined {
     return this.byKey.get(key);
   }
 }
 
+/**
+ * The ledger an account starts with when nothing is kept for it: a 30-day period from now, the plan's
+ * and the purchased Characters, and `seededUsed` (the seeded TTS items' usage) counted as this period's,
+ * within the plan (an account seeded with a tiny plan for a test is not pushed into a negative balance).
+ */
+export function initialLedger(account: Account, now: number, seededUsed: bigint): LedgerRow {
+  return {
+    accountId: account.id,
+    planKey: account.plan.key,
+    periodEndsAt: now + 30 * DAY_MS,
+    chars: {
+      monthlyTotal: account.monthlyChars,
+      monthlyUsed: seededUsed < account.monthlyChars ? seededUsed : account.monthlyChars,
+      orderTotal: account.orderChars,
+      orderUsed: 0n,
+      reserved: 0n,
+    },
+  };
+}
+
 /** Spec "User info" resetInDays: whole days until the period ends, at least 0. */
-export function resetInDays(account: Account, now: number): number {
-  return Math.max(0, Math.ceil((account.periodEndsAt - now) / DAY_MS));
+export function resetInDays(periodEndsAt: number, now: number): number {
+  return Math.max(0, Math.ceil((periodEndsAt - now) / DAY_MS));
 }

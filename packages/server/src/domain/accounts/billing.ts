@@ -2,7 +2,6 @@ import { ApiError } from '../../errors.js';
 import { REALTIME, REALTIME_SPENDING } from '@soundclone/core/internal';
 import { RATE } from '../../protocol.js';
 import { ceilDiv, dec } from '../../util/decimal.js';
-import type { Account } from './accounts.js';
 
 /**
  * Characters, the billing unit (spec "What the service does" 4). Quote, reserve, settle, release:
@@ -18,6 +17,21 @@ import type { Account } from './accounts.js';
  * Invariant: reserved = settled + released; billableCharacters = settled (what is charged).
  * Charges draw on the monthly plan characters first, then on purchased (order) characters.
  */
+/** The character counts of one account (the store keeps them; the functions below change them in place on an engine's working copy). */
+export interface LedgerChars {
+  monthlyTotal: bigint;
+  monthlyUsed: bigint;
+  orderTotal: bigint;
+  orderUsed: bigint;
+  reserved: bigint;
+}
+
+/** What the arithmetic needs of an account: its plan (recorded on each task's billing) and its counts. */
+export interface Ledger {
+  readonly planKey: string;
+  readonly chars: LedgerChars;
+}
+
 export interface BillingRecord {
   state: 'RESERVED' | 'SETTLED' | 'RELEASED' | 'ACCRUING';
   readonly planKey: string;
@@ -40,26 +54,26 @@ export function quoteFor(durationMs: bigint): bigint {
   return ceilDiv(durationMs, 60_000n) * PER_MINUTE;
 }
 
-export function available(account: Account): bigint {
-  const c = account.chars;
+export function available(ledger: Ledger): bigint {
+  const c = ledger.chars;
   return c.monthlyTotal - c.monthlyUsed + (c.orderTotal - c.orderUsed) - c.reserved;
 }
 
-export function reserve(account: Account, durationMs: bigint): BillingRecord {
+export function reserve(ledger: Ledger, durationMs: bigint): BillingRecord {
   const amount = quoteFor(durationMs);
-  const left = available(account);
+  const left = available(ledger);
   if (amount > left) {
     throw new ApiError('INSUFFICIENT_CHARACTERS', `this task needs ${amount} Characters; ${left} are available`, {
       requiredCharacters: dec(amount),
       availableCharacters: dec(left < 0n ? 0n : left),
     });
   }
-  account.chars.reserved += amount;
-  return { state: 'RESERVED', planKey: account.plan.key, reserved: amount, settled: 0n, released: 0n, billableDurationMs: 0n };
+  ledger.chars.reserved += amount;
+  return { state: 'RESERVED', planKey: ledger.planKey, reserved: amount, settled: 0n, released: 0n, billableDurationMs: 0n };
 }
 
-function charge(account: Account, amount: bigint): void {
-  const c = account.chars;
+function charge(ledger: Ledger, amount: bigint): void {
+  const c = ledger.chars;
   const monthlyLeft = c.monthlyTotal - c.monthlyUsed;
   const fromMonthly = amount <= monthlyLeft ? amount : monthlyLeft > 0n ? monthlyLeft : 0n;
   c.monthlyUsed += fromMonthly;
@@ -67,28 +81,28 @@ function charge(account: Account, amount: bigint): void {
 }
 
 /** Settles a reservation once; a second call is a no-op (the task settles exactly once). */
-export function settle(account: Account, record: BillingRecord, durationMs: bigint): void {
+export function settle(ledger: Ledger, record: BillingRecord, durationMs: bigint): void {
   if (record.state !== 'RESERVED') return;
   const due = chargeFor(durationMs);
   const settled = due < record.reserved ? due : record.reserved;
-  account.chars.reserved -= record.reserved;
-  charge(account, settled);
+  ledger.chars.reserved -= record.reserved;
+  charge(ledger, settled);
   record.settled = settled;
   record.released = record.reserved - settled;
   record.billableDurationMs = durationMs;
   record.state = 'SETTLED';
 }
 
-export function release(account: Account, record: BillingRecord): void {
+export function release(ledger: Ledger, record: BillingRecord): void {
   if (record.state !== 'RESERVED') return;
-  account.chars.reserved -= record.reserved;
+  ledger.chars.reserved -= record.reserved;
   record.released = record.reserved;
   record.state = 'RELEASED';
 }
 
 /** Realtime: an accruing reservation that starts empty and grows with the received audio (accrue). */
-export function accruing(account: Account): BillingRecord {
-  return { state: 'ACCRUING', planKey: account.plan.key, reserved: 0n, settled: 0n, released: 0n, billableDurationMs: 0n };
+export function accruing(ledger: Ledger): BillingRecord {
+  return { state: 'ACCRUING', planKey: ledger.planKey, reserved: 0n, settled: 0n, released: 0n, billableDurationMs: 0n };
 }
 
 const SAMPLE_RATE = BigInt(REALTIME.sampleRate);
@@ -109,8 +123,8 @@ export function realtimeMinimum(): bigint {
  * ceil(s * rate / 60) <= budget  <=>  s <= floor(budget * 60 / rate), and n samples settle as
  * ceil(ceil(n * 1000 / 16000) / 1000) seconds, which stays <= s exactly while n <= s * 16000.
  */
-export function affordableSamples(account: Account, record: BillingRecord): bigint {
-  const budget = record.reserved + available(account);
+export function affordableSamples(ledger: Ledger, record: BillingRecord): bigint {
+  const budget = record.reserved + available(ledger);
   if (budget <= 0n) return 0n;
   return ((budget * 60n) / PER_MINUTE) * SAMPLE_RATE;
 }
@@ -120,20 +134,20 @@ export function affordableSamples(account: Account, record: BillingRecord): bigi
  * (SessionAudio's spending guard) never lets received pass affordableSamples, so reserved never
  * exceeds what the account has.
  */
-export function accrue(account: Account, record: BillingRecord, receivedSamples: bigint): void {
+export function accrue(ledger: Ledger, record: BillingRecord, receivedSamples: bigint): void {
   if (record.state !== 'ACCRUING') return;
   const due = chargeFor(receivedDurationMs(receivedSamples));
   if (due <= record.reserved) return;
-  account.chars.reserved += due - record.reserved;
+  ledger.chars.reserved += due - record.reserved;
   record.reserved = due;
 }
 
 /** Finish: the reservation becomes the charge (settled = reserved = charge(received), released 0). */
-export function settleRealtime(account: Account, record: BillingRecord, durationMs: bigint): void {
+export function settleRealtime(ledger: Ledger, record: BillingRecord, durationMs: bigint): void {
   if (record.state !== 'ACCRUING') return;
   const due = chargeFor(durationMs);
-  account.chars.reserved -= record.reserved;
-  charge(account, due);
+  ledger.chars.reserved -= record.reserved;
+  charge(ledger, due);
   record.reserved = due;
   record.settled = due;
   record.released = 0n;
@@ -142,9 +156,9 @@ export function settleRealtime(account: Account, record: BillingRecord, duration
 }
 
 /** Realtime that failed (its recognizer did): nothing charged, the reservation released. */
-export function releaseRealtime(account: Account, record: BillingRecord): void {
+export function releaseRealtime(ledger: Ledger, record: BillingRecord): void {
   if (record.state !== 'ACCRUING') return;
-  account.chars.reserved -= record.reserved;
+  ledger.chars.reserved -= record.reserved;
   record.released = record.reserved;
   record.state = 'RELEASED';
 }

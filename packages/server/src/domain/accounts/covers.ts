@@ -1,7 +1,7 @@
 import { Violations } from '../../errors.js';
 import { LIMITS } from '@soundclone/core/internal';
 import type { Account } from './accounts.js';
-import { DISCARD_CHANGES, type ChangeSink } from '../state-changes.js';
+import type { Store } from '../../store/store.js';
 import { boundedElements } from '../validate.js';
 
 /**
@@ -15,26 +15,22 @@ export class Covers {
   /** cover id -> owner account id */
   private readonly owners = new Map<string, string>();
 
+  /** Seeded covers are computed from key positions; the store keeps which were deleted. */
   constructor(
     accounts: readonly Account[],
     seedCount: number,
-    private readonly changes: ChangeSink = DISCARD_CHANGES,
+    private readonly store: Store,
   ) {
     for (const account of accounts) {
       for (let i = 1; i <= seedCount; i++) this.owners.set(Covers.idFor(account, i), account.id);
     }
   }
 
-  /** Kept state: ids deleted in earlier runs stay deleted. */
-  restore(deletedIds: readonly string[]): void {
-    for (const id of deletedIds) this.owners.delete(id);
-  }
-
   static idFor(account: Account, seq: number): string {
     return `cover-${account.index + 1}-${String(seq).padStart(4, '0')}`;
   }
 
-  delete(account: Account, body: Record<string, unknown>): { succeedIds: string[]; nonExistIds: string[]; unMatchIds: string[] } {
+  async delete(account: Account, body: Record<string, unknown>): Promise<{ succeedIds: string[]; nonExistIds: string[]; unMatchIds: string[] }> {
     const v = new Violations();
     const ids = body['ids'];
     if (!Array.isArray(ids)) {
@@ -52,18 +48,21 @@ export class Covers {
       if (checked < ids.length) v.checkingStopped = true;
     }
     v.throwIfAny();
+    const unique = [...new Set(ids as string[])];
+    const owned = unique.filter((id) => this.owners.get(id) === account.id);
+    // Deleted in one step; an owned id deleted before (now or in an earlier run) no longer exists.
+    const deletedNow = owned.length > 0 ? await this.store.covers.deleteOwned(account.id, owned) : new Set<string>();
+    // Another account's deleted cover does not exist either.
+    const foreign = unique.filter((id) => { const owner = this.owners.get(id); return owner !== undefined && owner !== account.id; });
+    const foreignDeleted = foreign.length > 0 ? await this.store.covers.deletedAmong(foreign) : new Set<string>();
     const result = { succeedIds: [] as string[], nonExistIds: [] as string[], unMatchIds: [] as string[] };
     // A repeated id is reported once, under its first outcome.
-    for (const id of new Set(ids as string[])) {
+    for (const id of unique) {
       const owner = this.owners.get(id);
       if (owner === undefined) result.nonExistIds.push(id);
-      else if (owner !== account.id) result.unMatchIds.push(id);
-      else {
-        this.owners.delete(id);
-        result.succeedIds.push(id);
-      }
+      else if (owner !== account.id) (foreignDeleted.has(id) ? result.nonExistIds : result.unMatchIds).push(id);
+      else (deletedNow.has(id) ? result.succeedIds : result.nonExistIds).push(id);
     }
-    if (result.succeedIds.length > 0) this.changes({ kind: 'covers-deleted', account, ids: result.succeedIds });
     return result;
   }
 }

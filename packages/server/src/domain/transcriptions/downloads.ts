@@ -16,7 +16,7 @@ export async function renderExport(task: Task, format: DownloadFormat, exporters
   return exporters[format]({ transcriptionId: task.id, title: task.title, view: taskView(task), transcript: task.transcript, options });
 }
 
-export async function download(task: Task, format: string, exporters: Record<DownloadFormat, Exporter>): Promise<Buffer> {
+export async function download(task: Task, format: string, exporters: Record<DownloadFormat, Exporter>, cache: Map<DownloadFormat, Buffer>): Promise<Buffer> {
   if (!(DOWNLOAD_FORMATS as readonly string[]).includes(format)) throw ApiError.invalidField('format', `must be one of ${DOWNLOAD_FORMATS.join(', ')}`);
   if (task.status !== 'COMPLETED' && task.status !== 'PARTIAL') {
     throw new ApiError('TRANSCRIPT_NOT_READY', `transcription is ${task.status}; downloads exist once it is COMPLETED or PARTIAL`, { status: task.status });
@@ -24,9 +24,9 @@ export async function download(task: Task, format: string, exporters: Record<Dow
   const known = format as DownloadFormat;
   // json is the live public view (status, billing), so it is rendered on every download.
   if (known === 'json') return renderExport(task, known, exporters);
-  const cached = task.exports.get(known);
+  const cached = cache.get(known);
   if (cached !== undefined) return cached;
   const rendered = await renderExport(task, known, exporters);
-  task.exports.set(known, rendered);
+  cache.set(known, rendered);
   return rendered;
 }

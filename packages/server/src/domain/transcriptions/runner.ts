@@ -6,7 +6,7 @@ import type { Recognizer } from '../../recognition/recognizer.js';
 import { sleep, type Clock } from '../../util/clock.js';
 import { EXPORTERS } from '../../exports/index.js';
 import type { Account } from '../accounts/accounts.js';
-import { release, settle } from '../accounts/billing.js';
+import type { Store } from '../../store/store.js';
 import { renderExport } from './downloads.js';
 import { isTerminal, type Task, type Tasks } from './tasks.js';
 import { buildTranscript } from './transcript.js';
@@ -34,6 +34,7 @@ export const DEFAULT_TIMING: TaskTiming = { queueMs: 10, processingMs: 50, recon
  */
 export class TranscriptionRunner {
   constructor(
+    private readonly store: Store,
     private readonly tasks: Tasks,
     private readonly recognizer: Recognizer,
     private readonly timing: TaskTiming,
@@ -42,15 +43,17 @@ export class TranscriptionRunner {
     private readonly onTerminal: (task: Task) => void,
   ) {}
 
-  async run(task: Task, account: Account, media: DecodedTrack, options: TranscriptionOptions): Promise<void> {
+  async run(created: Task, account: Account, media: DecodedTrack, options: TranscriptionOptions): Promise<void> {
+    // The latest row this run wrote: what a failure is judged against.
+    let task = created;
     try {
       await sleep(this.timing.queueMs, this.signal);
       // The server is closing: leave the task where it is rather than work for nobody.
       if (this.signal.aborted) return;
-      this.tasks.setStatus(task, 'PROCESSING', this.clock.now());
+      task = await this.tasks.setStatus(task, 'PROCESSING', this.clock.now());
       const rejected = options.entityCategories.filter((c) => !(SUPPORTED_ENTITY_CATEGORIES as readonly string[]).includes(c));
       if (rejected.length > 0) {
-        return this.fail(task, account, 'INPUT_INVALID', `options.entityCategories: the model rejected ${rejected.join(', ')} (supported: ${SUPPORTED_ENTITY_CATEGORIES.join(', ')})`, false, 'FIX_INPUT');
+        return await this.fail(task, 'INPUT_INVALID', `options.entityCategories: the model rejected ${rejected.join(', ')} (supported: ${SUPPORTED_ENTITY_CATEGORIES.join(', ')})`, false, 'FIX_INPUT');
       }
       // Decoded block by block from the compact upload (media/recognizer-feed.ts), never whole.
       const feeds = options.separateChannels ? Array.from({ length: media.channelCount }, (_, c) => feedOf(media, c)) : [feedOf(media, 'mix')];
@@ -67,42 +70,46 @@ export class TranscriptionRunner {
         : await this.recognizer.recognize({ ...recognition, channels: feeds.map(collect) });
       await sleep(this.timing.processingMs, this.signal);
       if (this.signal.aborted) return;
-      this.tasks.setStatus(task, 'RECONCILING', this.clock.now());
-      task.transcript = buildTranscript(result, options);
-      task.detectedLanguage = task.transcript.languageCode;
-      task.audioDurationMs = BigInt(media.durationMs);
+      const transcript = buildTranscript(result, options);
+      task = await this.tasks.setStatus(task, 'RECONCILING', this.clock.now(), {
+        transcript,
+        detectedLanguage: transcript.languageCode,
+        audioDurationMs: BigInt(media.durationMs),
+      });
       await sleep(this.timing.reconcilingMs, this.signal);
       let exportFailed = false;
+      const cache = this.tasks.exportsOf(task.id);
       for (const format of options.exportFormats) {
         try {
-          task.exports.set(format, await renderExport(task, format, EXPORTERS));
+          cache.set(format, await renderExport(task, format, EXPORTERS));
         } catch {
           exportFailed = true;
         }
       }
-      settle(account, task.billing, task.audioDurationMs);
-      this.tasks.setStatus(task, exportFailed ? 'PARTIAL' : 'COMPLETED', this.clock.now());
+      const settled = await this.store.settleBatch(task.id, { status: exportFailed ? 'PARTIAL' : 'COMPLETED', durationMs: task.audioDurationMs, now: this.clock.now() });
+      if (settled === 'already') return;
+      task = settled;
       this.onTerminal(task);
     } catch (error) {
       // Reached its end already (only recording that failed): an ended task is never failed afterwards.
       if (isTerminal(task.status)) return;
       // A recogniser that cannot serve (a decoder that would not load) is worth a retry, and says so.
-      if (isRecognizerError(error)) return this.fail(task, account, RECOGNIZER_REFUSALS.taskErrorCode, `recognition failed: ${error.message}`, true, 'RETRY');
-      this.fail(task, account, 'INTERNAL', `processing failed: ${(error as Error).message}`, true, 'RETRY');
+      if (isRecognizerError(error)) return this.fail(task, RECOGNIZER_REFUSALS.taskErrorCode, `recognition failed: ${error.message}`, true, 'RETRY');
+      return this.fail(task, 'INTERNAL', `processing failed: ${(error as Error).message}`, true, 'RETRY');
     }
   }
 
-  private fail(task: Task, account: Account, errorCode: string, message: string, retryable: boolean, action: 'FIX_INPUT' | 'RETRY'): void {
-    release(account, task.billing);
-    task.error = { errorCode, message, retryable, action, requestId: task.requestId };
+  private async fail(task: Task, errorCode: string, message: string, retryable: boolean, action: 'FIX_INPUT' | 'RETRY'): Promise<void> {
+    let failed: Task | 'already';
     try {
-      this.tasks.setStatus(task, 'FAILED', this.clock.now());
+      failed = await this.store.failTask(task.id, { errorCode, message, retryable, action, requestId: task.requestId }, this.clock.now());
     } catch {
       // The kept state could not record it (StateStoreError STATE_WRITE_FAILED): the task is FAILED in
       // memory, and a later start fails it as interrupted from what was last recorded. Nobody awaits
       // this run, so throwing would only end the process.
       return;
     }
-    this.onTerminal(task);
+    // Ended already (a settlement whose recording failed): one outcome, one webhook.
+    if (failed !== 'already') this.onTerminal(failed);
   }
 }

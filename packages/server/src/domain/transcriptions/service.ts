@@ -3,13 +3,12 @@ import { LIMITS, MODELS } from '@soundclone/core/internal';
 import { ID_PREFIXES, SERVER_LIMITS } from '../../protocol.js';
 import { guardedFetch, failureForStatus, type GuardOptions } from '../../media/guarded-fetch.js';
 import { UndecodableMediaError, type DecodedMedia, type DecodedTrack } from '../../media/decode.js';
-import type { BillingRecord } from '../accounts/billing.js';
 import { randomId } from '../../util/ids.js';
 import type { Clock } from '../../util/clock.js';
 import type { Account } from '../accounts/accounts.js';
-import { reserve } from '../accounts/billing.js';
 import { IdempotencyStore } from '../idempotency.js';
-import { DISCARD_CHANGES, type ChangeSink } from '../state-changes.js';
+import { isRefusal, type IdempotencyRow, type NewTask, type Store } from '../../store/store.js';
+import { dec } from '../../util/decimal.js';
 import { isTerminal, taskView, type Task, type Tasks } from './tasks.js';
 import type { TranscriptionRunner } from './runner.js';
 import { checkNotifyDestination, validateTranscriptionRequest, type TranscriptionRequest } from './request.js';
@@ -23,55 +22,56 @@ import type { HeldMedia, Uploads } from './uploads.js';
  *   -> optional wait (waitForCompletion / waitTimeoutMs; a timeout returns the non-terminal task).
  */
 export interface CreateResult {
-  readonly task: Task;
+  readonly taskId: string;
   readonly requestId: string;
 }
 
 export class TranscriptionService {
-  private readonly idempotency = new IdempotencyStore<CreateResult>();
+  private readonly idempotency: IdempotencyStore<CreateResult>;
 
   constructor(
+    private readonly store: Store,
     private readonly tasks: Tasks,
     private readonly uploads: Uploads,
     private readonly runner: TranscriptionRunner,
     private readonly guard: Omit<GuardOptions, 'maxBytes' | 'timeoutMs'> & { timeoutMs: number },
     private readonly clock: Clock,
     private readonly signal: AbortSignal,
-    private readonly changes: ChangeSink = DISCARD_CHANGES,
-  ) {}
-
-  /** Kept state: a key whose create succeeded in an earlier run (see IdempotencyStore.restore). */
-  restoreIdempotency(scope: string, key: string, bodyHash: string, task: Task, requestId: string): void {
-    this.idempotency.restore(scope, key, bodyHash, { task, requestId });
+  ) {
+    // In front of the store: concurrent retries share one outcome here; a key kept from an earlier
+    // run is found in the store.
+    this.idempotency = new IdempotencyStore<CreateResult>(async (scope, key) => {
+      const kept = await store.idempotency.find(scope, key);
+      return kept === undefined ? undefined : { bodyHash: kept.bodyHash, value: { taskId: kept.taskId, requestId: kept.requestId } };
+    });
   }
 
   async create(account: Account, body: Record<string, unknown>, idempotencyKey: string, requestId: string): Promise<{ data: Record<string, unknown>; replayed: boolean }> {
     const request = validateTranscriptionRequest(body);
     checkNotifyDestination(request, this.guard.allowHosts);
     const scope = `${account.id}/transcriptions`;
-    const { value, replayed } = await this.idempotency.run(scope, idempotencyKey, body, () => this.start(account, request, requestId), (bodyHash, created) =>
-      this.changes({ kind: 'idempotency', scope, key: idempotencyKey, bodyHash, taskId: created.task.id, requestId: created.requestId }),
+    const { value, replayed } = await this.idempotency.run(scope, idempotencyKey, body, (bodyHash) =>
+      this.start(account, request, requestId, { scope, key: idempotencyKey, bodyHash, requestId }),
     );
-    if (request.waitForCompletion && !isTerminal(value.task.status)) {
-      await this.tasks.waitForTerminal(value.task, request.waitTimeoutMs, this.signal);
+    let task = await this.tasks.get(account, value.taskId);
+    if (request.waitForCompletion && !isTerminal(task.status)) {
+      await this.tasks.waitForTerminal(task.id, request.waitTimeoutMs, this.signal);
+      task = await this.tasks.get(account, value.taskId);
     }
-    return { data: { ...taskView(value.task), requestId: value.requestId }, replayed };
+    return { data: { ...taskView(task), requestId: value.requestId }, replayed };
   }
 
-  private async start(account: Account, request: TranscriptionRequest, requestId: string): Promise<CreateResult> {
+  private async start(account: Account, request: TranscriptionRequest, requestId: string, idempotency: Omit<IdempotencyRow, 'taskId'>): Promise<CreateResult> {
     const { media, release } = await this.resolveSource(account, request);
     let track: DecodedTrack;
-    let billing: BillingRecord;
     try {
       track = checkSourceRules(request, media);
-      // The reservation is priced on the duration the payload holds (checked in media/), never a declared one.
-      billing = reserve(account, BigInt(track.durationMs));
     } catch (error) {
       release();
       throw error;
     }
     const now = this.clock.now();
-    const task: Task = {
+    const task: NewTask = {
       id: randomId(ID_PREFIXES.transcription),
       ownerId: account.id,
       kind: 'batch',
@@ -85,16 +85,27 @@ export class TranscriptionService {
       detectedLanguage: null,
       audioDurationMs: 0n,
       transcript: null,
-      billing,
       updatedAt: now,
       completedAt: null,
-      exports: new Map(),
-      listeners: new Set(),
     };
-    this.tasks.add(task);
+    let created: Task;
+    try {
+      // The reservation is priced on the duration the payload holds (checked in media/), never a declared one.
+      const outcome = await this.store.createBatchTask({ task, durationMs: BigInt(track.durationMs), idempotency });
+      if (isRefusal(outcome)) {
+        throw new ApiError('INSUFFICIENT_CHARACTERS', `this task needs ${outcome.required} Characters; ${outcome.available} are available`, {
+          requiredCharacters: dec(outcome.required),
+          availableCharacters: dec(outcome.available < 0n ? 0n : outcome.available),
+        });
+      }
+      created = outcome;
+    } catch (error) {
+      release();
+      throw error;
+    }
     // Fetched media counts against the storage quota until its task ends, whatever the outcome.
-    void this.runner.run(task, account, track, request.options).finally(release);
-    return { task, requestId };
+    void this.runner.run(created, account, track, request.options).finally(release);
+    return { taskId: created.id, requestId };
   }
 
   private async resolveSource(account: Account, request: TranscriptionRequest): Promise<HeldMedia> {

@@ -58,13 +58,16 @@ export type FeedOutcome =
 
 /**
  * How far the account's balance lets this session's audio go (docs/protocol.md "Realtime spending").
- * limit() is the most samples the session may have received in all, asked before every frame
- * because the account's other sessions spend from the same balance; accrue() grows the session's
- * reservation once samples are stored.
+ * Asked before every frame, because the account's other sessions spend from the same balance; the
+ * check and the reservation for what the frame adds are one step (Store.accrueRealtime), and it
+ * answers synchronously, so a frame is stored or refused in the call that brought it.
  */
 export interface SpendingGuard {
-  limit(): bigint;
-  accrue(receivedSamples: bigint): void;
+  /**
+   * The session wants to have received `wantedSamples` in all: reserves the charge of as much of it as
+   * the balance allows and returns the limit (the most samples the session may have received).
+   */
+  reserve(wantedSamples: bigint): bigint;
 }
 
 export interface SessionNotice {
@@ -219,7 +222,7 @@ export class SessionAudio {
     let fresh = skip > 0 ? samples.subarray(skip) : samples;
     let refused = 0;
     if (this.spending !== undefined) {
-      const room = this.spending.limit() - this.received;
+      const room = this.spending.reserve(this.received + BigInt(fresh.length)) - this.received;
       if (room <= 0n) {
         this.exhausted = true;
         this.accepting = false;
@@ -236,7 +239,6 @@ export class SessionAudio {
     const announced = end - BigInt(refused);
     if (announced > this.sent) this.sent = announced;
     this.received += BigInt(fresh.length);
-    this.spending?.accrue(this.received);
     this.retain(fresh);
     let events: StreamEvent[];
     try {

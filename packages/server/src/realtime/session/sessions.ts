@@ -1,20 +1,21 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '../../errors.js';
-import { MODELS, REALTIME_SPENDING } from '@soundclone/core/internal';
+import { MODELS, REALTIME, REALTIME_SPENDING } from '@soundclone/core/internal';
 import { ACCOUNT_LIMITS, ID_PREFIXES, RECOGNIZER_REFUSALS, SERVER_LIMITS, SOCKET_TOKEN } from '../../protocol.js';
 import { isRecognizerError } from '../../recognition/errors.js';
 import type { Recognizer, RecognizerStream } from '../../recognition/recognizer.js';
-import { dec, parseCount } from '../../util/decimal.js';
+import { ceilDiv, dec, parseCount } from '../../util/decimal.js';
 import { randomId } from '../../util/ids.js';
 import type { Clock } from '../../util/clock.js';
 import type { Account } from '../../domain/accounts/accounts.js';
-import { accrue, accruing, affordableSamples, available, realtimeMinimum, receivedDurationMs, releaseRealtime, settleRealtime } from '../../domain/accounts/billing.js';
+import { available, realtimeMinimum, receivedDurationMs } from '../../domain/accounts/billing.js';
+import { isRefusal, StoreError, type NewTask, type Store } from '../../store/store.js';
 import { IdempotencyStore } from '../../domain/idempotency.js';
 import type { RealtimeCreateRequest } from './options.js';
 import { RecoveryWindow } from './recovery-window.js';
 import { SessionAudio, type FeedOutcome, type SessionNotice, type SupplementKind, type SupplementPolicy } from './audio.js';
 import { realtimeTranscript, sessionView } from './view.js';
-import type { Task, Tasks } from '../../domain/transcriptions/tasks.js';
+import type { Task } from '../../domain/transcriptions/tasks.js';
 
 /**
  * Realtime sessions over REST (spec "Real-time session", "finish"; creation is ours). A session owns
@@ -46,7 +47,8 @@ export interface Session {
   readonly id: string;
   readonly ownerId: string;
   readonly account: Account;
-  readonly task: Task;
+  /** The History task as this session last wrote it (rows are replaced, never changed). */
+  task: Task;
   readonly audio: SessionAudio;
   readonly request: RealtimeCreateRequest;
   readonly createdAt: number;
@@ -75,7 +77,7 @@ export class RealtimeSessions {
   private readonly tokenSecret = randomBytes(32);
 
   constructor(
-    private readonly tasks: Tasks,
+    private readonly store: Store,
     private readonly recognizer: Recognizer,
     private readonly timing: RealtimeTiming,
     private readonly clock: Clock,
@@ -112,17 +114,14 @@ export class RealtimeSessions {
     return { session: value, replayed };
   }
 
-  private open(account: Account, request: RealtimeCreateRequest, requestId: string): Session {
+  private async open(account: Account, request: RealtimeCreateRequest, requestId: string): Promise<Session> {
     // Refused unless the balance covers the shortest session worth opening (REALTIME_SPENDING.minimumMs);
-    // after that, the spending guard keeps the audio within what is left (docs/protocol.md).
+    // after that, the spending guard keeps the audio within what is left (docs/protocol.md). Asked
+    // here first so the refusals come in their order; openRealtime checks it again as it creates.
     const minimum = realtimeMinimum();
-    const left = available(account);
-    if (left < minimum) {
-      throw new ApiError('INSUFFICIENT_CHARACTERS', `a realtime session needs at least ${minimum} Characters available (${REALTIME_SPENDING.minimumMs / 1000} s of audio); ${left < 0n ? 0n : left} are available`, {
-        requiredCharacters: dec(minimum),
-        availableCharacters: dec(left < 0n ? 0n : left),
-      });
-    }
+    const ledger = await this.store.accounts.ledger(account.id);
+    const left = ledger === undefined ? 0n : available(ledger);
+    if (left < minimum) throw insufficient(minimum, left);
     const max = this.limits.maxOpenSessionsPerAccount;
     if (this.openSessions(account) >= max) {
       throw new ApiError('RATE_LIMITED', `this account has ${max} realtime sessions open, its most at once; finish one first`, { reason: ACCOUNT_LIMITS.sessionLimitReason, limit: max }, { retryAfterSec: ACCOUNT_LIMITS.retryAfterSec });
@@ -131,7 +130,7 @@ export class RealtimeSessions {
     // behind, least of all a History task that stays PROCESSING for ever.
     const stream = this.openStream(account, request);
     try {
-      return this.register(account, request, requestId, stream);
+      return await this.register(account, request, requestId, stream);
     } catch (error) {
       stream.close?.();
       throw error;
@@ -151,9 +150,9 @@ export class RealtimeSessions {
     }
   }
 
-  private register(account: Account, request: RealtimeCreateRequest, requestId: string, stream: RecognizerStream): Session {
+  private async register(account: Account, request: RealtimeCreateRequest, requestId: string, stream: RecognizerStream): Promise<Session> {
     const now = this.clock.now();
-    const task: Task = {
+    const newTask: NewTask = {
       id: randomId(ID_PREFIXES.transcription),
       ownerId: account.id,
       kind: 'realtime',
@@ -166,12 +165,12 @@ export class RealtimeSessions {
       detectedLanguage: null,
       audioDurationMs: 0n,
       transcript: null,
-      billing: accruing(account),
       updatedAt: now,
       completedAt: null,
-      exports: new Map(),
-      listeners: new Set(),
     };
+    const minimum = realtimeMinimum();
+    const task = await this.store.openRealtime({ task: newTask, minimum });
+    if (isRefusal(task)) throw insufficient(minimum, task.available);
     const t = this.timing;
     const id = randomId(ID_PREFIXES.session);
     const context = { sessionId: id };
@@ -186,10 +185,23 @@ export class RealtimeSessions {
         if (session !== undefined) this.fail(session, error);
       },
     );
-    const billing = task.billing;
+    const store = this.store;
+    const taskId = task.id;
+    // Samples the session's reservation already pays for: whole seconds, since a charge is per started
+    // second. Below them a frame needs no new reservation and the limit is at least this much, so the
+    // store is asked once per started second of audio, not once per frame, with the same outcome.
+    let paid = 0n;
     audio.spending = {
-      limit: () => affordableSamples(account, billing),
-      accrue: (received) => accrue(account, billing, received),
+      reserve: (wanted) => {
+        if (wanted < paid) return paid;
+        const limit = store.accrueRealtime(taskId, wanted);
+        // A frame is stored or refused in the call that brought it; an engine that must wait for the
+        // answer needs the socket's frames queued behind it first (connection.ts), which no engine here does.
+        if (typeof limit !== 'bigint') throw StoreError.asyncSpending();
+        const granted = wanted < limit ? wanted : limit;
+        paid = ceilDiv(granted, SAMPLES_PER_SECOND) * SAMPLES_PER_SECOND;
+        return limit;
+      },
     };
     session = {
       id,
@@ -203,7 +215,6 @@ export class RealtimeSessions {
       recovery: new RecoveryWindow(t.recoveryWindowMs, () => this.clock.now(), () => audio.expire()),
       attachedSockets: 0,
     };
-    this.tasks.add(task);
     this.sessions.set(session.id, session);
     session.recovery.start();
     return session;
@@ -226,24 +237,35 @@ export class RealtimeSessions {
    */
   private fail(session: Session, error: unknown): void {
     if (session.finishing !== undefined) return;
-    session.finishing = Promise.resolve();
-    this.settleFailed(session, error);
+    session.finishing = this.settleFailed(session, error);
   }
 
-  private settleFailed(session: Session, error: unknown): void {
+  /**
+   * The session's own state ends at once (audio closed, session.finished announced in the call that
+   * failed, as a socket expects); the History task follows in the store, and `finishing` resolves
+   * when it has. Never rejects: a failed write leaves the task to the next start (recoverInterrupted).
+   */
+  private settleFailed(session: Session, error: unknown): Promise<void> {
     const task = session.task;
-    releaseRealtime(session.account, task.billing);
-    task.error = {
+    const taskError = {
       errorCode: RECOGNIZER_REFUSALS.taskErrorCode,
       message: `recognition failed: ${error instanceof Error ? error.message : String(error)}`,
       retryable: true,
-      action: 'RETRY',
+      action: 'RETRY' as const,
       requestId: task.requestId,
     };
+    // The view shows the failure at once, whatever the store's answer time.
+    session.task = { ...task, error: taskError, status: 'FAILED' };
     session.audio.close();
     session.recovery.dispose();
-    this.tasks.setStatus(task, 'FAILED', this.clock.now());
+    const written = this.store.failTask(task.id, taskError, this.clock.now()).then(
+      (row) => {
+        if (row !== 'already') session.task = row;
+      },
+      () => undefined,
+    );
     session.audio.announce({ type: 'session.finished' });
+    return written;
   }
 
   /** The socket lifetime limit, undefined when there is none (session.ready reports it). */
@@ -353,14 +375,17 @@ export class RealtimeSessions {
       session.notices.push({ code: 'TRANSPORT_GAP', message: `captured ${audio.captured} samples but received ${audio.received}; the charge covers what was received` });
     }
     const durationMs = receivedDurationMs(audio.received);
-    const task = session.task;
-    settleRealtime(session.account, task.billing, durationMs);
-    task.audioDurationMs = durationMs;
-    task.transcript = realtimeTranscript(session);
-    task.detectedLanguage = task.transcript.languageCode;
+    const transcript = realtimeTranscript(session);
     audio.close();
     session.recovery.dispose();
-    this.tasks.setStatus(task, gap || audio.exhausted ? 'PARTIAL' : 'COMPLETED', this.clock.now());
+    const settled = await this.store.settleRealtime(session.task.id, {
+      status: gap || audio.exhausted ? 'PARTIAL' : 'COMPLETED',
+      durationMs,
+      transcript,
+      detectedLanguage: transcript.languageCode,
+      now: this.clock.now(),
+    });
+    if (settled !== 'already') session.task = settled;
     for (const notice of session.notices.slice(noticesBefore)) audio.announce({ type: 'session.notice', notice });
     audio.announce({ type: 'session.finished' });
   }
@@ -429,6 +454,17 @@ export class RealtimeSessions {
     if (got.length !== want.length || !timingSafeEqual(got, want)) return undefined;
     return this.sessions.get(id);
   }
+}
+
+const SAMPLES_PER_SECOND = BigInt(REALTIME.sampleRate);
+
+/** A realtime creation the balance does not cover. */
+function insufficient(minimum: bigint, left: bigint): ApiError {
+  const shown = left < 0n ? 0n : left;
+  return new ApiError('INSUFFICIENT_CHARACTERS', `a realtime session needs at least ${minimum} Characters available (${REALTIME_SPENDING.minimumMs / 1000} s of audio); ${shown} are available`, {
+    requiredCharacters: dec(minimum),
+    availableCharacters: dec(shown),
+  });
 }
 
 /** Spec "pause"/"finish" body: capturedSamples, a decimal string (preferred) or a JSON number; required. */

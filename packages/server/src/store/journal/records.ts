@@ -1,8 +1,6 @@
 import { TASK_STATUSES, type TaskStatus } from '@soundclone/core/internal';
-import type { Account } from '../domain/accounts/accounts.js';
-import type { BillingRecord } from '../domain/accounts/billing.js';
-import type { Task } from '../domain/transcriptions/tasks.js';
-import type { Voice } from '../domain/accounts/voices.js';
+import type { BillingRecord, LedgerChars } from '../../domain/accounts/billing.js';
+import type { LedgerRow, TaskRow, VoiceRow } from '../store.js';
 
 /**
  * The journal's lines (docs/protocol.md "Local state"). Every line is one JSON object with a `type`;
@@ -19,9 +17,9 @@ import type { Voice } from '../domain/accounts/voices.js';
 export const FORMAT = 'soundclone-state';
 export const VERSION = 1;
 
-type Chars = Record<keyof Account['chars'], string>;
+type Chars = Record<keyof LedgerChars, string>;
 export interface AccountRecord { readonly type: 'account'; readonly id: string; readonly periodEndsAt: number; readonly chars: Chars }
-export interface VoiceRecord { readonly type: 'voice'; readonly voice: Voice; readonly savedDesignId?: string }
+export interface VoiceRecord { readonly type: 'voice'; readonly voice: VoiceRow; readonly savedDesignId?: string }
 export interface DesignSavedRecord { readonly type: 'design-saved'; readonly designId: string }
 export interface TaskRecord { readonly type: 'task'; readonly task: StoredTask; readonly account?: AccountRecord }
 export interface CoversDeletedRecord { readonly type: 'covers-deleted'; readonly accountId: string; readonly ids: readonly string[] }
@@ -29,8 +27,8 @@ export interface IdempotencyRecord { readonly type: 'idempotency'; readonly scop
 export interface HeaderRecord { readonly type: 'header'; readonly format: string; readonly version: number }
 export type StateRecord = HeaderRecord | AccountRecord | VoiceRecord | DesignSavedRecord | TaskRecord | CoversDeletedRecord | IdempotencyRecord;
 
-/** A task as written: its fields as they are, its counts as decimal strings, without its caches and listeners. */
-type StoredTask = Readonly<Omit<Task, 'audioDurationMs' | 'billing' | 'exports' | 'listeners'>> & {
+/** A task as written: its fields as they are, its counts as decimal strings. */
+type StoredTask = Readonly<Omit<TaskRow, 'audioDurationMs' | 'billing'>> & {
   readonly audioDurationMs: string;
   readonly billing: { readonly [K in keyof BillingRecord]: K extends 'state' | 'planKey' ? BillingRecord[K] : string };
 };
@@ -39,15 +37,15 @@ export function header(): HeaderRecord {
   return { type: 'header', format: FORMAT, version: VERSION };
 }
 
-export function accountRecord(account: Account): AccountRecord {
-  const c = account.chars;
+export function accountRecord(ledger: LedgerRow): AccountRecord {
+  const c = ledger.chars;
   return {
-    type: 'account', id: account.id, periodEndsAt: account.periodEndsAt,
+    type: 'account', id: ledger.accountId, periodEndsAt: ledger.periodEndsAt,
     chars: { monthlyTotal: String(c.monthlyTotal), monthlyUsed: String(c.monthlyUsed), orderTotal: String(c.orderTotal), orderUsed: String(c.orderUsed), reserved: String(c.reserved) },
   };
 }
 
-export function accountFromRecord(r: AccountRecord): { periodEndsAt: number; chars: Account['chars'] } {
+export function accountFromRecord(r: AccountRecord): { periodEndsAt: number; chars: LedgerChars } {
   const c = r.chars;
   return {
     periodEndsAt: r.periodEndsAt,
@@ -55,7 +53,7 @@ export function accountFromRecord(r: AccountRecord): { periodEndsAt: number; cha
   };
 }
 
-export function taskRecord(task: Task, owner: Account | undefined): TaskRecord {
+export function taskRecord(task: TaskRow, owner: LedgerRow | undefined): TaskRecord {
   const b = task.billing;
   const stored: StoredTask = {
     id: task.id, ownerId: task.ownerId, kind: task.kind, modelId: task.modelId, title: task.title, languageHint: task.languageHint,
@@ -69,7 +67,7 @@ export function taskRecord(task: Task, owner: Account | undefined): TaskRecord {
 }
 
 /** Downloads are not kept: each format is rendered again from the transcript on first download. */
-export function taskFromRecord(r: TaskRecord): Task {
+export function taskFromRecord(r: TaskRecord): TaskRow {
   const t = r.task;
   const b = t.billing;
   return {
@@ -78,7 +76,7 @@ export function taskFromRecord(r: TaskRecord): Task {
     audioDurationMs: BigInt(t.audioDurationMs), transcript: t.transcript,
     billing: { state: b.state, planKey: b.planKey, reserved: BigInt(b.reserved), settled: BigInt(b.settled), released: BigInt(b.released), billableDurationMs: BigInt(b.billableDurationMs) },
     ...(t.error !== undefined ? { error: t.error } : {}),
-    updatedAt: t.updatedAt, completedAt: t.completedAt, exports: new Map(), listeners: new Set(),
+    updatedAt: t.updatedAt, completedAt: t.completedAt,
   };
 }
 

@@ -1,15 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Accounts } from '../domain/accounts/accounts.js';
-import type { Covers } from '../domain/accounts/covers.js';
-import type { StateChange } from '../domain/state-changes.js';
-import type { Tasks } from '../domain/transcriptions/tasks.js';
-import type { TranscriptionService } from '../domain/transcriptions/service.js';
-import type { Voices, Voice } from '../domain/accounts/voices.js';
 import { DataDirLock } from './data-dir-lock.js';
 import { Journal } from './journal.js';
 import { StateStoreError } from './state-error.js';
 import { accountFromRecord, checkRecord, header, taskFromRecord, taskRecord, type StateRecord } from './records.js';
+import { MemoryStore, type StoreChange } from '../memory-store.js';
+import type { SeedInput } from '../store.js';
 
 /** What a start found in the data directory (RunningServer.state). */
 export interface StateReport {
@@ -23,32 +19,30 @@ export interface StateReport {
   interruptedTasks: number;
 }
 
-/** The domain objects a store restores into and records from. */
-export interface Domain {
-  readonly accounts: Accounts;
-  readonly voices: Voices;
-  readonly tasks: Tasks;
-  readonly covers: Covers;
-  readonly transcriptions: TranscriptionService;
-}
-
 /** Compact once this many lines were appended since the last rewrite and most of them are superseded. */
 const COMPACT_AFTER_APPENDS = 2000;
 
 /**
- * Owns the data directory: the lock, the journal (state/journal.ts) and the folded view of it, one
- * latest record per entity (`task:<id>`, `voice:<id>`, `account:<id>`, `design:<id>`, `covers:<account>`).
- * The view is what compaction writes, so records of accounts this run was not started with are kept.
+ * The data-directory engine: the memory engine (memory-store.ts) serves, and every change it makes is
+ * written to the journal (state/journal.ts) before the caller answers, one fsync'd line per changed
+ * row. It owns the directory: the lock, the journal and the folded view of it, one latest record per
+ * entity (`task:<id>`, `voice:<id>`, `account:<id>`, `design:<id>`, `covers:<account>`). The view is
+ * what compaction writes, so records of accounts this run was not started with are kept.
  *
  *   open(dir)  lock -> read journal (repair a cut-off last line) -> fold
- *   restore()  hand the folded records to the domain (restore methods, no change emitted)
- *   record()   the domain's ChangeSink: one fsync'd line per change, folded into the view
+ *   seed()     the seeded rows, then the kept records over them (a kept row wins; no line written)
+ *   changed()  one line per change, folded into the view
  *   close()    close the journal, release the lock
+ *
+ * The memory state moves before the line is written, as the service always did: a write that fails
+ * (STATE_WRITE_FAILED, a full disk) reaches the caller while memory is already ahead of the file, and
+ * the next start serves what the file says (docs/protocol.md "Local state").
  */
-export class StateStore {
+export class JournalStore extends MemoryStore {
+  override readonly engine = 'journal' as const;
   private readonly view = new Map<string, StateRecord>();
   private appended = 0;
-  private domain: Domain | undefined;
+  private applied = false;
   private closed = false;
   readonly report: StateReport;
 
@@ -58,12 +52,13 @@ export class StateStore {
     values: readonly StateRecord[],
     report: Omit<StateReport, 'records' | 'interruptedTasks'>,
   ) {
+    super();
     for (const value of values) this.fold(value);
     this.report = { ...report, records: this.view.size, interruptedTasks: 0 };
   }
 
   /** Throws StateStoreError STATE_LOCKED or STATE_CORRUPT (nothing held on failure). */
-  static open(dir: string): StateStore {
+  static open(dir: string): JournalStore {
     const dataDir = resolve(dir);
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const lock = DataDirLock.acquire(dataDir);
@@ -75,7 +70,7 @@ export class StateStore {
       const values = opened.loaded.values as StateRecord[];
       if (values.length > 0 && values[0]?.type !== 'header') throw StateStoreError.corrupt(file, 1, 'the first line is not a soundclone-state header');
       const dropped = opened.loaded.dropped;
-      const store = new StateStore(journal, lock, values, { dataDir, journal: file, ...(dropped !== undefined ? { dropped } : {}) });
+      const store = new JournalStore(journal, lock, values, { dataDir, journal: file, ...(dropped !== undefined ? { dropped } : {}) });
       // A new file gets its header; a file with repeated records of one entity is rewritten folded.
       if (values.length === 0) journal.append(header());
       else if (values.length - 1 > store.view.size) store.compact();
@@ -87,77 +82,85 @@ export class StateStore {
     }
   }
 
-  restore(domain: Domain): void {
-    this.domain = domain;
-    const voices: Voice[] = [];
-    const designs: string[] = [];
-    const keys: Array<Extract<StateRecord, { type: 'idempotency' }>> = [];
+  /** Seeded rows first, then the kept records over them, so kept voices keep their place in the list. */
+  override async seed(input: SeedInput): Promise<void> {
+    await super.seed(input);
+    if (this.applied) return;
+    this.applied = true;
     for (const record of this.view.values()) {
       switch (record.type) {
-        case 'account':
-          domain.accounts.restore(record.id, accountFromRecord(record));
+        case 'account': {
+          const kept = accountFromRecord(record);
+          const seeded = this.ledgers.get(record.id);
+          // The plan is configuration (the key's overrides this run), the counts are kept.
+          this.restoreLedger({ accountId: record.id, planKey: seeded?.planKey ?? '', periodEndsAt: kept.periodEndsAt, chars: kept.chars });
           break;
+        }
         case 'voice':
-          voices.push(record.voice);
+          this.restoreVoice(record.voice);
           break;
-        case 'design-saved':
-          designs.push(record.designId);
+        case 'design-saved': {
+          const design = this.designs.get(record.designId);
+          if (design !== undefined) design.saved = true;
+          else this.designs.set(record.designId, { accountId: '', saved: true });
           break;
+        }
         case 'task':
-          domain.tasks.restore(taskFromRecord(record));
+          this.restoreTask(taskFromRecord(record));
           break;
         case 'covers-deleted':
-          domain.covers.restore(record.ids);
+          for (const id of record.ids) this.deletedCovers.add(id);
           break;
         case 'idempotency':
-          keys.push(record);
+          this.keys.set(`${record.scope}\n${record.key}`, { scope: record.scope, key: record.key, bodyHash: record.bodyHash, taskId: record.taskId, requestId: record.requestId });
           break;
         case 'header':
           break;
       }
     }
-    domain.voices.restore(voices, designs);
-    // After the tasks: a key replays the very task object the server serves.
-    for (const k of keys) {
-      const task = domain.tasks.byId(k.taskId);
-      if (task !== undefined) domain.transcriptions.restoreIdempotency(k.scope, k.key, k.bodyHash, task, k.requestId);
-    }
   }
 
-  /** The domain's ChangeSink. Throws StateStoreError STATE_WRITE_FAILED when the line cannot be synced. */
-  readonly record = (change: StateChange): void => {
+  override async recoverInterrupted(accountIds: readonly string[], now: number): Promise<number> {
+    const failed = await super.recoverInterrupted(accountIds, now);
+    this.report.interruptedTasks = failed;
+    return failed;
+  }
+
+  /** One line per change. Throws StateStoreError STATE_WRITE_FAILED when the line cannot be synced. */
+  protected override changed(change: StoreChange): void {
     // After close (server shutdown) a late change is not written: the entity keeps its last recorded
     // state, and a task caught mid-run is failed as interrupted at the next start.
     if (this.closed) return;
     let record: StateRecord;
     switch (change.kind) {
       case 'task':
-        record = taskRecord(change.task, this.domain?.accounts.byId(change.task.ownerId));
+        record = taskRecord(change.task, change.ledger);
         break;
       case 'voice':
-        // A copy: the domain's voice object changes on rename, a record must not.
-        record = { type: 'voice', voice: { ...change.voice }, ...(change.savedDesignId !== undefined ? { savedDesignId: change.savedDesignId } : {}) };
+        record = { type: 'voice', voice: change.voice, ...(change.savedDesignId !== undefined ? { savedDesignId: change.savedDesignId } : {}) };
         break;
       case 'covers-deleted':
-        record = { type: 'covers-deleted', accountId: change.account.id, ids: change.ids };
+        record = { type: 'covers-deleted', accountId: change.accountId, ids: change.ids };
         break;
-      case 'idempotency':
-        record = { type: 'idempotency', scope: change.scope, key: change.key, bodyHash: change.bodyHash, taskId: change.taskId, requestId: change.requestId };
+      case 'idempotency': {
+        const r = change.row;
+        record = { type: 'idempotency', scope: r.scope, key: r.key, bodyHash: r.bodyHash, taskId: r.taskId, requestId: r.requestId };
         break;
+      }
     }
     this.journal.append(record);
     this.fold(record);
     this.appended++;
     if (this.appended >= COMPACT_AFTER_APPENDS && this.appended > this.view.size) this.compact();
-  };
+  }
 
-  close(): void {
+  override async close(): Promise<void> {
+    await super.close();
     if (this.closed) return;
     this.closed = true;
     this.journal.close();
     this.lock.release();
   }
-
   /** Rewrites the journal as the folded view (state/journal.ts: temp file, fsync, rename, fsync dir). */
   compact(): void {
     this.journal.rewrite([header(), ...[...this.view.values()].filter((r) => r.type !== 'header')]);

@@ -1,0 +1,347 @@
+import { TERMINAL_STATUSES, type TaskStatus } from '@soundclone/core/internal';
+import {
+  accrue, affordableSamples, available, chargeFor, quoteFor, receivedDurationMs, release, releaseRealtime, settle, settleRealtime,
+  type BillingRecord, type Ledger, type LedgerChars,
+} from '../domain/accounts/billing.js';
+import { DecimalIdSequence } from '../util/ids.js';
+import {
+  StoreError,
+  type BatchSettlement, type IdempotencyRow, type InsufficientRefusal, type LedgerRow, type NewTask, type NewVoice, type QuotaRefusal,
+  type RealtimeSettlement, type SeedInput, type Store, type TaskError, type TaskPatch, type TaskRow, type UnknownDesignRefusal, type VoiceRow,
+} from './store.js';
+
+/**
+ * What changed, as whole rows, after the memory state moved: the journal engine writes it (one line
+ * each), the memory engine keeps nothing. A task carries its owner's ledger, so a reservation, a
+ * settlement or a release is never kept without its task, or twice.
+ */
+export type StoreChange =
+  | { readonly kind: 'task'; readonly task: TaskRow; readonly ledger: LedgerRow | undefined }
+  | { readonly kind: 'voice'; readonly voice: VoiceRow; readonly savedDesignId?: string }
+  | { readonly kind: 'covers-deleted'; readonly accountId: string; readonly ids: readonly string[] }
+  | { readonly kind: 'idempotency'; readonly row: IdempotencyRow };
+
+/** A ledger as the engine holds it: the billing arithmetic changes `chars` in place, and a read copies it. */
+interface HeldLedger extends Ledger {
+  readonly accountId: string;
+  periodEndsAt: number;
+  readonly chars: LedgerChars;
+}
+
+interface Design {
+  readonly accountId: string;
+  saved: boolean;
+}
+
+function isTerminal(status: TaskStatus): boolean {
+  return (TERMINAL_STATUSES as readonly TaskStatus[]).includes(status);
+}
+
+function ledgerRow(l: HeldLedger): LedgerRow {
+  return { accountId: l.accountId, planKey: l.planKey, periodEndsAt: l.periodEndsAt, chars: { ...l.chars } };
+}
+
+/**
+ * The in-memory engine: Maps and arrays, as the service always held them, behind the Store interface.
+ * Every async method does its work synchronously before it returns (one resolved promise, no I/O), so
+ * two requests never interleave inside an operation; accrueRealtime answers with a plain bigint.
+ * `startServer()` without a dataDir uses it and builds nothing else (no timers, no files).
+ */
+export class MemoryStore implements Store {
+  readonly engine: 'memory' | 'journal' = 'memory';
+  protected readonly ledgers = new Map<string, HeldLedger>();
+  protected readonly voiceRows: VoiceRow[] = [];
+  private readonly voiceIds = new DecimalIdSequence(100_001n);
+  protected readonly designs = new Map<string, Design>();
+  protected readonly deletedCovers = new Set<string>();
+  protected readonly taskRows = new Map<string, TaskRow>();
+  /** Task ids per owner, oldest first (creation order). */
+  private readonly taskOrder = new Map<string, string[]>();
+  protected readonly keys = new Map<string, IdempotencyRow>();
+  private readonly listeners = new Map<string, Set<(row: TaskRow) => void>>();
+
+  /** Hook for an engine that keeps the state (journal-store.ts); called after the memory state moved. */
+  protected changed(_change: StoreChange): void {}
+
+  async seed(input: SeedInput): Promise<void> {
+    for (const l of input.ledgers) {
+      if (!this.ledgers.has(l.accountId)) this.ledgers.set(l.accountId, { accountId: l.accountId, planKey: l.planKey, periodEndsAt: l.periodEndsAt, chars: { ...l.chars } });
+    }
+    for (const v of input.voices) {
+      if (!this.voiceRows.some((x) => x.id === v.id)) this.voiceRows.push(v);
+      this.voiceIds.advancePast(v.id);
+    }
+    for (const d of input.designs) if (!this.designs.has(d.designId)) this.designs.set(d.designId, { accountId: d.accountId, saved: false });
+  }
+
+  readonly accounts = {
+    ledger: async (accountId: string): Promise<LedgerRow | undefined> => {
+      const l = this.ledgers.get(accountId);
+      return l === undefined ? undefined : ledgerRow(l);
+    },
+  };
+
+  readonly voices = {
+    listFor: async (accountId: string): Promise<readonly VoiceRow[]> => this.voiceRows.filter((v) => v.ownerId === null || v.ownerId === accountId),
+    countOwned: async (accountId: string): Promise<number> => this.owned(accountId),
+    createClone: async (accountId: string, limit: number, voice: NewVoice): Promise<VoiceRow | QuotaRefusal> => {
+      const used = this.owned(accountId);
+      if (used >= limit) return { refused: 'quota', used, limit };
+      const row: VoiceRow = { ...voice, id: this.voiceIds.take(), ownerId: accountId };
+      this.voiceRows.push(row);
+      this.changed({ kind: 'voice', voice: row });
+      return row;
+    },
+    saveDesign: async (accountId: string, limit: number, designId: string, name: string): Promise<VoiceRow | QuotaRefusal | UnknownDesignRefusal> => {
+      const design = this.designs.get(designId);
+      if (design === undefined || design.saved || design.accountId !== accountId) return { refused: 'unknown-design' };
+      const used = this.owned(accountId);
+      if (used >= limit) return { refused: 'quota', used, limit };
+      design.saved = true;
+      const row: VoiceRow = { id: this.voiceIds.take(), ownerId: accountId, name, type: 'design', feature: 'tts', channel: 'api', fileCount: 0, totalFileSize: 0 };
+      this.voiceRows.push(row);
+      this.changed({ kind: 'voice', voice: row, savedDesignId: designId });
+      return row;
+    },
+    rename: async (accountId: string, id: string, name: string): Promise<VoiceRow | undefined> => {
+      const index = this.voiceRows.findIndex((v) => v.id === id && v.ownerId === accountId);
+      if (index < 0) return undefined;
+      const row: VoiceRow = { ...(this.voiceRows[index] as VoiceRow), name };
+      this.voiceRows[index] = row;
+      this.changed({ kind: 'voice', voice: row });
+      return row;
+    },
+  };
+
+  readonly covers = {
+    deleteOwned: async (accountId: string, ids: readonly string[]): Promise<ReadonlySet<string>> => {
+      const now = new Set<string>();
+      for (const id of ids) {
+        if (this.deletedCovers.has(id)) continue;
+        this.deletedCovers.add(id);
+        now.add(id);
+      }
+      if (now.size > 0) this.changed({ kind: 'covers-deleted', accountId, ids: [...now] });
+      return now;
+    },
+    deletedAmong: async (ids: readonly string[]): Promise<ReadonlySet<string>> => new Set(ids.filter((id) => this.deletedCovers.has(id))),
+  };
+
+  readonly tasks = {
+    get: async (id: string): Promise<TaskRow | undefined> => this.taskRows.get(id),
+    page: async (ownerId: string, page: number, pageSize: number): Promise<{ total: number; items: readonly TaskRow[] }> => {
+      const ids = this.taskOrder.get(ownerId) ?? [];
+      const total = ids.length;
+      // Newest first: page 1 starts at the end of the creation order.
+      const end = total - (page - 1) * pageSize;
+      const start = Math.max(0, end - pageSize);
+      const items: TaskRow[] = [];
+      for (let i = end - 1; i >= start; i--) items.push(this.taskRows.get(ids[i] as string) as TaskRow);
+      return { total, items };
+    },
+    update: async (id: string, patch: TaskPatch, now: number): Promise<TaskRow> => {
+      const row = this.taskOrThrow(id);
+      let next: TaskRow = { ...row, ...patch };
+      if (patch.status !== undefined && patch.status !== row.status) {
+        next = { ...next, updatedAt: now, completedAt: isTerminal(patch.status) ? now : row.completedAt };
+      }
+      return this.putTask(next);
+    },
+  };
+
+  readonly idempotency = {
+    find: async (scope: string, key: string): Promise<IdempotencyRow | undefined> => this.keys.get(`${scope}\n${key}`),
+  };
+
+  readonly events = {
+    onTaskChanged: (id: string, listener: (row: TaskRow) => void): (() => void) => {
+      let set = this.listeners.get(id);
+      if (set === undefined) this.listeners.set(id, (set = new Set()));
+      set.add(listener);
+      return () => {
+        set.delete(listener);
+        if (set.size === 0 && this.listeners.get(id) === set) this.listeners.delete(id);
+      };
+    },
+  };
+
+  async createBatchTask(input: { task: NewTask; durationMs: bigint; idempotency?: Omit<IdempotencyRow, 'taskId'> }): Promise<TaskRow | InsufficientRefusal> {
+    const ledger = this.ledgerOrThrow(input.task.ownerId);
+    const amount = quoteFor(input.durationMs);
+    const left = available(ledger);
+    if (amount > left) return { refused: 'insufficient', required: amount, available: left };
+    ledger.chars.reserved += amount;
+    const billing: BillingRecord = { state: 'RESERVED', planKey: ledger.planKey, reserved: amount, settled: 0n, released: 0n, billableDurationMs: 0n };
+    const row = this.insertTask({ ...input.task, billing });
+    if (input.idempotency !== undefined) {
+      const key: IdempotencyRow = { ...input.idempotency, taskId: row.id };
+      this.keys.set(`${key.scope}\n${key.key}`, key);
+      this.changed({ kind: 'idempotency', row: key });
+    }
+    return row;
+  }
+
+  async settleBatch(taskId: string, s: BatchSettlement): Promise<TaskRow | 'already'> {
+    const row = this.taskOrThrow(taskId);
+    if (row.billing.state !== 'RESERVED' || isTerminal(row.status)) return 'already';
+    const billing = { ...row.billing };
+    settle(this.ledgerOrThrow(row.ownerId), billing, s.durationMs);
+    return this.putTask({ ...row, billing, status: s.status, updatedAt: s.now, completedAt: s.now });
+  }
+
+  async failTask(taskId: string, error: TaskError, now: number): Promise<TaskRow | 'already'> {
+    const row = this.taskOrThrow(taskId);
+    if (isTerminal(row.status)) return 'already';
+    return this.putTask(this.failed(row, error, now));
+  }
+
+  async openRealtime(input: { task: NewTask; minimum: bigint }): Promise<TaskRow | InsufficientRefusal> {
+    const ledger = this.ledgerOrThrow(input.task.ownerId);
+    const left = available(ledger);
+    if (left < input.minimum) return { refused: 'insufficient', required: input.minimum, available: left };
+    const billing: BillingRecord = { state: 'ACCRUING', planKey: ledger.planKey, reserved: 0n, settled: 0n, released: 0n, billableDurationMs: 0n };
+    return this.insertTask({ ...input.task, billing });
+  }
+
+  /**
+   * Synchronous, and allocation-light: a new row only when the reservation grows (at most once per
+   * started second of audio); every other frame reads two Maps and does the bigint arithmetic it always did.
+   */
+  accrueRealtime(taskId: string, wantedSamples: bigint): bigint {
+    const row = this.taskOrThrow(taskId);
+    if (row.billing.state !== 'ACCRUING') return 0n;
+    const ledger = this.ledgerOrThrow(row.ownerId);
+    // Moving Characters from available into this reservation leaves reserved + available, and so the
+    // limit, as it was.
+    const limit = affordableSamples(ledger, row.billing);
+    const granted = wantedSamples < limit ? wantedSamples : limit;
+    if (chargeFor(receivedDurationMs(granted)) > row.billing.reserved) {
+      const billing = { ...row.billing };
+      accrue(ledger, billing, granted);
+      // Not written: an open session's reservation is kept with the next write of its ledger, and a
+      // restart repairs it (recoverInterrupted).
+      this.taskRows.set(taskId, { ...row, billing });
+    }
+    return limit;
+  }
+
+  async settleRealtime(taskId: string, s: RealtimeSettlement): Promise<TaskRow | 'already'> {
+    const row = this.taskOrThrow(taskId);
+    if (row.billing.state !== 'ACCRUING' || isTerminal(row.status)) return 'already';
+    const billing = { ...row.billing };
+    settleRealtime(this.ledgerOrThrow(row.ownerId), billing, s.durationMs);
+    return this.putTask({
+      ...row, billing, audioDurationMs: s.durationMs, transcript: s.transcript, detectedLanguage: s.detectedLanguage,
+      status: s.status, updatedAt: s.now, completedAt: s.now,
+    });
+  }
+
+  async recoverInterrupted(accountIds: readonly string[], now: number): Promise<number> {
+    const owners = new Set(accountIds);
+    const interrupted: TaskRow[] = [];
+    for (const [owner, ids] of this.taskOrder) {
+      if (!owners.has(owner) || !this.ledgers.has(owner)) continue;
+      for (const id of ids) {
+        const row = this.taskRows.get(id) as TaskRow;
+        if (!isTerminal(row.status)) interrupted.push(row);
+      }
+    }
+    // An open realtime session's reservation grows with its audio without a write per frame, so the
+    // ledger kept with another task's write may hold more than the interrupted tasks' records say.
+    // Every reservation of these accounts belongs to an interrupted task: make the ledger match the
+    // records before releasing them, so the release leaves nothing reserved for work that is gone.
+    const outstanding = new Map<string, bigint>();
+    for (const row of interrupted) {
+      const held = row.billing.state === 'RESERVED' || row.billing.state === 'ACCRUING' ? row.billing.reserved : 0n;
+      outstanding.set(row.ownerId, (outstanding.get(row.ownerId) ?? 0n) + held);
+    }
+    for (const [owner, held] of outstanding) this.ledgerOrThrow(owner).chars.reserved = held;
+    for (const row of interrupted) {
+      // Nothing of the run is kept: a batch task caught while reconciling ends without the transcript
+      // it was about to deliver, as every failed task does.
+      const cleared: TaskRow = { ...row, transcript: null, detectedLanguage: null, audioDurationMs: 0n };
+      this.putTask(this.failed(cleared, {
+        errorCode: 'INTERNAL',
+        message: 'the service stopped while this transcription was running; nothing was charged, submit it again',
+        retryable: true,
+        action: 'RETRY',
+        requestId: row.requestId,
+      }, now));
+    }
+    return interrupted.length;
+  }
+
+  async close(): Promise<void> {
+    this.listeners.clear();
+  }
+
+  // ---- helpers -----------------------------------------------------------------------------------
+
+  private owned(accountId: string): number {
+    let n = 0;
+    for (const v of this.voiceRows) if (v.ownerId === accountId) n++;
+    return n;
+  }
+
+  private failed(row: TaskRow, error: TaskError, now: number): TaskRow {
+    const billing = { ...row.billing };
+    const ledger = this.ledgerOrThrow(row.ownerId);
+    if (billing.state === 'RESERVED') release(ledger, billing);
+    else releaseRealtime(ledger, billing);
+    return { ...row, billing, error, status: 'FAILED', updatedAt: row.status === 'FAILED' ? row.updatedAt : now, completedAt: row.status === 'FAILED' ? row.completedAt : now };
+  }
+
+  private insertTask(row: TaskRow): TaskRow {
+    let ids = this.taskOrder.get(row.ownerId);
+    if (ids === undefined) this.taskOrder.set(row.ownerId, (ids = []));
+    ids.push(row.id);
+    return this.putTask(row);
+  }
+
+  /** Kept state (journal engine): a task as last recorded, in creation order. */
+  protected restoreTask(row: TaskRow): void {
+    if (!this.taskRows.has(row.id)) {
+      let ids = this.taskOrder.get(row.ownerId);
+      if (ids === undefined) this.taskOrder.set(row.ownerId, (ids = []));
+      ids.push(row.id);
+    }
+    this.taskRows.set(row.id, row);
+  }
+
+  protected restoreVoice(row: VoiceRow): void {
+    const index = this.voiceRows.findIndex((v) => v.id === row.id);
+    if (index >= 0) this.voiceRows[index] = row;
+    else this.voiceRows.push(row);
+    this.voiceIds.advancePast(row.id);
+  }
+
+  protected restoreLedger(row: LedgerRow): void {
+    this.ledgers.set(row.accountId, { accountId: row.accountId, planKey: row.planKey, periodEndsAt: row.periodEndsAt, chars: { ...row.chars } });
+  }
+
+  /** Replaces the row, then records it (an engine that keeps state may throw), then tells the listeners. */
+  private putTask(row: TaskRow): TaskRow {
+    this.taskRows.set(row.id, row);
+    try {
+      const ledger = this.ledgers.get(row.ownerId);
+      this.changed({ kind: 'task', task: row, ledger: ledger === undefined ? undefined : ledgerRow(ledger) });
+    } finally {
+      // Waiters learn the change even when it could not be recorded (the error still reaches the caller).
+      const set = this.listeners.get(row.id);
+      if (set !== undefined) for (const listener of [...set]) listener(row);
+    }
+    return row;
+  }
+
+  private taskOrThrow(id: string): TaskRow {
+    const row = this.taskRows.get(id);
+    if (row === undefined) throw StoreError.taskNotFound(id);
+    return row;
+  }
+
+  private ledgerOrThrow(accountId: string): HeldLedger {
+    const ledger = this.ledgers.get(accountId);
+    if (ledger === undefined) throw new TypeError(`no ledger for account ${accountId}: seed it first`);
+    return ledger;
+  }
+}

@@ -1,0 +1,281 @@
+import type { TaskStatus } from '@soundclone/core/internal';
+import type { BillingRecord, LedgerChars } from '../domain/accounts/billing.js';
+import type { Transcript } from '../domain/transcriptions/transcript.js';
+import type { TranscriptionOptions } from '../domain/transcriptions/request.js';
+
+/**
+ * Everything the service keeps, behind one interface: the in-memory engine (memory-store.ts), the
+ * data-directory engine (journal-store.ts) and, for several nodes, a database engine share it, and one
+ * contract suite (test/store/contract.ts) holds each of them to it.
+ *
+ * Shape:
+ *   - sub-stores per concept for reads and single-row writes (accounts, voices, covers, tasks,
+ *     idempotency, events);
+ *   - one named operation for every change that moves money or spans rows (createBatchTask,
+ *     settleBatch, failTask, openRealtime, accrueRealtime, settleRealtime, recoverInterrupted). Each is
+ *     one transaction in an engine that has them; domain code never sees a transaction object, so every
+ *     invariant is a method the contract suite can test alike on every engine.
+ *   - every method is async, except accrueRealtime: the realtime spending guard runs on every audio
+ *     frame, and the in-memory and journal engines answer it synchronously (a plain bigint), so the
+ *     frame path stays synchronous there (docs/protocol.md "Realtime spending").
+ *   - rows are immutable: a change replaces the row, never mutates it, so code that kept an old row
+ *     sees what a database read would have given it. The billing arithmetic (domain/accounts/billing.ts)
+ *     is pure and shared: an engine applies it to a ledger it holds the lock on.
+ *
+ * Refusals that are part of an operation's answer (insufficient balance, a full voice quota) are
+ * returned as values; the domain turns them into ApiErrors with its own messages. Failures of the
+ * engine itself (a write that cannot be made durable) throw.
+ */
+export type MaybePromise<T> = T | Promise<T>;
+
+/** An account's character ledger and benefit period. */
+export interface LedgerRow {
+  readonly accountId: string;
+  readonly planKey: string;
+  /** End of the current benefit period (ms since epoch). */
+  readonly periodEndsAt: number;
+  readonly chars: Readonly<LedgerChars>;
+}
+
+export interface VoiceRow {
+  readonly id: string;
+  readonly ownerId: string | null;
+  readonly name: string;
+  readonly type: 'system' | 'clone' | 'design';
+  readonly feature: 'tts';
+  readonly channel: 'system' | 'web' | 'api';
+  readonly fileCount: number;
+  readonly totalFileSize: number;
+}
+
+/** A voice to create: the store gives it its id. */
+export type NewVoice = Omit<VoiceRow, 'id' | 'ownerId'>;
+
+export interface TaskError {
+  readonly errorCode: string;
+  readonly message: string;
+  readonly retryable: boolean;
+  /** Ours: FIX_INPUT, RETRY or CONTACT_SUPPORT. */
+  readonly action: 'FIX_INPUT' | 'RETRY' | 'CONTACT_SUPPORT';
+  readonly requestId: string;
+}
+
+/** A History task, batch or realtime (domain/transcriptions/tasks.ts). */
+export interface TaskRow {
+  readonly id: string;
+  readonly ownerId: string;
+  readonly kind: 'batch' | 'realtime';
+  readonly modelId: string;
+  readonly title: string;
+  readonly languageHint: string;
+  readonly requestId: string;
+  readonly createdAt: number;
+  readonly options?: TranscriptionOptions;
+  readonly status: TaskStatus;
+  readonly detectedLanguage: string | null;
+  readonly audioDurationMs: bigint;
+  readonly transcript: Transcript | null;
+  readonly billing: Readonly<BillingRecord>;
+  readonly error?: TaskError;
+  readonly updatedAt: number;
+  readonly completedAt: number | null;
+}
+
+/** A task to create: its billing record is made by the operation that reserves for it. */
+export type NewTask = Omit<TaskRow, 'billing'>;
+
+/** Content and status changes that move no money (a status move stamps updatedAt, and completedAt when terminal). */
+export interface TaskPatch {
+  readonly status?: TaskStatus;
+  readonly transcript?: Transcript | null;
+  readonly detectedLanguage?: string | null;
+  readonly audioDurationMs?: bigint;
+}
+
+/** A transcription create's Idempotency-Key, its body hash and the task it made. */
+export interface IdempotencyRow {
+  readonly scope: string;
+  readonly key: string;
+  readonly bodyHash: string;
+  readonly taskId: string;
+  readonly requestId: string;
+}
+
+/** What a start creates when it is not there yet (a kept row always wins over a seeded one). */
+export interface SeedInput {
+  readonly ledgers: readonly LedgerRow[];
+  readonly voices: readonly VoiceRow[];
+  /** Seeded design ids, each savable once by its account. */
+  readonly designs: ReadonlyArray<{ readonly designId: string; readonly accountId: string }>;
+}
+
+export interface InsufficientRefusal {
+  readonly refused: 'insufficient';
+  readonly required: bigint;
+  /** Available Characters at the time (the caller shows at least 0). */
+  readonly available: bigint;
+}
+
+export interface QuotaRefusal {
+  readonly refused: 'quota';
+  readonly used: number;
+  readonly limit: number;
+}
+
+export interface UnknownDesignRefusal {
+  readonly refused: 'unknown-design';
+}
+
+export type Refusal = InsufficientRefusal | QuotaRefusal | UnknownDesignRefusal;
+
+export function isRefusal(value: unknown): value is Refusal {
+  return typeof value === 'object' && value !== null && 'refused' in value;
+}
+
+/** A finished batch run: the status it ends in and the duration it is charged for. */
+export interface BatchSettlement {
+  readonly status: 'COMPLETED' | 'PARTIAL';
+  readonly durationMs: bigint;
+  readonly now: number;
+}
+
+/** A finished realtime session: the charge covers `durationMs` of received audio. */
+export interface RealtimeSettlement {
+  readonly status: 'COMPLETED' | 'PARTIAL';
+  readonly durationMs: bigint;
+  readonly transcript: Transcript;
+  readonly detectedLanguage: string | null;
+  readonly now: number;
+}
+
+export interface Store {
+  readonly engine: 'memory' | 'journal';
+
+  /** At start: creates the ledgers, seeded voices and design ids that are not kept yet. Idempotent. */
+  seed(input: SeedInput): Promise<void>;
+
+  readonly accounts: {
+    ledger(accountId: string): Promise<LedgerRow | undefined>;
+  };
+
+  readonly voices: {
+    /** System voices and the account's own, in creation order. */
+    listFor(accountId: string): Promise<readonly VoiceRow[]>;
+    countOwned(accountId: string): Promise<number>;
+    /** Quota checked and voice created in one step. */
+    createClone(accountId: string, limit: number, voice: NewVoice): Promise<VoiceRow | QuotaRefusal>;
+    /** The account's unsaved design id used up and its voice created in one step. */
+    saveDesign(accountId: string, limit: number, designId: string, name: string): Promise<VoiceRow | QuotaRefusal | UnknownDesignRefusal>;
+    /** Undefined when the account owns no such voice. */
+    rename(accountId: string, id: string, name: string): Promise<VoiceRow | undefined>;
+  };
+
+  readonly covers: {
+    /**
+     * Seeded covers are computed from key positions (domain/accounts/covers.ts); only deletions are
+     * kept. Marks `ids` (owned by the account, checked by the caller) deleted; returns the ones that
+     * were not deleted before.
+     */
+    deleteOwned(accountId: string, ids: readonly string[]): Promise<ReadonlySet<string>>;
+    /** Which of `ids` are deleted. */
+    deletedAmong(ids: readonly string[]): Promise<ReadonlySet<string>>;
+  };
+
+  readonly tasks: {
+    get(id: string): Promise<TaskRow | undefined>;
+    /** The owner's tasks, newest first, one page (page from 1). */
+    page(ownerId: string, page: number, pageSize: number): Promise<{ readonly total: number; readonly items: readonly TaskRow[] }>;
+    /** Throws StoreError TASK_NOT_FOUND for an unknown id. */
+    update(id: string, patch: TaskPatch, now: number): Promise<TaskRow>;
+  };
+
+  readonly idempotency: {
+    find(scope: string, key: string): Promise<IdempotencyRow | undefined>;
+  };
+
+  readonly events: {
+    /** Hears every change of the task's row (status, content, billing), after it is made; returns the unsubscribe. */
+    onTaskChanged(id: string, listener: (row: TaskRow) => void): () => void;
+  };
+
+  /**
+   * Batch create: reserves the quote of `durationMs` (billing.ts quoteFor) and creates the task QUEUED
+   * (and its Idempotency-Key, when given) in one step, or refuses with nothing written.
+   */
+  createBatchTask(input: { readonly task: NewTask; readonly durationMs: bigint; readonly idempotency?: Omit<IdempotencyRow, 'taskId'> }): Promise<TaskRow | InsufficientRefusal>;
+
+  /**
+   * Batch success: settles min(charge, reserved), releases the rest and moves the task to its terminal
+   * status, once: a task that is no longer RESERVED answers 'already' and nothing changes.
+   */
+  settleBatch(taskId: string, settlement: BatchSettlement): Promise<TaskRow | 'already'>;
+
+  /**
+   * Any failure, batch or realtime: the reservation released (nothing charged), FAILED with `error`,
+   * once: a task already terminal answers 'already'.
+   */
+  failTask(taskId: string, error: TaskError, now: number): Promise<TaskRow | 'already'>;
+
+  /** Realtime create: refused unless `minimum` Characters are available; the task is created ACCRUING, PROCESSING. */
+  openRealtime(input: { readonly task: NewTask; readonly minimum: bigint }): Promise<TaskRow | InsufficientRefusal>;
+
+  /**
+   * The realtime spending guard, check and reservation in one step: the session's limit is the most
+   * samples it may have received in all, the whole seconds its own reservation plus the account's
+   * available balance pay for (billing.ts affordableSamples). Grows the session's reservation to the
+   * charge of min(wantedSamples, limit) and returns the limit (unchanged by the reservation, which
+   * only moves Characters from available to this session). The caller stores audio up to the limit.
+   * Synchronous in the memory and journal engines (no row is written per frame: the reservation is
+   * kept with the next write of the ledger); a database engine awaits only when a frame crosses into a
+   * second not paid for yet.
+   */
+  accrueRealtime(taskId: string, wantedSamples: bigint): MaybePromise<bigint>;
+
+  /** Realtime finish: settled = reserved = charge(durationMs), transcript and status set, once. */
+  settleRealtime(taskId: string, settlement: RealtimeSettlement): Promise<TaskRow | 'already'>;
+
+  /**
+   * After a restart (journal): tasks of these accounts that were still running have lost their audio and
+   * worker; each ends FAILED, retryable, with its reservation released, and the accounts' ledgers hold
+   * no reservation for work that is gone. Returns how many were failed. The memory engine has none.
+   */
+  recoverInterrupted(accountIds: readonly string[], now: number): Promise<number>;
+
+  close(): Promise<void>;
+}
+
+/**
+ * A failure of the store itself (never a refusal a client caused):
+ *
+ *   TASK_NOT_FOUND              an operation named a task the store does not hold (a bug in the caller:
+ *                               the domain only names tasks it read or created).
+ *   ASYNC_SPENDING_UNSUPPORTED  the engine answered the realtime spending guard with a Promise; the
+ *                               socket's frame path needs an in-order queue before such an engine can
+ *                               serve realtime sessions.
+ *
+ * The data-directory engine's own failures are StateStoreError (journal/state-error.ts).
+ */
+export type StoreErrorCode = 'TASK_NOT_FOUND' | 'ASYNC_SPENDING_UNSUPPORTED';
+
+export class StoreError extends Error {
+  override readonly name = 'StoreError';
+  constructor(
+    readonly code: StoreErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+
+  static taskNotFound(id: string): StoreError {
+    return new StoreError('TASK_NOT_FOUND', `no task ${id} in the store`);
+  }
+
+  static asyncSpending(): StoreError {
+    return new StoreError('ASYNC_SPENDING_UNSUPPORTED', 'this store answers the realtime spending guard asynchronously; realtime sessions need a synchronous one');
+  }
+}
+
+export function isStoreError(value: unknown): value is StoreError {
+  return value instanceof StoreError || (value instanceof Error && value.name === 'StoreError');
+}

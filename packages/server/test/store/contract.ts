@@ -1,0 +1,307 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { isRefusal, type LedgerRow, type NewTask, type Refusal, type SeedInput, type Store, type TaskRow, type VoiceRow } from '../../src/store/store.js';
+
+/**
+ * The Store contract (src/store/store.ts): every engine runs this suite. `open` gives a fresh store;
+ * `reopen`, when the engine keeps state, closes it and opens it again on the same place (the caller
+ * seeds it again, as a start does).
+ */
+export interface StoreUnderTest {
+  readonly open: () => Promise<Store>;
+  readonly reopen?: (store: Store) => Promise<Store>;
+}
+
+const A = 'acct_aaaaaaaaaaaaaaaa';
+const B = 'acct_bbbbbbbbbbbbbbbb';
+const T0 = 1_700_000_000_000;
+
+function ledger(accountId: string, orderTotal: bigint, monthlyTotal = 0n): LedgerRow {
+  return { accountId, planKey: 'pro', periodEndsAt: T0 + 30 * 86_400_000, chars: { monthlyTotal, monthlyUsed: 0n, orderTotal, orderUsed: 0n, reserved: 0n } };
+}
+
+function seedInput(aChars = 1000n, bChars = 1000n): SeedInput {
+  const system: VoiceRow = { id: '100001', ownerId: null, name: 'Aria', type: 'system', feature: 'tts', channel: 'system', fileCount: 0, totalFileSize: 0 };
+  const web = (id: string, ownerId: string): VoiceRow => ({ id, ownerId, name: 'My website voice', type: 'clone', feature: 'tts', channel: 'web', fileCount: 3, totalFileSize: 1 });
+  return {
+    ledgers: [ledger(A, aChars), ledger(B, bChars)],
+    voices: [system, web('100002', A), web('100003', B)],
+    designs: [{ designId: 'design-1-01', accountId: A }, { designId: 'design-1-02', accountId: A }, { designId: 'design-2-01', accountId: B }],
+  };
+}
+
+let taskSeq = 0;
+function newTask(ownerId: string, kind: 'batch' | 'realtime' = 'batch', at = T0): NewTask {
+  taskSeq++;
+  return {
+    id: `tr_contract_${taskSeq}`, ownerId, kind, modelId: 'm', title: `t${taskSeq}`, languageHint: 'auto', requestId: `req_${taskSeq}`,
+    createdAt: at, status: kind === 'batch' ? 'QUEUED' : 'PROCESSING', detectedLanguage: null, audioDurationMs: 0n, transcript: null,
+    updatedAt: at, completedAt: null,
+  };
+}
+
+/** The row of an answer that must be one (a refusal or 'already' fails the test, saying what it was). */
+function row<T extends object>(value: T | 'already'): Exclude<T, Refusal> {
+  if (value === 'already' || isRefusal(value)) throw new Error(`expected a row, got ${JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? String(v) : v))}`);
+  return value as Exclude<T, Refusal>;
+}
+
+const transcript = { text: 'hi', languageCode: null, languageConfidence: null, speakers: [], segments: [], channelResults: [], entities: [], revisionStatus: 'NOT_REQUESTED', revisedText: null, revisionErrorCode: null } as unknown as NonNullable<TaskRow['transcript']>;
+
+export function describeStoreContract(name: string, engine: StoreUnderTest): void {
+  describe(`Store contract: ${name}`, () => {
+    const opened: Store[] = [];
+    const open = async (seed: SeedInput = seedInput()): Promise<Store> => {
+      const store = await engine.open();
+      opened.push(store);
+      await store.seed(seed);
+      return store;
+    };
+    afterEach(async () => {
+      for (const store of opened.splice(0)) await store.close();
+    });
+
+    describe('seed and ledgers', () => {
+      it('creates what is missing and keeps what is there: seeding again changes nothing', async () => {
+        const store = await open();
+        expect(await store.accounts.ledger(A)).toEqual(ledger(A, 1000n));
+        expect(await store.accounts.ledger('acct_none')).toBeUndefined();
+        await store.seed(seedInput(5n, 5n));
+        expect((await store.accounts.ledger(A))?.chars.orderTotal).toBe(1000n);
+        expect((await store.voices.listFor(A)).map((v) => v.id)).toEqual(['100001', '100002']);
+      });
+
+      it('a ledger read is a copy: later changes do not reach it', async () => {
+        const store = await open();
+        const before = await store.accounts.ledger(A);
+        row(await store.createBatchTask({ task: newTask(A), durationMs: 1n }));
+        expect(before?.chars.reserved).toBe(0n);
+        expect((await store.accounts.ledger(A))?.chars.reserved).toBe(600n);
+      });
+    });
+
+    describe('voices', () => {
+      it('lists system voices and the account\'s own in creation order; new ids follow the seeded ones', async () => {
+        const store = await open();
+        const made = row(await store.voices.createClone(A, 5, { name: 'mine', type: 'clone', feature: 'tts', channel: 'api', fileCount: 1, totalFileSize: 10 }));
+        expect(made).toMatchObject({ id: '100004', ownerId: A, name: 'mine' });
+        expect((await store.voices.listFor(A)).map((v) => v.id)).toEqual(['100001', '100002', '100004']);
+        expect((await store.voices.listFor(B)).map((v) => v.id)).toEqual(['100001', '100003']);
+        expect(await store.voices.countOwned(A)).toBe(2);
+      });
+
+      it('refuses a clone past the quota with the counts, and creates nothing', async () => {
+        const store = await open();
+        expect(await store.voices.createClone(A, 1, { name: 'x', type: 'clone', feature: 'tts', channel: 'api', fileCount: 1, totalFileSize: 1 })).toEqual({ refused: 'quota', used: 1, limit: 1 });
+        expect(await store.voices.countOwned(A)).toBe(1);
+      });
+
+      it('saves each design once, only for its account, within the quota', async () => {
+        const store = await open();
+        expect(await store.voices.saveDesign(B, 5, 'design-1-01', 'n')).toEqual({ refused: 'unknown-design' });
+        expect(await store.voices.saveDesign(A, 5, 'design-9-99', 'n')).toEqual({ refused: 'unknown-design' });
+        expect(await store.voices.saveDesign(A, 1, 'design-1-01', 'n')).toEqual({ refused: 'quota', used: 1, limit: 1 });
+        const saved = row(await store.voices.saveDesign(A, 5, 'design-1-01', 'n'));
+        expect(saved).toMatchObject({ ownerId: A, type: 'design', channel: 'api', name: 'n' });
+        expect(await store.voices.saveDesign(A, 5, 'design-1-01', 'n')).toEqual({ refused: 'unknown-design' });
+      });
+
+      it('renames only an owned voice and replaces the row', async () => {
+        const store = await open();
+        const before = (await store.voices.listFor(A)).find((v) => v.id === '100002');
+        expect(await store.voices.rename(B, '100002', 'theirs')).toBeUndefined();
+        expect(await store.voices.rename(A, '100001', 'system')).toBeUndefined();
+        expect(await store.voices.rename(A, '100002', 'renamed')).toMatchObject({ id: '100002', name: 'renamed' });
+        expect(before?.name).toBe('My website voice');
+        expect((await store.voices.listFor(A)).map((v) => v.name)).toEqual(['Aria', 'renamed']);
+      });
+    });
+
+    describe('covers', () => {
+      it('deletes each id once and says which it deleted now', async () => {
+        const store = await open();
+        expect([...(await store.covers.deleteOwned(A, ['c1', 'c2']))]).toEqual(['c1', 'c2']);
+        expect([...(await store.covers.deleteOwned(A, ['c2', 'c3']))]).toEqual(['c3']);
+        expect([...(await store.covers.deletedAmong(['c1', 'c4', 'c3']))].sort()).toEqual(['c1', 'c3']);
+      });
+    });
+
+    describe('batch tasks and money', () => {
+      it('createBatchTask reserves the quote (whole minutes) and creates the task QUEUED with its key', async () => {
+        const store = await open(seedInput(10_000n));
+        const task = row(await store.createBatchTask({ task: newTask(A), durationMs: 61_000n, idempotency: { scope: `${A}/transcriptions`, key: 'k1', bodyHash: 'h', requestId: 'r' } }));
+        expect(task.billing).toEqual({ state: 'RESERVED', planKey: 'pro', reserved: 1200n, settled: 0n, released: 0n, billableDurationMs: 0n });
+        expect(task.status).toBe('QUEUED');
+        expect((await store.accounts.ledger(A))?.chars.reserved).toBe(1200n);
+        expect(await store.tasks.get(task.id)).toEqual(task);
+        expect(await store.idempotency.find(`${A}/transcriptions`, 'k1')).toEqual({ scope: `${A}/transcriptions`, key: 'k1', bodyHash: 'h', taskId: task.id, requestId: 'r' });
+        expect(await store.idempotency.find(`${A}/transcriptions`, 'k2')).toBeUndefined();
+      });
+
+      it('refuses a quote past the balance with nothing written', async () => {
+        const store = await open(seedInput(1000n));
+        const t = newTask(A);
+        expect(await store.createBatchTask({ task: t, durationMs: 120_000n, idempotency: { scope: 's', key: 'k', bodyHash: 'h', requestId: 'r' } })).toEqual({ refused: 'insufficient', required: 1200n, available: 1000n });
+        expect(await store.tasks.get(t.id)).toBeUndefined();
+        expect(await store.idempotency.find('s', 'k')).toBeUndefined();
+        expect((await store.accounts.ledger(A))?.chars.reserved).toBe(0n);
+      });
+
+      it('settleBatch charges whole seconds, releases the rest, draws monthly before order, once', async () => {
+        const store = await open({ ...seedInput(), ledgers: [ledger(A, 1000n, 5n), ledger(B, 1000n)] });
+        const task = row(await store.createBatchTask({ task: newTask(A), durationMs: 2_500n }));
+        const settled = row(await store.settleBatch(task.id, { status: 'COMPLETED', durationMs: 2_500n, now: T0 + 5 }));
+        expect(settled.billing).toEqual({ state: 'SETTLED', planKey: 'pro', reserved: 600n, settled: 30n, released: 570n, billableDurationMs: 2_500n });
+        expect(settled).toMatchObject({ status: 'COMPLETED', updatedAt: T0 + 5, completedAt: T0 + 5 });
+        expect((await store.accounts.ledger(A))?.chars).toEqual({ monthlyTotal: 5n, monthlyUsed: 5n, orderTotal: 1000n, orderUsed: 25n, reserved: 0n });
+        expect(await store.settleBatch(task.id, { status: 'COMPLETED', durationMs: 2_500n, now: T0 + 6 })).toBe('already');
+        expect(await store.failTask(task.id, { errorCode: 'INTERNAL', message: 'm', retryable: true, action: 'RETRY', requestId: 'r' }, T0 + 7)).toBe('already');
+        expect((await store.accounts.ledger(A))?.chars.orderUsed).toBe(25n);
+        // The row read before the settlement is as it was: rows are replaced, never changed.
+        expect(task.billing.state).toBe('RESERVED');
+      });
+
+      it('failTask releases the whole reservation, FAILED with the error, once', async () => {
+        const store = await open();
+        const task = row(await store.createBatchTask({ task: newTask(A), durationMs: 1n }));
+        const error = { errorCode: 'INTERNAL', message: 'm', retryable: true, action: 'RETRY' as const, requestId: 'r' };
+        const failed = row(await store.failTask(task.id, error, T0 + 9));
+        expect(failed).toMatchObject({ status: 'FAILED', error, completedAt: T0 + 9, billing: { state: 'RELEASED', reserved: 600n, released: 600n, settled: 0n } });
+        expect((await store.accounts.ledger(A))?.chars.reserved).toBe(0n);
+        expect(await store.failTask(task.id, error, T0 + 10)).toBe('already');
+      });
+
+      it('update moves status (stamping updatedAt, completedAt when terminal) and content; unknown ids throw TASK_NOT_FOUND', async () => {
+        const store = await open();
+        const task = row(await store.createBatchTask({ task: newTask(A), durationMs: 1n }));
+        const moved = await store.tasks.update(task.id, { status: 'RECONCILING', transcript, detectedLanguage: 'en', audioDurationMs: 10n }, T0 + 3);
+        expect(moved).toMatchObject({ status: 'RECONCILING', updatedAt: T0 + 3, completedAt: null, detectedLanguage: 'en', audioDurationMs: 10n, transcript });
+        expect((await store.tasks.update(task.id, { detectedLanguage: 'de' }, T0 + 4)).updatedAt).toBe(T0 + 3);
+        await expect(store.tasks.update('tr_missing', { status: 'PROCESSING' }, T0)).rejects.toMatchObject({ name: 'StoreError', code: 'TASK_NOT_FOUND' });
+      });
+
+      it('pages an owner\'s tasks newest first', async () => {
+        const store = await open(seedInput(100_000n));
+        const ids: string[] = [];
+        for (let i = 0; i < 5; i++) ids.push(row(await store.createBatchTask({ task: newTask(A), durationMs: 1n })).id);
+        row(await store.createBatchTask({ task: newTask(B), durationMs: 1n }));
+        const first = await store.tasks.page(A, 1, 2);
+        expect(first.total).toBe(5);
+        expect(first.items.map((t) => t.id)).toEqual([ids[4], ids[3]]);
+        expect((await store.tasks.page(A, 3, 2)).items.map((t) => t.id)).toEqual([ids[0]]);
+        expect((await store.tasks.page(A, 4, 2)).items).toEqual([]);
+        expect((await store.tasks.page('acct_none', 1, 2)).total).toBe(0);
+      });
+
+      it('events: a listener hears every change of its task until it unsubscribes', async () => {
+        const store = await open();
+        const task = row(await store.createBatchTask({ task: newTask(A), durationMs: 1n }));
+        const heard: string[] = [];
+        const off = store.events.onTaskChanged(task.id, (r) => heard.push(r.status));
+        await store.tasks.update(task.id, { status: 'PROCESSING' }, T0 + 1);
+        await store.settleBatch(task.id, { status: 'PARTIAL', durationMs: 1n, now: T0 + 2 });
+        off();
+        await store.tasks.update(task.id, { detectedLanguage: 'x' }, T0 + 3);
+        expect(heard).toEqual(['PROCESSING', 'PARTIAL']);
+      });
+    });
+
+    describe('realtime and money', () => {
+      it('openRealtime refuses below the minimum and creates an ACCRUING task otherwise', async () => {
+        const store = await open(seedInput(9n));
+        const t = newTask(A, 'realtime');
+        expect(await store.openRealtime({ task: t, minimum: 10n })).toEqual({ refused: 'insufficient', required: 10n, available: 9n });
+        expect(await store.tasks.get(t.id)).toBeUndefined();
+        const other = row(await store.openRealtime({ task: newTask(B, 'realtime'), minimum: 10n }));
+        expect(other.billing).toEqual({ state: 'ACCRUING', planKey: 'pro', reserved: 0n, settled: 0n, released: 0n, billableDurationMs: 0n });
+      });
+
+      it('accrueRealtime answers synchronously with the limit in whole seconds and reserves what it grants', async () => {
+        const store = await open(seedInput(25n));
+        const task = row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n }));
+        const limit = store.accrueRealtime(task.id, 320n);
+        expect(typeof limit).toBe('bigint');
+        expect(limit).toBe(32_000n);
+        expect((await store.accounts.ledger(A))?.chars.reserved).toBe(10n);
+        expect(store.accrueRealtime(task.id, 16_001n)).toBe(32_000n);
+        expect((await store.accounts.ledger(A))?.chars.reserved).toBe(20n);
+        // Past the limit only the limit is reserved.
+        expect(store.accrueRealtime(task.id, 99_000n)).toBe(32_000n);
+        expect((await store.accounts.ledger(A))?.chars.reserved).toBe(20n);
+      });
+
+      it('two sessions of one account share the balance: what one reserved the other cannot have', async () => {
+        const store = await open(seedInput(30n));
+        const a = row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n }));
+        const b = row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n }));
+        expect(store.accrueRealtime(a.id, 24_000n)).toBe(48_000n);
+        expect(store.accrueRealtime(b.id, 64_000n)).toBe(16_000n);
+        expect(store.accrueRealtime(a.id, 99_000n)).toBe(32_000n);
+        expect((await store.accounts.ledger(A))?.chars).toMatchObject({ reserved: 30n });
+      });
+
+      it('settleRealtime charges the received duration once; failTask of a session releases its reservation', async () => {
+        const store = await open(seedInput(100n));
+        const a = row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n }));
+        store.accrueRealtime(a.id, 24_000n);
+        const settled = row(await store.settleRealtime(a.id, { status: 'COMPLETED', durationMs: 1_500n, transcript, detectedLanguage: null, now: T0 + 1 }));
+        expect(settled).toMatchObject({ status: 'COMPLETED', audioDurationMs: 1_500n, transcript, billing: { state: 'SETTLED', reserved: 20n, settled: 20n, released: 0n, billableDurationMs: 1_500n } });
+        expect(await store.settleRealtime(a.id, { status: 'COMPLETED', durationMs: 1_500n, transcript, detectedLanguage: null, now: T0 + 2 })).toBe('already');
+        const b = row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n }));
+        store.accrueRealtime(b.id, 16_000n);
+        const failed = row(await store.failTask(b.id, { errorCode: 'RECOGNIZER_UNAVAILABLE', message: 'm', retryable: true, action: 'RETRY', requestId: 'r' }, T0 + 3));
+        expect(failed.billing).toMatchObject({ state: 'RELEASED', reserved: 10n, released: 10n, settled: 0n });
+        expect((await store.accounts.ledger(A))?.chars).toMatchObject({ orderUsed: 20n, reserved: 0n });
+      });
+    });
+
+    describe('recoverInterrupted', () => {
+      it('fails the running tasks of the given accounts, releases them and leaves nothing reserved, once', async () => {
+        const store = await open(seedInput(10_000n));
+        const queued = row(await store.createBatchTask({ task: newTask(A), durationMs: 1n }));
+        const reconciling = row(await store.createBatchTask({ task: newTask(A), durationMs: 1n }));
+        await store.tasks.update(reconciling.id, { status: 'RECONCILING', transcript, detectedLanguage: 'en', audioDurationMs: 5n }, T0);
+        const live = row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n }));
+        store.accrueRealtime(live.id, 16_000n);
+        const done = row(await store.createBatchTask({ task: newTask(A), durationMs: 1n }));
+        await store.settleBatch(done.id, { status: 'COMPLETED', durationMs: 1n, now: T0 });
+        const other = row(await store.createBatchTask({ task: newTask(B), durationMs: 1n }));
+        expect(await store.recoverInterrupted([A], T0 + 1)).toBe(3);
+        expect(await store.tasks.get(reconciling.id)).toMatchObject({ status: 'FAILED', transcript: null, detectedLanguage: null, audioDurationMs: 0n });
+        expect(await store.tasks.get(queued.id)).toMatchObject({ status: 'FAILED', error: { errorCode: 'INTERNAL', retryable: true, action: 'RETRY' }, billing: { state: 'RELEASED' } });
+        expect(await store.tasks.get(live.id)).toMatchObject({ status: 'FAILED', billing: { state: 'RELEASED', settled: 0n } });
+        expect((await store.tasks.get(done.id))?.status).toBe('COMPLETED');
+        expect((await store.tasks.get(other.id))?.status).toBe('QUEUED');
+        expect((await store.accounts.ledger(A))?.chars).toMatchObject({ reserved: 0n, orderUsed: 10n });
+        expect(await store.recoverInterrupted([A], T0 + 2)).toBe(0);
+      });
+    });
+
+    if (engine.reopen !== undefined) {
+      const reopen = engine.reopen;
+      describe('kept across a reopen', () => {
+        it('keeps ledgers, voices, saved designs, deleted covers, tasks and keys; a kept ledger wins over the seed', async () => {
+          let store = await open(seedInput(100_000n));
+          const voice = row(await store.voices.createClone(A, 5, { name: 'mine', type: 'clone', feature: 'tts', channel: 'api', fileCount: 1, totalFileSize: 1 }));
+          await store.voices.rename(A, '100002', 'web renamed');
+          row(await store.voices.saveDesign(A, 5, 'design-1-02', 'd'));
+          await store.covers.deleteOwned(A, ['c1']);
+          const task = row(await store.createBatchTask({ task: newTask(A), durationMs: 1n, idempotency: { scope: 's', key: 'k', bodyHash: 'h', requestId: 'r' } }));
+          const settled = row(await store.settleBatch(task.id, { status: 'COMPLETED', durationMs: 1_000n, now: T0 + 1 }));
+          const kept = await store.accounts.ledger(A);
+          opened.splice(opened.indexOf(store), 1);
+          store = await reopen(store);
+          opened.push(store);
+          await store.seed(seedInput(5n, 5n));
+          expect(await store.accounts.ledger(A)).toEqual(kept);
+          expect((await store.voices.listFor(A)).map((v) => [v.id, v.name])).toEqual([['100001', 'Aria'], ['100002', 'web renamed'], [voice.id, 'mine'], [String(Number(voice.id) + 1), 'd']]);
+          expect(await store.voices.saveDesign(A, 5, 'design-1-02', 'again')).toEqual({ refused: 'unknown-design' });
+          expect([...(await store.covers.deletedAmong(['c1', 'c2']))]).toEqual(['c1']);
+          expect(await store.tasks.get(task.id)).toEqual(settled);
+          expect((await store.idempotency.find('s', 'k'))?.taskId).toBe(task.id);
+          // The id sequence goes on past what was kept.
+          expect(row(await store.voices.createClone(A, 9, { name: 'next', type: 'clone', feature: 'tts', channel: 'api', fileCount: 1, totalFileSize: 1 })).id).toBe(String(Number(voice.id) + 2));
+        });
+      });
+    }
+  });
+}

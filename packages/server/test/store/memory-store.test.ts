@@ -1,0 +1,4 @@
+import { MemoryStore } from '../../src/store/memory-store.js';
+import { describeStoreContract } from './contract.js';
+
+describeStoreContract('memory', { open: async () => new MemoryStore() });
