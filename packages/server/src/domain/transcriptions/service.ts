@@ -1,15 +1,14 @@
 import { ApiError } from '../../errors.js';
 import { LIMITS, MODELS } from '@soundclone/core/internal';
-import { ID_PREFIXES, SERVER_LIMITS } from '../../protocol.js';
+import { SERVER_LIMITS } from '../../protocol.js';
 import { guardedFetch, failureForStatus, type GuardOptions } from '../../media/guarded-fetch.js';
 import { UndecodableMediaError, type DecodedMedia, type DecodedTrack } from '../../media/decode.js';
-import { randomId } from '../../util/ids.js';
 import type { Clock } from '../../util/clock.js';
 import type { Account } from '../accounts/accounts.js';
 import { IdempotencyStore } from '../idempotency.js';
-import { isRefusal, type IdempotencyRow, type NewTask, type Store } from '../../store/store.js';
+import { isRefusal, type IdempotencyRow, type Store } from '../../store/store.js';
 import { dec } from '../../util/decimal.js';
-import { isTerminal, taskView, type Task, type Tasks } from './tasks.js';
+import { isTerminal, newTask, taskView, type Task, type Tasks } from './tasks.js';
 import type { TranscriptionRunner } from './runner.js';
 import { checkNotifyDestination, validateTranscriptionRequest, type TranscriptionRequest } from './request.js';
 import type { HeldMedia, Uploads } from './uploads.js';
@@ -71,23 +70,16 @@ export class TranscriptionService {
       throw error;
     }
     const now = this.clock.now();
-    const task: NewTask = {
-      id: randomId(ID_PREFIXES.transcription),
+    const task = newTask({
       ownerId: account.id,
       kind: 'batch',
       modelId: MODELS.batch,
       title: request.title ?? (request.source.kind === 'upload' ? 'Transcription' : new URL(request.source.mediaUrl).pathname.split('/').pop() || 'Transcription'),
       languageHint: request.languageHint,
       requestId,
-      createdAt: now,
-      options: request.options,
       status: 'QUEUED',
-      detectedLanguage: null,
-      audioDurationMs: 0n,
-      transcript: null,
-      updatedAt: now,
-      completedAt: null,
-    };
+      options: request.options,
+    }, now);
     let created: Task;
     try {
       // The reservation is priced on the duration the payload holds (checked in media/), never a declared one.

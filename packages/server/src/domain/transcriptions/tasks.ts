@@ -3,7 +3,9 @@ import { type DownloadFormat, LIMITS, type TaskStatus, TERMINAL_STATUSES } from 
 import { dec } from '../../util/decimal.js';
 import type { Account } from '../accounts/accounts.js';
 import { billingView } from '../accounts/billing.js';
-import type { Store, TaskPatch, TaskRow } from '../../store/store.js';
+import type { NewTask, Store, TaskPatch, TaskRow } from '../../store/store.js';
+import { randomId } from '../../util/ids.js';
+import { ID_PREFIXES } from '../../protocol.js';
 
 /**
  * The shared History (spec "What the service does" 7): batch tasks and realtime results in one store,
@@ -15,6 +17,20 @@ import type { Store, TaskPatch, TaskRow } from '../../store/store.js';
 export type { TaskError } from '../../store/store.js';
 /** A History task as the store holds it (immutable: a change replaces the row). */
 export type Task = TaskRow;
+
+/** A History task as a create makes it (batch QUEUED, realtime PROCESSING): nothing recognised, nothing charged yet. */
+export function newTask(fields: Pick<NewTask, 'ownerId' | 'kind' | 'modelId' | 'title' | 'languageHint' | 'requestId' | 'status' | 'options'>, now: number): NewTask {
+  return {
+    id: randomId(ID_PREFIXES.transcription),
+    ...fields,
+    createdAt: now,
+    detectedLanguage: null,
+    audioDurationMs: 0n,
+    transcript: null,
+    updatedAt: now,
+    completedAt: null,
+  };
+}
 
 export function isTerminal(status: TaskStatus): boolean {
   return (TERMINAL_STATUSES as readonly TaskStatus[]).includes(status);

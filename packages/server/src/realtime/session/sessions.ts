@@ -9,13 +9,13 @@ import { randomId } from '../../util/ids.js';
 import type { Clock } from '../../util/clock.js';
 import type { Account } from '../../domain/accounts/accounts.js';
 import { available, realtimeMinimum, receivedDurationMs } from '../../domain/accounts/billing.js';
-import { isRefusal, StoreError, type NewTask, type Store } from '../../store/store.js';
+import { isRefusal, StoreError, type Store } from '../../store/store.js';
 import { IdempotencyStore } from '../../domain/idempotency.js';
 import type { RealtimeCreateRequest } from './options.js';
 import { RecoveryWindow } from './recovery-window.js';
 import { SessionAudio, type FeedOutcome, type SessionNotice, type SupplementKind, type SupplementPolicy } from './audio.js';
 import { realtimeTranscript, sessionView } from './view.js';
-import type { Task } from '../../domain/transcriptions/tasks.js';
+import { newTask, type Task } from '../../domain/transcriptions/tasks.js';
 
 /**
  * Realtime sessions over REST (spec "Real-time session", "finish"; creation is ours). A session owns
@@ -152,24 +152,11 @@ export class RealtimeSessions {
 
   private async register(account: Account, request: RealtimeCreateRequest, requestId: string, stream: RecognizerStream): Promise<Session> {
     const now = this.clock.now();
-    const newTask: NewTask = {
-      id: randomId(ID_PREFIXES.transcription),
-      ownerId: account.id,
-      kind: 'realtime',
-      modelId: MODELS.realtime,
-      title: request.title ?? 'Realtime session',
-      languageHint: request.languageHint,
-      requestId,
-      createdAt: now,
-      status: 'PROCESSING',
-      detectedLanguage: null,
-      audioDurationMs: 0n,
-      transcript: null,
-      updatedAt: now,
-      completedAt: null,
-    };
     const minimum = realtimeMinimum();
-    const task = await this.store.openRealtime({ task: newTask, minimum });
+    const task = await this.store.openRealtime({
+      task: newTask({ ownerId: account.id, kind: 'realtime', modelId: MODELS.realtime, title: request.title ?? 'Realtime session', languageHint: request.languageHint, requestId, status: 'PROCESSING' }, now),
+      minimum,
+    });
     if (isRefusal(task)) throw insufficient(minimum, task.available);
     const t = this.timing;
     const id = randomId(ID_PREFIXES.session);
