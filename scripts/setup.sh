@@ -38,6 +38,9 @@ declare -A wanted=(
   [/usr/bin/sox]=sox                     # resamples recorded speech; a capture fallback
   [$arch_lib/sox/libsox_fmt_pulseaudio.so]=libsox-fmt-pulse  # ... sox's PulseAudio driver
   [$arch_lib/sox/libsox_fmt_alsa.so]=libsox-fmt-alsa         # ... sox's ALSA driver
+  [/usr/lib/postgresql/15/bin/postgres]=postgresql  # the server's PostgreSQL store: tests start private servers
+  [/usr/lib/postgresql/15/bin/initdb]=postgresql
+  [/usr/sbin/haproxy]=haproxy            # the round-robin balancer in front of a local cluster of nodes
 )
 missing=()
 for path in "${!wanted[@]}"; do
@@ -45,6 +48,12 @@ for path in "${!wanted[@]}"; do
 done
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
+    # Tests and the local cluster start their own PostgreSQL in a temporary directory on a free port;
+    # the default cluster Debian would otherwise create (and start, on a machine with systemd) on 5432
+    # is not wanted. createcluster.conf includes this directory.
+    mkdir -p /etc/postgresql-common/createcluster.d
+    [ -e /etc/postgresql-common/createcluster.d/soundclone.conf ] \
+      || echo 'create_main_cluster = false' >/etc/postgresql-common/createcluster.d/soundclone.conf
     apt-get update -q
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
   else
@@ -66,6 +75,27 @@ sox -n -r 16000 -b 16 -c 1 -t wav - synth 0.01 sine 440 2>/dev/null | sox -t wav
   || fail "sox cannot resample a WAV file"
 chromium --headless --no-sandbox --disable-gpu --version >/dev/null 2>&1 || fail "chromium does not start"
 pulseaudio --version >/dev/null 2>&1 || fail "pulseaudio does not start"
+haproxy -v >/dev/null 2>&1 || fail "haproxy does not start"
+# PostgreSQL: a private server must initialise, start and answer, as the tests' own do (PostgreSQL
+# refuses to run as root, so as root it runs as the postgres system user the package creates).
+pg_check() {
+  local bin=/usr/lib/postgresql/15/bin dir port as=()
+  dir="$(mktemp -d /tmp/soundclone-setup-pg-XXXXXX)"
+  if [ "$(id -u)" -eq 0 ]; then chown postgres: "$dir"; as=(setpriv --reuid postgres --regid postgres --init-groups); fi
+  port=$(( 20000 + RANDOM % 20000 ))
+  "${as[@]}" "$bin/initdb" -D "$dir/data" -U postgres -A trust --no-sync --no-instructions >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; rm -rf "$dir"; return 1; }
+  "${as[@]}" "$bin/postgres" -D "$dir/data" -p "$port" -k "$dir" -c listen_addresses=127.0.0.1 >"$dir/server.log" 2>&1 &
+  local pid=$! ok=1
+  for _ in $(seq 1 100); do
+    if "$bin/pg_isready" -q -h 127.0.0.1 -p "$port"; then ok=0; break; fi
+    sleep 0.1
+  done
+  kill -INT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+  [ "$ok" -eq 0 ] || cat "$dir/server.log" >&2
+  rm -rf "$dir"
+  return "$ok"
+}
+pg_check || fail "PostgreSQL 15 does not start a private server (initdb + postgres on 127.0.0.1)"
 
 pnpm install --frozen-lockfile
 # The reference server's PocketSphinx binding (packages/server/README.md); skipped with a notice when
