@@ -175,7 +175,7 @@ async function start(options: ServerOptions, clock: Clock, store: Store, journal
   const tasks = new Tasks(store);
   const quota = options.uploadQuotaBytes ?? SERVER_LIMITS.uploadQuotaBytesDefault;
   if (!Number.isSafeInteger(quota) || quota < 0) throw new TypeError(`uploadQuotaBytes must be a non-negative integer, got ${quota}`);
-  const uploads = new Uploads(quota);
+  const uploads = new Uploads(store, quota);
   const chosen = chooseRecognizer(options.recognizer, options.pocketsphinx);
   const recognizer = chosen.recognizer;
   const webhooks = new WebhookDispatcher(guard, options.webhookRetryDelaysMs ?? WEBHOOK_DELIVERY.defaultRetryDelaysMs, clock);

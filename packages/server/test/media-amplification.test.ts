@@ -223,7 +223,7 @@ describe('stored uploads and the storage quota', () => {
     const r = await put(server, new Uint8Array(FIVE_MIB_WAV));
     expect(r.status).toBe(200);
     const account = server.services.accounts.all[0]!;
-    const kept = server.services.uploads.get(account, r.body.data.uploadId)!;
+    const kept = (await server.services.uploads.get(account, r.body.data.uploadId))!;
     const track = kept.media.tracks[0]!;
     expect(track.source.bytes).not.toBeInstanceOf(Float32Array);
     expect(track.source.bytes.byteLength).toBe(FIVE_MIB_WAV.length - 44);

@@ -20,7 +20,7 @@ export function sttRoutes(s: Services): Route[] {
     { method: 'GET', path: PATHS.sttCapabilities, handler: async ({ account }) => {
         const ledger = await s.store.accounts.ledger(account.id);
         if (ledger === undefined) throw new Error(`no ledger for account ${account.id}`);
-        return ok(capabilities(account, ledger, await s.voices.usedVoices(account), s.uploads.usage(account), s.realtime.limitsView(account), s.limits));
+        return ok(capabilities(account, ledger, await s.voices.usedVoices(account), await s.uploads.usage(account), s.realtime.limitsView(account), s.limits));
       },
     },
 
@@ -30,9 +30,9 @@ export function sttRoutes(s: Services): Route[] {
       handler: async ({ account, req, query }) => {
         // A declared length past the quota is refused before the body is read (the connection then closes).
         const declared = Number(req.headers['content-length']);
-        if (Number.isSafeInteger(declared) && declared > 0 && declared <= LIMITS.uploadMaxBytes) s.uploads.checkRoom(account, declared);
+        if (Number.isSafeInteger(declared) && declared > 0 && declared <= LIMITS.uploadMaxBytes) await s.uploads.checkRoom(account, declared);
         const bytes = await readBody(req, LIMITS.uploadMaxBytes);
-        const upload = s.uploads.create(account, bytes, req.headers['content-type'], query.get('filename') ?? undefined, s.clock.now());
+        const upload = await s.uploads.create(account, bytes, req.headers['content-type'], query.get('filename') ?? undefined, s.clock.now());
         return ok(uploadView(upload));
       },
     },
@@ -41,8 +41,8 @@ export function sttRoutes(s: Services): Route[] {
       method: 'DELETE',
       path: PATHS.upload,
       handler: async ({ account, params }) => {
-        const upload = s.uploads.delete(account, params['uploadId'] as string);
-        return ok({ uploadId: upload.id, deleted: true, storage: s.uploads.usage(account) });
+        const upload = await s.uploads.delete(account, params['uploadId'] as string);
+        return ok({ uploadId: upload.id, deleted: true, storage: await s.uploads.usage(account) });
       },
     },
 

@@ -7,7 +7,8 @@ import { DecimalIdSequence } from '../util/ids.js';
 import {
   StoreError,
   type BatchSettlement, type IdempotencyRow, type InsufficientRefusal, type LedgerRow, type NewTask, type NewVoice, type QuotaRefusal,
-  type RealtimeSettlement, type SeedInput, type Store, type TaskError, type TaskPatch, type TaskRow, type UnknownDesignRefusal, type VoiceRow,
+  type RealtimeSettlement, type SeedInput, type StorageRefusal, type Store, type TaskError, type TaskPatch, type TaskRow, type UnknownDesignRefusal,
+  type UploadRow, type VoiceRow,
 } from './store.js';
 
 /**
@@ -59,6 +60,11 @@ export class MemoryStore implements Store {
   private readonly taskOrder = new Map<string, string[]>();
   protected readonly keys = new Map<string, IdempotencyRow>();
   private readonly listeners = new Map<string, Set<(row: TaskRow) => void>>();
+  /** Uploads are not kept by the journal engine either: an uploadId lives as long as the process. */
+  private readonly uploadRows = new Map<string, { readonly row: UploadRow; readonly bytes: Buffer }>();
+  private readonly holds = new Map<string, { readonly accountId: string; readonly sizeBytes: number }>();
+  /** Account id -> bytes of media held (uploads and holds). */
+  private readonly mediaBytes = new Map<string, number>();
 
   /** Hook for an engine that keeps the state (journal-store.ts); called after the memory state moved. */
   protected changed(_change: StoreChange): void {}
@@ -151,6 +157,43 @@ export class MemoryStore implements Store {
 
   readonly idempotency = {
     find: async (scope: string, key: string): Promise<IdempotencyRow | undefined> => this.keys.get(`${scope}\n${key}`),
+  };
+
+  readonly uploads = {
+    create: async (row: UploadRow, bytes: Buffer, quotaBytes: number): Promise<UploadRow | StorageRefusal> => {
+      const refusal = this.room(row.ownerId, row.sizeBytes, quotaBytes);
+      if (refusal !== undefined) return refusal;
+      this.uploadRows.set(row.id, { row, bytes });
+      this.addMedia(row.ownerId, row.sizeBytes);
+      return row;
+    },
+    get: async (ownerId: string, id: string): Promise<UploadRow | undefined> => {
+      const kept = this.uploadRows.get(id);
+      return kept?.row.ownerId === ownerId ? kept.row : undefined;
+    },
+    bytes: async (id: string): Promise<Buffer | undefined> => this.uploadRows.get(id)?.bytes,
+    delete: async (ownerId: string, id: string): Promise<UploadRow | undefined> => {
+      const kept = this.uploadRows.get(id);
+      if (kept?.row.ownerId !== ownerId) return undefined;
+      this.uploadRows.delete(id);
+      this.addMedia(ownerId, -kept.row.sizeBytes);
+      return kept.row;
+    },
+    hold: async (accountId: string, holdId: string, sizeBytes: number, quotaBytes: number): Promise<StorageRefusal | undefined> => {
+      if (this.holds.has(holdId)) throw new TypeError(`hold ${holdId} is already held`);
+      const refusal = this.room(accountId, sizeBytes, quotaBytes);
+      if (refusal !== undefined) return refusal;
+      this.holds.set(holdId, { accountId, sizeBytes });
+      this.addMedia(accountId, sizeBytes);
+      return undefined;
+    },
+    releaseHold: async (holdId: string): Promise<void> => {
+      const held = this.holds.get(holdId);
+      if (held === undefined) return;
+      this.holds.delete(holdId);
+      this.addMedia(held.accountId, -held.sizeBytes);
+    },
+    usedBytes: async (accountId: string): Promise<number> => this.mediaBytes.get(accountId) ?? 0,
   };
 
   readonly events = {
@@ -273,9 +316,23 @@ export class MemoryStore implements Store {
 
   async close(): Promise<void> {
     this.listeners.clear();
+    this.uploadRows.clear();
+    this.holds.clear();
+    this.mediaBytes.clear();
   }
 
   // ---- helpers -----------------------------------------------------------------------------------
+
+  private room(accountId: string, sizeBytes: number, quotaBytes: number): StorageRefusal | undefined {
+    const used = this.mediaBytes.get(accountId) ?? 0;
+    return used + sizeBytes <= quotaBytes ? undefined : { refused: 'storage', used, requested: sizeBytes, limit: quotaBytes };
+  }
+
+  private addMedia(accountId: string, bytes: number): void {
+    const next = (this.mediaBytes.get(accountId) ?? 0) + bytes;
+    if (next <= 0) this.mediaBytes.delete(accountId);
+    else this.mediaBytes.set(accountId, next);
+  }
 
   private owned(accountId: string): number {
     let n = 0;

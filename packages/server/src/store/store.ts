@@ -10,7 +10,7 @@ import type { TranscriptionOptions } from '../domain/transcriptions/request.js';
  *
  * Shape:
  *   - sub-stores per concept for reads and single-row writes (accounts, voices, covers, tasks,
- *     idempotency, events);
+ *     idempotency, uploads, events);
  *   - one named operation for every change that moves money or spans rows (createBatchTask,
  *     settleBatch, failTask, openRealtime, accrueRealtime, settleRealtime, recoverInterrupted). Each is
  *     one transaction in an engine that has them; domain code never sees a transaction object, so every
@@ -101,6 +101,19 @@ export interface IdempotencyRow {
   readonly requestId: string;
 }
 
+/**
+ * An upload's metadata. Its bytes, as they arrived, are kept beside it (Store.uploads.bytes); the
+ * service decodes them where it needs them (domain/transcriptions/uploads.ts).
+ */
+export interface UploadRow {
+  readonly id: string;
+  readonly ownerId: string;
+  readonly filename: string;
+  readonly contentType: string;
+  readonly sizeBytes: number;
+  readonly createdAt: number;
+}
+
 /** What a start creates when it is not there yet (a kept row always wins over a seeded one). */
 export interface SeedInput {
   readonly ledgers: readonly LedgerRow[];
@@ -126,7 +139,15 @@ export interface UnknownDesignRefusal {
   readonly refused: 'unknown-design';
 }
 
-export type Refusal = InsufficientRefusal | QuotaRefusal | UnknownDesignRefusal;
+/** The account's media would pass its storage quota (uploads plus media held for running tasks). */
+export interface StorageRefusal {
+  readonly refused: 'storage';
+  readonly used: number;
+  readonly requested: number;
+  readonly limit: number;
+}
+
+export type Refusal = InsufficientRefusal | QuotaRefusal | UnknownDesignRefusal | StorageRefusal;
 
 export function isRefusal(value: unknown): value is Refusal {
   return typeof value === 'object' && value !== null && 'refused' in value;
@@ -191,6 +212,26 @@ export interface Store {
 
   readonly idempotency: {
     find(scope: string, key: string): Promise<IdempotencyRow | undefined>;
+  };
+
+  /**
+   * Media an account holds, counted against its storage quota: uploads until deleted, and holds (media
+   * fetched from a mediaUrl, while its task runs). The quota check and the write are one step, so two
+   * requests, on one node or two, never pass the quota together.
+   */
+  readonly uploads: {
+    create(row: UploadRow, bytes: Buffer, quotaBytes: number): Promise<UploadRow | StorageRefusal>;
+    /** Undefined for an id the account does not own. */
+    get(ownerId: string, id: string): Promise<UploadRow | undefined>;
+    /** The upload's bytes as they arrived; undefined once it is deleted. */
+    bytes(id: string): Promise<Buffer | undefined>;
+    /** Forgets an owned upload and frees its share; undefined for an id the account does not own. */
+    delete(ownerId: string, id: string): Promise<UploadRow | undefined>;
+    /** Counts `sizeBytes` against the quota under `holdId` until releaseHold; a refusal holds nothing. */
+    hold(accountId: string, holdId: string, sizeBytes: number, quotaBytes: number): Promise<StorageRefusal | undefined>;
+    /** Idempotent: a hold released twice, or never made, frees nothing more. */
+    releaseHold(holdId: string): Promise<void>;
+    usedBytes(accountId: string): Promise<number>;
   };
 
   readonly events: {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { isRefusal, type LedgerRow, type NewTask, type Refusal, type SeedInput, type Store, type TaskRow, type VoiceRow } from '../../src/store/store.js';
+import { isRefusal, type LedgerRow, type NewTask, type Refusal, type SeedInput, type Store, type TaskRow, type UploadRow, type VoiceRow } from '../../src/store/store.js';
 
 /**
  * The Store contract (src/store/store.ts): every engine runs this suite. `open` gives a fresh store;
@@ -122,6 +122,69 @@ export function describeStoreContract(name: string, engine: StoreUnderTest): voi
         expect([...(await store.covers.deleteOwned(A, ['c1', 'c2']))]).toEqual(['c1', 'c2']);
         expect([...(await store.covers.deleteOwned(A, ['c2', 'c3']))]).toEqual(['c3']);
         expect([...(await store.covers.deletedAmong(['c1', 'c4', 'c3']))].sort()).toEqual(['c1', 'c3']);
+      });
+    });
+
+    describe('uploads and the storage quota', () => {
+      const upload = (id: string, ownerId: string, sizeBytes: number): UploadRow => ({ id, ownerId, filename: `${id}.wav`, contentType: 'audio/wav', sizeBytes, createdAt: T0 });
+      const bytesOf = (n: number, fill: number): Buffer => Buffer.alloc(n, fill);
+
+      it('keeps an upload and its bytes for its owner only, and counts them', async () => {
+        const store = await open();
+        const made = row(await store.uploads.create(upload('up_1', A, 300), bytesOf(300, 7), 1000));
+        expect(made).toEqual(upload('up_1', A, 300));
+        expect(await store.uploads.get(A, 'up_1')).toEqual(made);
+        expect(await store.uploads.get(B, 'up_1')).toBeUndefined();
+        expect(await store.uploads.get(A, 'up_none')).toBeUndefined();
+        expect((await store.uploads.bytes('up_1'))?.equals(bytesOf(300, 7))).toBe(true);
+        expect(await store.uploads.usedBytes(A)).toBe(300);
+        expect(await store.uploads.usedBytes(B)).toBe(0);
+      });
+
+      it('refuses past the quota with the counts, uploads and holds together, and writes nothing', async () => {
+        const store = await open();
+        row(await store.uploads.create(upload('up_1', A, 600), bytesOf(600, 1), 1000));
+        expect(await store.uploads.hold(A, 'hold_1', 300, 1000)).toBeUndefined();
+        expect(await store.uploads.create(upload('up_2', A, 101), bytesOf(101, 2), 1000)).toEqual({ refused: 'storage', used: 900, requested: 101, limit: 1000 });
+        expect(await store.uploads.hold(A, 'hold_2', 101, 1000)).toEqual({ refused: 'storage', used: 900, requested: 101, limit: 1000 });
+        expect(await store.uploads.get(A, 'up_2')).toBeUndefined();
+        expect(await store.uploads.bytes('up_2')).toBeUndefined();
+        expect(await store.uploads.usedBytes(A)).toBe(900);
+        // Exactly at the quota is allowed; another account's quota is its own.
+        row(await store.uploads.create(upload('up_3', A, 100), bytesOf(100, 3), 1000));
+        row(await store.uploads.create(upload('up_4', B, 1000), bytesOf(1000, 4), 1000));
+        expect(await store.uploads.usedBytes(A)).toBe(1000);
+      });
+
+      it('deletes an owned upload once and frees its share; a foreign delete changes nothing', async () => {
+        const store = await open();
+        row(await store.uploads.create(upload('up_1', A, 400), bytesOf(400, 1), 1000));
+        expect(await store.uploads.delete(B, 'up_1')).toBeUndefined();
+        expect(await store.uploads.usedBytes(A)).toBe(400);
+        expect(await store.uploads.delete(A, 'up_1')).toEqual(upload('up_1', A, 400));
+        expect(await store.uploads.delete(A, 'up_1')).toBeUndefined();
+        expect(await store.uploads.get(A, 'up_1')).toBeUndefined();
+        expect(await store.uploads.bytes('up_1')).toBeUndefined();
+        expect(await store.uploads.usedBytes(A)).toBe(0);
+      });
+
+      it('releases a hold once; releasing an unknown hold frees nothing', async () => {
+        const store = await open();
+        expect(await store.uploads.hold(A, 'hold_1', 250, 1000)).toBeUndefined();
+        expect(await store.uploads.hold(A, 'hold_2', 250, 1000)).toBeUndefined();
+        await store.uploads.releaseHold('hold_1');
+        await store.uploads.releaseHold('hold_1');
+        await store.uploads.releaseHold('hold_none');
+        expect(await store.uploads.usedBytes(A)).toBe(250);
+        await store.uploads.releaseHold('hold_2');
+        expect(await store.uploads.usedBytes(A)).toBe(0);
+      });
+
+      it('concurrent creates near the quota never pass it together', async () => {
+        const store = await open();
+        const outcomes = await Promise.all([0, 1, 2, 3, 4].map((i) => store.uploads.create(upload(`up_c${i}`, A, 300), bytesOf(300, i), 1000)));
+        expect(outcomes.filter((o) => !isRefusal(o))).toHaveLength(3);
+        expect(await store.uploads.usedBytes(A)).toBe(900);
       });
     });
 

@@ -66,7 +66,7 @@ export class TranscriptionService {
     try {
       track = checkSourceRules(request, media);
     } catch (error) {
-      release();
+      await release();
       throw error;
     }
     const now = this.clock.now();
@@ -92,7 +92,7 @@ export class TranscriptionService {
       }
       created = outcome;
     } catch (error) {
-      release();
+      await release();
       throw error;
     }
     // Fetched media counts against the storage quota until its task ends, whatever the outcome.
@@ -102,17 +102,17 @@ export class TranscriptionService {
 
   private async resolveSource(account: Account, request: TranscriptionRequest): Promise<HeldMedia> {
     if (request.source.kind === 'upload') {
-      const upload = this.uploads.get(account, request.source.uploadId);
+      const upload = await this.uploads.get(account, request.source.uploadId);
       if (upload === undefined) throw ApiError.notFound('upload');
-      return { media: upload.media, release: () => undefined };
+      return { media: upload.media, release: async () => undefined };
     }
     // Full already: refused before anything is fetched.
-    this.uploads.checkRoom(account, 0);
+    await this.uploads.checkRoom(account, 0);
     const response = await guardedFetch(request.source.mediaUrl, { ...this.guard, maxBytes: LIMITS.uploadMaxBytes });
     const failure = failureForStatus(response.status);
     if (failure !== undefined) throw failure;
     try {
-      return this.uploads.holdFetched(account, response.body, response.headers['content-type']);
+      return await this.uploads.holdFetched(account, response.body, response.headers['content-type']);
     } catch (error) {
       if (error instanceof UndecodableMediaError) {
         const extra = { ...error.details, sourceStatus: response.status, contentType: response.headers['content-type'] ?? null };

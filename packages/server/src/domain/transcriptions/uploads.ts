@@ -3,6 +3,7 @@ import { ID_PREFIXES } from '../../protocol.js';
 import { decodeMedia, UndecodableMediaError, type DecodedMedia } from '../../media/decode.js';
 import { dec } from '../../util/decimal.js';
 import { randomId } from '../../util/ids.js';
+import { isRefusal, type StorageRefusal, type Store, type UploadRow } from '../../store/store.js';
 import type { Account } from '../accounts/accounts.js';
 
 /**
@@ -15,105 +16,142 @@ import type { Account } from '../accounts/accounts.js';
  * its uploads until DELETE /uploads/{uploadId}, plus media fetched from a mediaUrl while its task runs.
  * Past it a new upload or fetch is refused with 413 STORAGE_QUOTA_EXCEEDED.
  *
+ * The store keeps the bytes and counts the quota (one step with the write, so nodes sharing a store
+ * never pass it together); this node keeps decoded media at hand by upload id.
+ *
  *   POST /uploads        --room for sizeBytes?--> decode --> held += sizeBytes
  *   DELETE /uploads/{id} --> held -= sizeBytes (a task already reading it keeps its bytes until it ends)
  *   mediaUrl fetched     --room?--> held += size --task ends (any status)--> held -= size
  */
-export interface Upload {
-  readonly id: string;
-  readonly ownerId: string;
-  readonly filename: string;
-  readonly contentType: string;
-  readonly sizeBytes: number;
-  readonly createdAt: number;
+export interface Upload extends UploadRow {
   readonly media: DecodedMedia;
 }
 
-/** Media fetched for one task, counted against the quota until `release` (idempotent). */
+/** Media fetched for one task, counted against the quota until `release` (idempotent, never rejects). */
 export interface HeldMedia {
   readonly media: DecodedMedia;
-  release(): void;
+  release(): Promise<void>;
 }
 
+/** Decoded uploads this node keeps at hand, by the bytes they hold (least recently used go first). */
+const DECODED_CACHE_BYTES = 256 * 1024 * 1024;
+
 export class Uploads {
-  private readonly uploads = new Map<string, Upload>();
-  /** Account id -> bytes held (uploads and fetched media of running tasks). */
-  private readonly held = new Map<string, number>();
+  /** Upload id -> its decoded media; the store holds the bytes, so a miss decodes them again. */
+  private readonly decoded = new Map<string, DecodedMedia>();
+  private decodedBytes = 0;
 
-  constructor(readonly quotaBytes: number) {}
+  constructor(
+    private readonly store: Store,
+    readonly quotaBytes: number,
+  ) {}
 
-  usedBytes(account: Account): number {
-    return this.held.get(account.id) ?? 0;
+  usedBytes(account: Account): Promise<number> {
+    return this.store.uploads.usedBytes(account.id);
   }
 
   /** What capabilities and DELETE report: decimal strings. */
-  usage(account: Account): { usedBytes: string; quotaBytes: string } {
-    return { usedBytes: dec(this.usedBytes(account)), quotaBytes: dec(this.quotaBytes) };
+  async usage(account: Account): Promise<{ usedBytes: string; quotaBytes: string }> {
+    return { usedBytes: dec(await this.usedBytes(account)), quotaBytes: dec(this.quotaBytes) };
   }
 
-  /** Refuses with STORAGE_QUOTA_EXCEEDED when `sizeBytes` more would pass the quota. */
-  checkRoom(account: Account, sizeBytes: number): void {
-    const used = this.usedBytes(account);
-    if (used + sizeBytes <= this.quotaBytes) return;
-    throw new ApiError('STORAGE_QUOTA_EXCEEDED', `the account holds ${used} bytes of media; ${sizeBytes} more would pass its quota of ${this.quotaBytes} bytes (delete uploads to make room)`, {
-      usedBytes: dec(used), requestedBytes: dec(sizeBytes), quotaBytes: dec(this.quotaBytes),
-    });
+  /** Refuses with STORAGE_QUOTA_EXCEEDED when `sizeBytes` more would pass the quota (a check ahead; the write checks again). */
+  async checkRoom(account: Account, sizeBytes: number): Promise<void> {
+    const used = await this.usedBytes(account);
+    if (used + sizeBytes > this.quotaBytes) throw this.quotaExceeded({ refused: 'storage', used, requested: sizeBytes, limit: this.quotaBytes });
   }
 
-  create(account: Account, bytes: Buffer, contentType: string | undefined, filename: string | undefined, now: number): Upload {
-    this.checkRoom(account, bytes.length);
+  async create(account: Account, bytes: Buffer, contentType: string | undefined, filename: string | undefined, now: number): Promise<Upload> {
+    await this.checkRoom(account, bytes.length);
     const media = decodeOrRefuse(bytes, contentType);
-    const upload: Upload = {
+    const row: UploadRow = {
       id: randomId(ID_PREFIXES.upload),
       ownerId: account.id,
       filename: filename ?? 'upload',
       contentType: contentType ?? 'application/octet-stream',
       sizeBytes: bytes.length,
       createdAt: now,
-      media,
     };
-    this.uploads.set(upload.id, upload);
-    this.add(account, upload.sizeBytes);
-    return upload;
+    const created = await this.store.uploads.create(row, bytes, this.quotaBytes);
+    if (isRefusal(created)) throw this.quotaExceeded(created);
+    this.remember(created.id, media);
+    return { ...created, media };
   }
 
   /**
    * Media fetched from a mediaUrl for one task; never listed to the client. Throws the quota refusal, or
    * UndecodableMediaError (the caller words it as a media fetch failure).
    */
-  holdFetched(account: Account, bytes: Buffer, contentType: string | undefined): HeldMedia {
-    this.checkRoom(account, bytes.length);
+  async holdFetched(account: Account, bytes: Buffer, contentType: string | undefined): Promise<HeldMedia> {
+    await this.checkRoom(account, bytes.length);
     const media = decodeMedia(bytes, contentType);
-    this.add(account, bytes.length);
-    let held = true;
+    const holdId = randomId(ID_PREFIXES.upload);
+    const refusal = await this.store.uploads.hold(account.id, holdId, bytes.length, this.quotaBytes);
+    if (refusal !== undefined) throw this.quotaExceeded(refusal);
+    let released: Promise<void> | undefined;
     return {
       media,
       release: () => {
-        if (!held) return;
-        held = false;
-        this.add(account, -bytes.length);
+        // A release the store cannot make now leaves the bytes counted; it must not fail the task that
+        // already ended, so it is reported, not thrown.
+        released ??= this.store.uploads.releaseHold(holdId).catch((error: unknown) => {
+          console.error(`soundclone server: could not release ${bytes.length} bytes of fetched media held for account ${account.id}:`, error);
+        });
+        return released;
       },
     };
   }
 
-  get(account: Account, id: string): Upload | undefined {
-    const upload = this.uploads.get(id);
-    return upload?.ownerId === account.id ? upload : undefined;
+  async get(account: Account, id: string): Promise<Upload | undefined> {
+    const row = await this.store.uploads.get(account.id, id);
+    if (row === undefined) {
+      this.forget(id);
+      return undefined;
+    }
+    const cached = this.decoded.get(id);
+    if (cached !== undefined) {
+      // Most recently used last.
+      this.decoded.delete(id);
+      this.decoded.set(id, cached);
+      return { ...row, media: cached };
+    }
+    const bytes = await this.store.uploads.bytes(id);
+    if (bytes === undefined) return undefined;
+    const media = decodeOrRefuse(bytes, row.contentType);
+    this.remember(id, media);
+    return { ...row, media };
   }
 
   /** Forgets an owned upload and frees its share of the quota; NOT_FOUND for a missing or foreign one. */
-  delete(account: Account, id: string): Upload {
-    const upload = this.get(account, id);
-    if (upload === undefined) throw ApiError.notFound('upload');
-    this.uploads.delete(id);
-    this.add(account, -upload.sizeBytes);
-    return upload;
+  async delete(account: Account, id: string): Promise<UploadRow> {
+    const row = await this.store.uploads.delete(account.id, id);
+    if (row === undefined) throw ApiError.notFound('upload');
+    this.forget(id);
+    return row;
   }
 
-  private add(account: Account, bytes: number): void {
-    const next = this.usedBytes(account) + bytes;
-    if (next <= 0) this.held.delete(account.id);
-    else this.held.set(account.id, next);
+  private quotaExceeded(r: StorageRefusal): ApiError {
+    return new ApiError('STORAGE_QUOTA_EXCEEDED', `the account holds ${r.used} bytes of media; ${r.requested} more would pass its quota of ${r.limit} bytes (delete uploads to make room)`, {
+      usedBytes: dec(r.used), requestedBytes: dec(r.requested), quotaBytes: dec(r.limit),
+    });
+  }
+
+  private remember(id: string, media: DecodedMedia): void {
+    this.forget(id);
+    this.decoded.set(id, media);
+    this.decodedBytes += media.heldBytes;
+    for (const [oldest, m] of this.decoded) {
+      if (this.decodedBytes <= DECODED_CACHE_BYTES || oldest === id) break;
+      this.decoded.delete(oldest);
+      this.decodedBytes -= m.heldBytes;
+    }
+  }
+
+  private forget(id: string): void {
+    const media = this.decoded.get(id);
+    if (media === undefined) return;
+    this.decoded.delete(id);
+    this.decodedBytes -= media.heldBytes;
   }
 }
 
