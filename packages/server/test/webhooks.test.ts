@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_A, PREFIX, idem, start, transcribe, upload, type TestServer } from './support/server.js';
 import { speechWav } from './support/wav.js';
+import type { DeliveryRow } from '../src/store/store.js';
 
 interface Received {
   readonly path: string;
@@ -96,9 +97,8 @@ describe('completion webhooks', () => {
     expect(hooks[1]!.at - hooks[0]!.at).toBeGreaterThanOrEqual(45);
     expect(hooks[2]!.at - hooks[1]!.at).toBeGreaterThanOrEqual(95);
     for (const h of hooks) expect(verify(h.raw, h.headers['soundclone-signature'] as string, SECRET)).toBe(true);
-    const record = server.services.webhooks.deliveries.find((d) => d.url.endsWith('/flaky'))!;
-    // The receiver logs a request before the server has read the answer: wait for the outcome.
-    for (let i = 0; i < 100 && record.outcome === 'pending'; i++) await new Promise((r) => setTimeout(r, 10));
+    // The receiver logs a request before the server has recorded the answer: wait for the outcome.
+    const record = await settledDelivery(server, '/flaky');
     expect(record.outcome).toBe('delivered');
     expect(record.attempts.map((a) => a.status)).toEqual([500, 500, 204]);
   });
@@ -108,8 +108,8 @@ describe('completion webhooks', () => {
     const uploadId = await upload(server, speechWav());
     await transcribe(server, { uploadId, options: { notifyUrl: `http://127.0.0.1:${port}/down` } });
     await waitFor('/down', 4);
-    const record = server.services.webhooks.deliveries.find((d) => d.url.endsWith('/down'))!;
-    for (let i = 0; i < 100 && record.outcome === 'pending'; i++) await new Promise((r) => setTimeout(r, 10));
+    // The receiver logs a request before the server has recorded the answer: wait for the outcome.
+    const record = await settledDelivery(server, '/down');
     expect(record.outcome).toBe('failed');
     expect(received.filter((r) => r.path === '/down')).toHaveLength(4);
   });
@@ -147,3 +147,12 @@ describe('completion webhooks', () => {
     expect(hook!.raw).not.toContain(SECRET);
   });
 });
+
+/** The outbox's delivery to `path`, once it is no longer pending (or after a second). */
+async function settledDelivery(server: TestServer, path: string): Promise<DeliveryRow> {
+  for (let i = 0; ; i++) {
+    const record = (await server.services.store.outbox.list()).find((d) => d.url.endsWith(path));
+    if ((record !== undefined && record.outcome !== 'pending') || i >= 100) return record as DeliveryRow;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

@@ -3,11 +3,12 @@ import {
   accrue, affordableSamples, available, chargeFor, quoteFor, receivedDurationMs, release, releaseRealtime, settle, settleRealtime,
   type BillingRecord, type Ledger, type LedgerChars,
 } from '../domain/accounts/billing.js';
-import { DecimalIdSequence } from '../util/ids.js';
+import { ID_PREFIXES } from '../protocol.js';
+import { DecimalIdSequence, randomId } from '../util/ids.js';
 import {
   StoreError,
   type BatchSettlement, type IdempotencyRow, type InsufficientRefusal, type LedgerRow, type NewTask, type NewVoice, type QuotaRefusal,
-  type RealtimeSettlement, type SeedInput, type StorageRefusal, type Store, type TaskError, type TaskPatch, type TaskRow, type UnknownDesignRefusal,
+  type DeliveryAttempt, type DeliveryOutcome, type DeliveryRow, type RealtimeSettlement, type SeedInput, type StorageRefusal, type Store, type TaskError, type TaskPatch, type TaskRow, type UnknownDesignRefusal,
   type UploadRow, type VoiceRow,
 } from './store.js';
 
@@ -60,6 +61,9 @@ export class MemoryStore implements Store {
   private readonly taskOrder = new Map<string, string[]>();
   protected readonly keys = new Map<string, IdempotencyRow>();
   private readonly listeners = new Map<string, Set<(row: TaskRow) => void>>();
+  /** The outbox, oldest first; not kept by the journal engine (a pending delivery ends with the process). */
+  private readonly deliveries = new Map<string, { row: DeliveryRow; heldUntil: number }>();
+  private readonly deliveryListeners = new Set<() => void>();
   /** Uploads are not kept by the journal engine either: an uploadId lives as long as the process. */
   private readonly uploadRows = new Map<string, { readonly row: UploadRow; readonly bytes: Buffer }>();
   private readonly holds = new Map<string, { readonly accountId: string; readonly sizeBytes: number }>();
@@ -196,7 +200,32 @@ export class MemoryStore implements Store {
     usedBytes: async (accountId: string): Promise<number> => this.mediaBytes.get(accountId) ?? 0,
   };
 
+  readonly outbox = {
+    claimDue: async (now: number, max: number, leaseMs: number): Promise<readonly DeliveryRow[]> => {
+      const claimed: DeliveryRow[] = [];
+      for (const held of this.deliveries.values()) {
+        if (claimed.length >= max) break;
+        if (held.row.outcome !== 'pending' || held.heldUntil > now) continue;
+        held.heldUntil = now + leaseMs;
+        claimed.push(held.row);
+      }
+      return claimed;
+    },
+    recordAttempt: async (eventId: string, attempt: DeliveryAttempt, outcome: DeliveryOutcome, heldUntil: number): Promise<DeliveryRow> => {
+      const held = this.deliveries.get(eventId);
+      if (held === undefined) throw StoreError.deliveryNotFound(eventId);
+      held.row = { ...held.row, attempts: [...held.row.attempts, attempt], outcome };
+      held.heldUntil = heldUntil;
+      return held.row;
+    },
+    list: async (): Promise<readonly DeliveryRow[]> => [...this.deliveries.values()].map((held) => held.row),
+  };
+
   readonly events = {
+    onDeliveryAdded: (listener: () => void): (() => void) => {
+      this.deliveryListeners.add(listener);
+      return () => this.deliveryListeners.delete(listener);
+    },
     onTaskChanged: (id: string, listener: (row: TaskRow) => void): (() => void) => {
       let set = this.listeners.get(id);
       if (set === undefined) this.listeners.set(id, (set = new Set()));
@@ -229,13 +258,13 @@ export class MemoryStore implements Store {
     if (row.billing.state !== 'RESERVED' || isTerminal(row.status)) return 'already';
     const billing = { ...row.billing };
     settle(this.ledgerOrThrow(row.ownerId), billing, s.durationMs);
-    return this.putTask({ ...row, billing, status: s.status, updatedAt: s.now, completedAt: s.now });
+    return this.ended(this.putTask({ ...row, billing, status: s.status, updatedAt: s.now, completedAt: s.now }), s.now);
   }
 
   async failTask(taskId: string, error: TaskError, now: number): Promise<TaskRow | 'already'> {
     const row = this.taskOrThrow(taskId);
     if (isTerminal(row.status)) return 'already';
-    return this.putTask(this.failed(row, error, now));
+    return this.ended(this.putTask(this.failed(row, error, now)), now);
   }
 
   async openRealtime(input: { task: NewTask; minimum: bigint }): Promise<TaskRow | InsufficientRefusal> {
@@ -303,25 +332,36 @@ export class MemoryStore implements Store {
       // Nothing of the run is kept: a batch task caught while reconciling ends without the transcript
       // it was about to deliver, as every failed task does.
       const cleared: TaskRow = { ...row, transcript: null, detectedLanguage: null, audioDurationMs: 0n };
-      this.putTask(this.failed(cleared, {
+      this.ended(this.putTask(this.failed(cleared, {
         errorCode: 'INTERNAL',
         message: 'the service stopped while this transcription was running; nothing was charged, submit it again',
         retryable: true,
         action: 'RETRY',
         requestId: row.requestId,
-      }, now));
+      }, now)), now);
     }
     return interrupted.length;
   }
 
   async close(): Promise<void> {
     this.listeners.clear();
+    this.deliveryListeners.clear();
     this.uploadRows.clear();
     this.holds.clear();
     this.mediaBytes.clear();
   }
 
   // ---- helpers -----------------------------------------------------------------------------------
+
+  /** A batch task that asks for a completion webhook gets its delivery as it ends; the senders hear of it. */
+  private ended(row: TaskRow, now: number): TaskRow {
+    const url = row.options?.notify === true ? row.options.notifyUrl : undefined;
+    if (row.kind !== 'batch' || url === undefined) return row;
+    const delivery: DeliveryRow = { eventId: randomId(ID_PREFIXES.event), taskId: row.id, url, createdAt: now, attempts: [], outcome: 'pending' };
+    this.deliveries.set(delivery.eventId, { row: delivery, heldUntil: 0 });
+    for (const listener of [...this.deliveryListeners]) listener();
+    return row;
+  }
 
   private room(accountId: string, sizeBytes: number, quotaBytes: number): StorageRefusal | undefined {
     const used = this.mediaBytes.get(accountId) ?? 0;

@@ -10,7 +10,7 @@ import type { TranscriptionOptions } from '../domain/transcriptions/request.js';
  *
  * Shape:
  *   - sub-stores per concept for reads and single-row writes (accounts, voices, covers, tasks,
- *     idempotency, uploads, events);
+ *     idempotency, uploads, outbox, events);
  *   - one named operation for every change that moves money or spans rows (createBatchTask,
  *     settleBatch, failTask, openRealtime, accrueRealtime, settleRealtime, recoverInterrupted). Each is
  *     one transaction in an engine that has them; domain code never sees a transaction object, so every
@@ -112,6 +112,30 @@ export interface UploadRow {
   readonly contentType: string;
   readonly sizeBytes: number;
   readonly createdAt: number;
+}
+
+/** One try of a webhook delivery: the answer's status, or what went wrong. */
+export interface DeliveryAttempt {
+  readonly attempt: number;
+  readonly at: number;
+  readonly status?: number;
+  readonly error?: string;
+}
+
+export type DeliveryOutcome = 'pending' | 'delivered' | 'failed' | 'refused';
+
+/**
+ * A completion webhook to send (the outbox): made in the same step that ends its task, so a task never
+ * ends without its event and never gets two. The event id and time are fixed here; the body is built
+ * from the ended task, which no longer changes, so every attempt sends the same body.
+ */
+export interface DeliveryRow {
+  readonly eventId: string;
+  readonly taskId: string;
+  readonly url: string;
+  readonly createdAt: number;
+  readonly attempts: readonly DeliveryAttempt[];
+  readonly outcome: DeliveryOutcome;
 }
 
 /** What a start creates when it is not there yet (a kept row always wins over a seeded one). */
@@ -234,9 +258,26 @@ export interface Store {
     usedBytes(accountId: string): Promise<number>;
   };
 
+  /**
+   * Completion webhooks. settleBatch and failTask add one for a batch task whose options ask for it
+   * (options.notify with a notifyUrl), in the same step. A sender claims due deliveries for a while
+   * (its lease) and records each attempt; a delivery whose sender went away is claimed again once the
+   * lease has passed, and goes on from its next attempt with the same event id (at least once).
+   */
+  readonly outbox: {
+    /** Pending deliveries no one holds (or whose lease has passed), now held by the caller until `now + leaseMs`, oldest first. */
+    claimDue(now: number, max: number, leaseMs: number): Promise<readonly DeliveryRow[]>;
+    /** Records an attempt and the outcome it leads to; a delivery still pending stays held until `heldUntil`. */
+    recordAttempt(eventId: string, attempt: DeliveryAttempt, outcome: DeliveryOutcome, heldUntil: number): Promise<DeliveryRow>;
+    /** Every delivery, oldest first (tests and operators). */
+    list(): Promise<readonly DeliveryRow[]>;
+  };
+
   readonly events: {
     /** Hears every change of the task's row (status, content, billing), after it is made; returns the unsubscribe. */
     onTaskChanged(id: string, listener: (row: TaskRow) => void): () => void;
+    /** Hears that a delivery was added (a sender then claims it); returns the unsubscribe. */
+    onDeliveryAdded(listener: () => void): () => void;
   };
 
   /**
@@ -247,13 +288,14 @@ export interface Store {
 
   /**
    * Batch success: settles min(charge, reserved), releases the rest and moves the task to its terminal
-   * status, once: a task that is no longer RESERVED answers 'already' and nothing changes.
+   * status, with its webhook delivery when it asks for one, once: a task that is no longer RESERVED
+   * answers 'already' and nothing changes.
    */
   settleBatch(taskId: string, settlement: BatchSettlement): Promise<TaskRow | 'already'>;
 
   /**
    * Any failure, batch or realtime: the reservation released (nothing charged), FAILED with `error`,
-   * once: a task already terminal answers 'already'.
+   * its webhook delivery added when it asks for one, once: a task already terminal answers 'already'.
    */
   failTask(taskId: string, error: TaskError, now: number): Promise<TaskRow | 'already'>;
 
@@ -277,7 +319,8 @@ export interface Store {
 
   /**
    * After a restart (journal): tasks of these accounts that were still running have lost their audio and
-   * worker; each ends FAILED, retryable, with its reservation released, and the accounts' ledgers hold
+   * worker; each ends FAILED, retryable, with its reservation released (and its webhook delivery, as
+   * failTask adds it), and the accounts' ledgers hold
    * no reservation for work that is gone. Returns how many were failed. The memory engine has none.
    */
   recoverInterrupted(accountIds: readonly string[], now: number): Promise<number>;
@@ -290,13 +333,15 @@ export interface Store {
  *
  *   TASK_NOT_FOUND              an operation named a task the store does not hold (a bug in the caller:
  *                               the domain only names tasks it read or created).
+ *   DELIVERY_NOT_FOUND          an attempt was recorded for a webhook delivery the store does not hold
+ *                               (likewise a bug in the caller).
  *   ASYNC_SPENDING_UNSUPPORTED  the engine answered the realtime spending guard with a Promise; the
  *                               socket's frame path needs an in-order queue before such an engine can
  *                               serve realtime sessions.
  *
  * The data-directory engine's own failures are StateStoreError (journal/state-error.ts).
  */
-export type StoreErrorCode = 'TASK_NOT_FOUND' | 'ASYNC_SPENDING_UNSUPPORTED';
+export type StoreErrorCode = 'TASK_NOT_FOUND' | 'DELIVERY_NOT_FOUND' | 'ASYNC_SPENDING_UNSUPPORTED';
 
 export class StoreError extends Error {
   override readonly name = 'StoreError';
@@ -310,6 +355,10 @@ export class StoreError extends Error {
 
   static taskNotFound(id: string): StoreError {
     return new StoreError('TASK_NOT_FOUND', `no task ${id} in the store`);
+  }
+
+  static deliveryNotFound(eventId: string): StoreError {
+    return new StoreError('DELIVERY_NOT_FOUND', `no webhook delivery ${eventId} in the store`);
   }
 
   static asyncSpending(): StoreError {

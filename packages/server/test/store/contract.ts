@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { isRefusal, type LedgerRow, type NewTask, type Refusal, type SeedInput, type Store, type TaskRow, type UploadRow, type VoiceRow } from '../../src/store/store.js';
+import { isRefusal, type LedgerRow, type NewTask, type Refusal, type SeedInput, type Store, type TaskRow, type UploadRow, type VoiceRow, type DeliveryRow } from '../../src/store/store.js';
 
 /**
  * The Store contract (src/store/store.ts): every engine runs this suite. `open` gives a fresh store;
@@ -185,6 +185,57 @@ export function describeStoreContract(name: string, engine: StoreUnderTest): voi
         const outcomes = await Promise.all([0, 1, 2, 3, 4].map((i) => store.uploads.create(upload(`up_c${i}`, A, 300), bytesOf(300, i), 1000)));
         expect(outcomes.filter((o) => !isRefusal(o))).toHaveLength(3);
         expect(await store.uploads.usedBytes(A)).toBe(900);
+      });
+    });
+
+    describe('the webhook outbox', () => {
+      const notifying = (url = 'https://hooks.example/done'): NewTask => ({ ...newTask(A), options: { notify: true, notifyUrl: url } as unknown as NonNullable<TaskRow['options']> });
+      const attempt = (n: number, status?: number) => ({ attempt: n, at: T0 + n, ...(status !== undefined ? { status } : { error: 'refused' }) });
+
+      it('ending a task that asks for it adds one delivery, in the same step; others add none', async () => {
+        const store = await open(seedInput(100_000n));
+        let heard = 0;
+        store.events.onDeliveryAdded(() => heard++);
+        const settled = row(await store.createBatchTask({ task: notifying(), durationMs: 1n }));
+        const failed = row(await store.createBatchTask({ task: notifying('https://hooks.example/failed'), durationMs: 1n }));
+        const quiet = row(await store.createBatchTask({ task: newTask(A), durationMs: 1n }));
+        const live = row(await store.openRealtime({ task: { ...newTask(A, 'realtime'), options: notifying().options }, minimum: 10n }));
+        row(await store.settleBatch(settled.id, { status: 'COMPLETED', durationMs: 1_000n, now: T0 + 5 }));
+        row(await store.failTask(failed.id, { errorCode: 'INTERNAL', message: 'm', retryable: true, action: 'RETRY', requestId: 'r' }, T0 + 6));
+        row(await store.settleBatch(quiet.id, { status: 'COMPLETED', durationMs: 1_000n, now: T0 + 7 }));
+        row(await store.failTask(live.id, { errorCode: 'INTERNAL', message: 'm', retryable: true, action: 'RETRY', requestId: 'r' }, T0 + 8));
+        // A second ending is 'already' and adds nothing.
+        expect(await store.settleBatch(settled.id, { status: 'COMPLETED', durationMs: 1_000n, now: T0 + 9 })).toBe('already');
+        expect(await store.failTask(failed.id, { errorCode: 'INTERNAL', message: 'm', retryable: true, action: 'RETRY', requestId: 'r' }, T0 + 9)).toBe('already');
+        const deliveries = await store.outbox.list();
+        expect(deliveries.map((d) => [d.taskId, d.url, d.createdAt, d.outcome, d.attempts.length])).toEqual([
+          [settled.id, 'https://hooks.example/done', T0 + 5, 'pending', 0],
+          [failed.id, 'https://hooks.example/failed', T0 + 6, 'pending', 0],
+        ]);
+        expect(new Set(deliveries.map((d) => d.eventId)).size).toBe(2);
+        expect(heard).toBe(2);
+      });
+
+      it('a claim holds a delivery until its lease passes; attempts are recorded in order; an ended delivery is never claimed', async () => {
+        const store = await open(seedInput(100_000n));
+        for (let i = 0; i < 3; i++) {
+          const t = row(await store.createBatchTask({ task: notifying(`https://hooks.example/${i}`), durationMs: 1n }));
+          row(await store.settleBatch(t.id, { status: 'COMPLETED', durationMs: 1_000n, now: T0 + i }));
+        }
+        const first = await store.outbox.claimDue(T0 + 100, 2, 1_000);
+        expect(first.map((d) => d.url)).toEqual(['https://hooks.example/0', 'https://hooks.example/1']);
+        const rest = await store.outbox.claimDue(T0 + 100, 5, 1_000);
+        expect(rest.map((d) => d.url)).toEqual(['https://hooks.example/2']);
+        expect(await store.outbox.claimDue(T0 + 1_099, 5, 1_000)).toEqual([]);
+        const [a, b] = first as [DeliveryRow, DeliveryRow];
+        expect(await store.outbox.recordAttempt(a.eventId, attempt(1, 500), 'pending', T0 + 5_000)).toMatchObject({ outcome: 'pending', attempts: [attempt(1, 500)] });
+        expect(await store.outbox.recordAttempt(a.eventId, attempt(2, 204), 'delivered', T0 + 5_000)).toMatchObject({ outcome: 'delivered', attempts: [attempt(1, 500), attempt(2, 204)] });
+        expect(await store.outbox.recordAttempt(b.eventId, attempt(1), 'pending', T0 + 2_000)).toMatchObject({ outcome: 'pending' });
+        // b's sender went away: once its hold has passed, another sender claims it with its attempts so far.
+        const again = await store.outbox.claimDue(T0 + 2_001, 5, 1_000);
+        expect(again.map((d) => [d.eventId, d.attempts.length])).toEqual([[b.eventId, 1], [(rest[0] as DeliveryRow).eventId, 0]]);
+        expect(await store.outbox.claimDue(T0 + 100_000, 5, 1_000)).not.toContainEqual(expect.objectContaining({ eventId: a.eventId }));
+        await expect(store.outbox.recordAttempt('ev_none', attempt(1, 204), 'delivered', 0)).rejects.toMatchObject({ name: 'StoreError', code: 'DELIVERY_NOT_FOUND' });
       });
     });
 

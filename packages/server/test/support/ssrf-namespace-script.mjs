@@ -132,7 +132,7 @@ for (const notifyUrl of [...literalHooks, ...namedHooks]) {
   if (literalHooks.includes(notifyUrl)) submitRefusals.push({ notifyUrl, status: r.status, errorCode: body.errorCode, reason: body.details?.reason });
 }
 await new Promise((r) => setTimeout(r, 200));
-const deliveries = server.services.webhooks.deliveries.map((d) => ({ url: d.url, outcome: d.outcome, attempts: d.attempts.length }));
+const deliveries = (await server.services.store.outbox.list()).map((d) => ({ url: d.url, outcome: d.outcome, attempts: d.attempts.length }));
 
 await server.close();
 victim.close();

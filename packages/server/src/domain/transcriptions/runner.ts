@@ -40,7 +40,6 @@ export class TranscriptionRunner {
     private readonly timing: TaskTiming,
     private readonly clock: Clock,
     private readonly signal: AbortSignal,
-    private readonly onTerminal: (task: Task) => void,
   ) {}
 
   async run(created: Task, account: Account, media: DecodedTrack, options: TranscriptionOptions): Promise<void> {
@@ -89,7 +88,6 @@ export class TranscriptionRunner {
       const settled = await this.store.settleBatch(task.id, { status: exportFailed ? 'PARTIAL' : 'COMPLETED', durationMs: task.audioDurationMs, now: this.clock.now() });
       if (settled === 'already') return;
       task = settled;
-      this.onTerminal(task);
     } catch (error) {
       // Reached its end already (only recording that failed): an ended task is never failed afterwards.
       if (isTerminal(task.status)) return;
@@ -100,16 +98,12 @@ export class TranscriptionRunner {
   }
 
   private async fail(task: Task, errorCode: string, message: string, retryable: boolean, action: 'FIX_INPUT' | 'RETRY'): Promise<void> {
-    let failed: Task | 'already';
     try {
-      failed = await this.store.failTask(task.id, { errorCode, message, retryable, action, requestId: task.requestId }, this.clock.now());
+      await this.store.failTask(task.id, { errorCode, message, retryable, action, requestId: task.requestId }, this.clock.now());
     } catch {
       // The kept state could not record it (StateStoreError STATE_WRITE_FAILED): the task is FAILED in
       // memory, and a later start fails it as interrupted from what was last recorded. Nobody awaits
       // this run, so throwing would only end the process.
-      return;
     }
-    // Ended already (a settlement whose recording failed): one outcome, one webhook.
-    if (failed !== 'already') this.onTerminal(failed);
   }
 }
