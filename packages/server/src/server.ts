@@ -107,6 +107,13 @@ export interface ServerOptions {
    * it, everything lives in memory and is gone at close.
    */
   readonly dataDir?: string;
+  /**
+   * TEST-ONLY: keep everything in this store instead of the in-memory engine, e.g. a real engine
+   * wrapped to answer late or fail as a database engine can. startServer seeds it and closes it at
+   * close(). Not together with dataDir. @hidden The store interface is the service's own, not a
+   * published one.
+   */
+  readonly store?: Store;
 }
 
 export type HttpLimits = { readonly [K in keyof typeof HTTP_LIMITS]: number };
@@ -152,8 +159,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   }
   const clock = options.clock ?? systemClock;
   // First, before anything that costs (a recognizer): a locked or damaged directory is refused at once.
+  if (options.store !== undefined && options.dataDir !== undefined) throw new TypeError('startServer takes a store or a dataDir, not both');
   const journal = options.dataDir !== undefined ? JournalStore.open(options.dataDir) : undefined;
-  const store: Store = journal ?? new MemoryStore();
+  const store: Store = journal ?? options.store ?? new MemoryStore();
   try {
     return await start(options, clock, store, journal, maxOpenSessionsPerAccount);
   } catch (error) {

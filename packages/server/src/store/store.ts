@@ -247,15 +247,12 @@ export interface Store {
 /**
  * A failure of the store itself (never a refusal a client caused):
  *
- *   TASK_NOT_FOUND              an operation named a task the store does not hold (a bug in the caller:
- *                               the domain only names tasks it read or created).
- *   ASYNC_SPENDING_UNSUPPORTED  the engine answered the realtime spending guard with a Promise; the
- *                               socket's frame path needs an in-order queue before such an engine can
- *                               serve realtime sessions.
+ *   TASK_NOT_FOUND  an operation named a task the store does not hold (a bug in the caller: the domain
+ *                   only names tasks it read or created).
  *
  * The data-directory engine's own failures are StateStoreError (journal/state-error.ts).
  */
-export type StoreErrorCode = 'TASK_NOT_FOUND' | 'ASYNC_SPENDING_UNSUPPORTED';
+export type StoreErrorCode = 'TASK_NOT_FOUND';
 
 export class StoreError extends Error {
   override readonly name = 'StoreError';
@@ -269,10 +266,6 @@ export class StoreError extends Error {
 
   static taskNotFound(id: string): StoreError {
     return new StoreError('TASK_NOT_FOUND', `no task ${id} in the store`);
-  }
-
-  static asyncSpending(): StoreError {
-    return new StoreError('ASYNC_SPENDING_UNSUPPORTED', 'this store answers the realtime spending guard asynchronously; realtime sessions need a synchronous one');
   }
 }
 
