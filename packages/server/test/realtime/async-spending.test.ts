@@ -217,8 +217,8 @@ describe('realtime spending with an asynchronous store', () => {
     peer.stream(1, signal, 8000, 24_000);
     const refused = await peer.waitFor('error', (m) => m.code === 'SERVICE_UNAVAILABLE');
     expect(refused).toMatchObject({ fatal: false, details: { reason: 'STORE_UNAVAILABLE', epoch: 1, receivedSamples: '15680', frameEpoch: 1, startSample: '15680', accepting: true } });
-    // The frames behind it start past the cursor: refused as such, never fatal, never a balance refusal.
-    await sleep(50);
+    // The 25 frames behind it start past the cursor: refused as such, never fatal, never a balance refusal.
+    for (let i = 0; i < 100 && peer.all('error').length < 26; i++) await sleep(10);
     const errors = peer.all('error');
     expect(errors.every((e) => e.fatal === false && (e.code === 'SERVICE_UNAVAILABLE' || e.code === 'BEYOND_CURSOR'))).toBe(true);
     expect(errors.filter((e) => e.code === 'BEYOND_CURSOR').length).toBe(25);
