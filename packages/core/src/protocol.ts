@@ -260,9 +260,12 @@ export const REALTIME_PATHS = {
  * needs the charge of `minimumMs` available (else 402 INSUFFICIENT_CHARACTERS); once the session's
  * audio uses the balance up the server sends `session.notice` with code `exhaustedNotice` and
  * `receivedSamples` (where it stopped), refuses later frames (socket error BALANCE_EXHAUSTED), settles
- * and ends the session PARTIAL. The session ends with RealtimeError REALTIME_BALANCE_EXHAUSTED.
+ * and ends the session PARTIAL. The session ends with RealtimeError REALTIME_BALANCE_EXHAUSTED. When
+ * the server's store cannot answer the spending check (a database unreachable), the frame is refused with
+ * the non-fatal socket error SERVICE_UNAVAILABLE, `details.reason` `storeUnavailableReason`: nothing was
+ * stored, resend from `details.receivedSamples`.
  */
-export const REALTIME_SPENDING = { minimumMs: 1000, exhaustedNotice: 'BALANCE_EXHAUSTED' } as const;
+export const REALTIME_SPENDING = { minimumMs: 1000, exhaustedNotice: 'BALANCE_EXHAUSTED', storeUnavailableReason: 'STORE_UNAVAILABLE' } as const;
 
 /**
  * Ours: `details.reason` of a 429 RATE_LIMITED realtime creation: the account has its most sessions
@@ -405,11 +408,14 @@ export type ClientMessageType = (typeof CLIENT_MESSAGES)[number];
  * leave the socket open (the frame or message is dropped). docs/protocol.md "Realtime socket" says when
  * each is sent: BAD_FRAME carries details.reason (a FrameDecodeResult reason), FRAME_TOO_LARGE
  * details.maxFrameSamples, WRONG_EPOCH the current details.epoch, BEYOND_CURSOR details.receivedSamples
- * to resend from, BAD_MESSAGE details.violations as in INPUT_INVALID.
+ * to resend from, BAD_MESSAGE details.violations as in INPUT_INVALID. SERVICE_UNAVAILABLE: the server could not
+ * take a frame now (its store did not answer the spending check, details.reason STORE_UNAVAILABLE); nothing
+ * was stored, resend from details.receivedSamples as for BEYOND_CURSOR.
  */
 export const SOCKET_ERRORS = [
   'BAD_FRAME', 'FRAME_TOO_LARGE', 'WRONG_EPOCH', 'BEYOND_CURSOR', 'NOT_ACCEPTING', 'BALANCE_EXHAUSTED', 'BAD_JSON', 'BAD_MESSAGE', 'SESSION_CLOSED',
   'SESSION_NOT_FOUND', 'SESSION_FINISHED', 'RECOVERY_WINDOW_EXPIRED', 'PROTOCOL_VIOLATION', 'SLOW_CONSUMER', 'INTERNAL',
+  'SERVICE_UNAVAILABLE',
 ] as const;
 export type SocketErrorCode = (typeof SOCKET_ERRORS)[number];
 

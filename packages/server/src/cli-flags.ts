@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import type { SupplementKind } from './realtime/session/audio.js';
 import type { SocketFaultRule } from './realtime/socket/faults.js';
 import { RECOGNIZER_CHOICES, type RecognizerChoice } from './recognition/select.js';
+import { normalizePublicUrl } from './public-url.js';
 import type { ServerOptions } from './server.js';
 
 /**
@@ -27,6 +28,8 @@ import type { ServerOptions } from './server.js';
  * past it 413 STORAGE_QUOTA_EXCEEDED. Per-account fairness:
  * --max-decoders-per-account N (default: all but a quarter of --max-decoders) and
  * --max-sessions-per-account N (realtime sessions open at once, default 8); past either, 429.
+ * --public-url URL: the address clients reach the service at behind a balancer or proxy (startServer
+ * publicUrl; the socket URLs it hands out use it; default the listen address).
  */
 
 export const SERVER_USAGE =
@@ -39,7 +42,8 @@ export const SERVER_USAGE =
   '  per account: [--max-decoders-per-account N] (default: max-decoders minus a quarter, 3 of 4)\n' +
   '               [--max-sessions-per-account N] (realtime sessions open at once, default 8)\n' +
   '  state: [--data-dir DIR] (keep accounts, voices and transcriptions there across restarts; default in memory)\n' +
-  '  media: [--upload-quota-bytes N] (media bytes one account may hold, default 536870912)\n';
+  '  media: [--upload-quota-bytes N] (media bytes one account may hold, default 536870912)\n' +
+  '  address: [--public-url URL] (where clients reach the service behind a balancer or proxy; default the listen address)\n';
 
 const SUPPLEMENT_KINDS: readonly SupplementKind[] = ['alignment', 'entities', 'revision', 'language'];
 
@@ -62,6 +66,7 @@ export const SERVER_FLAG_OPTIONS = {
   'withhold-supplements': { type: 'string' },
   recognizer: { type: 'string', default: 'auto' },
   'data-dir': { type: 'string' },
+  'public-url': { type: 'string' },
   ...(Object.fromEntries(NUMERIC.map((name) => [name, { type: 'string' }])) as Record<(typeof NUMERIC)[number], { type: 'string' }>),
   help: { type: 'boolean', default: false },
 } as const;
@@ -129,9 +134,18 @@ export function parseServerFlags(argv: readonly string[]): ServerFlags {
   const dataDir = values['data-dir'] as string | undefined;
   if (dataDir !== undefined && dataDir.trim() === '') throw new ServerFlagError('--data-dir takes a directory path');
 
+  const rawPublicUrl = values['public-url'] as string | undefined;
+  let publicUrl: string | undefined;
+  try {
+    publicUrl = rawPublicUrl === undefined ? undefined : normalizePublicUrl(rawPublicUrl);
+  } catch (error) {
+    throw new ServerFlagError(`--public-url: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+
   const options: ServerOptions = {
     port,
     ...(dataDir !== undefined ? { dataDir } : {}),
+    ...(publicUrl !== undefined ? { publicUrl } : {}),
     recognizer: recognizer as RecognizerChoice,
     host: values['host'] as string,
     accessKeys: keys,

@@ -28,6 +28,7 @@ import { sttRoutes } from './routes/stt-routes.js';
 import type { Services } from './services.js';
 import { JournalStore, type StateReport } from './store/journal/journal-store.js';
 import { MemoryStore } from './store/memory-store.js';
+import { normalizePublicUrl } from './public-url.js';
 import type { Store } from './store/store.js';
 import { systemClock, type Clock } from './util/clock.js';
 import { WebhookDispatcher } from './webhooks/delivery.js';
@@ -107,6 +108,20 @@ export interface ServerOptions {
    * it, everything lives in memory and is gone at close.
    */
   readonly dataDir?: string;
+  /**
+   * TEST-ONLY: keep everything in this store instead of the in-memory engine, e.g. a real engine
+   * wrapped to answer late or fail as a database engine can. startServer seeds it and closes it at
+   * close(). Not together with dataDir. @hidden The store interface is the service's own, not a
+   * published one.
+   */
+  readonly store?: Store;
+  /**
+   * The address clients reach this service at, when that is not its listen address (a load balancer
+   * or proxy in front): the realtime socket URLs it hands out are built on it. An absolute http(s)
+   * URL (a path is kept, trailing slashes dropped; no query, fragment or credentials), else startServer
+   * throws a TypeError. Default: the listen address, `RunningServer.url`.
+   */
+  readonly publicUrl?: string;
 }
 
 export type HttpLimits = { readonly [K in keyof typeof HTTP_LIMITS]: number };
@@ -114,8 +129,10 @@ export type HttpLimits = { readonly [K in keyof typeof HTTP_LIMITS]: number };
 export type { RequestLogEntry };
 
 export interface RunningServer {
-  /** Base URL without the API prefix, e.g. http://127.0.0.1:PORT */
+  /** Base URL without the API prefix, e.g. http://127.0.0.1:PORT: where this node listens. */
   readonly url: string;
+  /** The base URL the service hands out to clients: ServerOptions.publicUrl, normalized, or `url`. */
+  readonly publicUrl: string;
   readonly port: number;
   readonly faults: Faults;
   /** The last 1,000 requests, oldest first. */
@@ -145,6 +162,7 @@ function openSessionLimit(value: number | undefined): number {
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   if (options.accessKeys.length === 0) throw new TypeError('startServer needs at least one access key');
   const maxOpenSessionsPerAccount = openSessionLimit(options.maxRealtimeSessionsPerAccount);
+  const publicUrl = options.publicUrl === undefined ? undefined : normalizePublicUrl(options.publicUrl);
   const lifetimeMs = options.realtimeTiming?.socketLifetimeMs;
   // Timers take at most 2^31 - 1 ms; below 4 ms the notice (a quarter) would round to nothing.
   if (lifetimeMs !== undefined && (!Number.isSafeInteger(lifetimeMs) || lifetimeMs < 4 || lifetimeMs > 2_147_483_647)) {
@@ -152,17 +170,18 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   }
   const clock = options.clock ?? systemClock;
   // First, before anything that costs (a recognizer): a locked or damaged directory is refused at once.
+  if (options.store !== undefined && options.dataDir !== undefined) throw new TypeError('startServer takes a store or a dataDir, not both');
   const journal = options.dataDir !== undefined ? JournalStore.open(options.dataDir) : undefined;
-  const store: Store = journal ?? new MemoryStore();
+  const store: Store = journal ?? options.store ?? new MemoryStore();
   try {
-    return await start(options, clock, store, journal, maxOpenSessionsPerAccount);
+    return await start(options, clock, store, journal, maxOpenSessionsPerAccount, publicUrl);
   } catch (error) {
     await store.close();
     throw error;
   }
 }
 
-async function start(options: ServerOptions, clock: Clock, store: Store, journal: JournalStore | undefined, maxOpenSessionsPerAccount: number): Promise<RunningServer> {
+async function start(options: ServerOptions, clock: Clock, store: Store, journal: JournalStore | undefined, maxOpenSessionsPerAccount: number, publicUrl: string | undefined): Promise<RunningServer> {
   const lifetime = new AbortController();
   // Every sleeping task and waiting request listens to the lifetime signal; there is no leak to warn of.
   setMaxListeners(0, lifetime.signal);
@@ -269,10 +288,11 @@ async function start(options: ServerOptions, clock: Clock, store: Store, journal
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
-  services.baseUrl = url;
+  services.baseUrl = publicUrl ?? url;
 
   return {
     url,
+    publicUrl: services.baseUrl,
     port: address.port,
     faults,
     requests: pipeline.requests,

@@ -32,6 +32,6 @@ export interface Services {
   readonly webhooks: WebhookDispatcher;
   /** Connection limits in force (capabilities `limits`, docs/protocol.md "Connection limits"). */
   readonly limits: ConnectionLimits;
-  /** The base URL, for URLs the service hands out (socket URL). */
+  /** The base URL clients reach the service at (ServerOptions.publicUrl, else the listen URL), for URLs the service hands out (socket URL). */
   baseUrl: string;
 }

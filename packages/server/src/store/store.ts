@@ -15,9 +15,9 @@ import type { TranscriptionOptions } from '../domain/transcriptions/request.js';
  *     settleBatch, failTask, openRealtime, accrueRealtime, settleRealtime, recoverInterrupted). Each is
  *     one transaction in an engine that has them; domain code never sees a transaction object, so every
  *     invariant is a method the contract suite can test alike on every engine.
- *   - every method is async, except accrueRealtime: the realtime spending guard runs on every audio
- *     frame, and the in-memory and journal engines answer it synchronously (a plain bigint), so the
- *     frame path stays synchronous there (docs/protocol.md "Realtime spending").
+ *   - every method is async, except accrueRealtime, which may answer at once: the in-memory and journal
+ *     engines answer it synchronously (a plain bigint), so the frame path stays synchronous there; a
+ *     database engine answers with a Promise (docs/protocol.md "Realtime spending").
  *   - rows are immutable: a change replaces the row, never mutates it, so code that kept an old row
  *     sees what a database read would have given it. The billing arithmetic (domain/accounts/billing.ts)
  *     is pure and shared: an engine applies it to a ledger it holds the lock on.
@@ -309,8 +309,9 @@ export interface Store {
    * charge of min(wantedSamples, limit) and returns the limit (unchanged by the reservation, which
    * only moves Characters from available to this session). The caller stores audio up to the limit.
    * Synchronous in the memory and journal engines (no row is written per frame: the reservation is
-   * kept with the next write of the ledger); a database engine awaits only when a frame crosses into a
-   * second not paid for yet.
+   * kept with the next write of the ledger); a database engine answers with a Promise, and the session's
+   * spending guard (realtime/session/spending.ts) asks only when a frame reaches past the seconds its
+   * reservation already pays for, holding that socket's later messages in order behind the answer.
    */
   accrueRealtime(taskId: string, wantedSamples: bigint): MaybePromise<bigint>;
 
@@ -331,17 +332,14 @@ export interface Store {
 /**
  * A failure of the store itself (never a refusal a client caused):
  *
- *   TASK_NOT_FOUND              an operation named a task the store does not hold (a bug in the caller:
- *                               the domain only names tasks it read or created).
- *   DELIVERY_NOT_FOUND          an attempt was recorded for a webhook delivery the store does not hold
- *                               (likewise a bug in the caller).
- *   ASYNC_SPENDING_UNSUPPORTED  the engine answered the realtime spending guard with a Promise; the
- *                               socket's frame path needs an in-order queue before such an engine can
- *                               serve realtime sessions.
+ *   TASK_NOT_FOUND      an operation named a task the store does not hold (a bug in the caller: the
+ *                       domain only names tasks it read or created).
+ *   DELIVERY_NOT_FOUND  an attempt was recorded for a webhook delivery the store does not hold
+ *                       (likewise a bug in the caller).
  *
  * The data-directory engine's own failures are StateStoreError (journal/state-error.ts).
  */
-export type StoreErrorCode = 'TASK_NOT_FOUND' | 'DELIVERY_NOT_FOUND' | 'ASYNC_SPENDING_UNSUPPORTED';
+export type StoreErrorCode = 'TASK_NOT_FOUND' | 'DELIVERY_NOT_FOUND';
 
 export class StoreError extends Error {
   override readonly name = 'StoreError';
@@ -359,10 +357,6 @@ export class StoreError extends Error {
 
   static deliveryNotFound(eventId: string): StoreError {
     return new StoreError('DELIVERY_NOT_FOUND', `no webhook delivery ${eventId} in the store`);
-  }
-
-  static asyncSpending(): StoreError {
-    return new StoreError('ASYNC_SPENDING_UNSUPPORTED', 'this store answers the realtime spending guard asynchronously; realtime sessions need a synchronous one');
   }
 }
 

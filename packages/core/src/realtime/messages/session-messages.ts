@@ -208,8 +208,9 @@ export class SessionMessages {
     }
     const actions: MessageAction[] = [];
     const received = Number(m.details?.['receivedSamples'] ?? Number.NaN);
-    if (m.code === 'BEYOND_CURSOR' && Number.isSafeInteger(received)) {
-      // The server misses audio before this frame: send again from its cursor.
+    if ((m.code === 'BEYOND_CURSOR' || m.code === 'SERVICE_UNAVAILABLE') && Number.isSafeInteger(received)) {
+      // The server misses audio before this frame, or could not take this one now (its store did not
+      // answer): send again from its cursor.
       actions.push({ do: 'rewind', to: received }, { do: 'pump' });
     }
     const aboutMessage = m.details?.['frameEpoch'] === undefined;

@@ -54,20 +54,30 @@ export type FeedOutcome =
       readonly refusedSamples?: number;
       readonly receivedSamples: bigint;
     }
-  | { readonly kind: 'rejected'; readonly reason: 'NOT_ACCEPTING' | 'WRONG_EPOCH' | 'BEYOND_CURSOR' | 'BALANCE_EXHAUSTED'; readonly receivedSamples: bigint; readonly epoch: number };
+  | { readonly kind: 'rejected'; readonly reason: 'NOT_ACCEPTING' | 'WRONG_EPOCH' | 'BEYOND_CURSOR' | 'BALANCE_EXHAUSTED'; readonly receivedSamples: bigint; readonly epoch: number }
+  /**
+   * The spending guard must wait for the store (an engine with transactions, at most once per started
+   * second): nothing changed. Feed the same frame again once `answer` settles; it is then checked
+   * against the session as it is by then and decided at once. `answer` rejects when the store failed:
+   * the frame is not stored.
+   */
+  | { readonly kind: 'pending'; readonly answer: Promise<void> };
 
 /**
  * How far the account's balance lets this session's audio go (docs/protocol.md "Realtime spending").
- * Asked before every frame, because the account's other sessions spend from the same balance; the
- * check and the reservation for what the frame adds are one step (Store.accrueRealtime), and it
- * answers synchronously, so a frame is stored or refused in the call that brought it.
+ * Asked before every new sample is stored, because the account's other sessions spend from the same
+ * balance; the check and the reservation for what the frame adds are one step (Store.accrueRealtime).
+ * An engine without I/O answers synchronously, so a frame is stored or refused in the call that
+ * brought it; one that must wait (a database transaction) makes feed answer `pending`.
  */
 export interface SpendingGuard {
   /**
    * The session wants to have received `wantedSamples` in all: reserves the charge of as much of it as
-   * the balance allows and returns the limit (the most samples the session may have received).
+   * the balance allows and returns the limit (the most samples the session may have received). Or a
+   * promise when the answer must be awaited: it settles once the guard holds the answer, and the same
+   * want asked again then answers synchronously; it rejects when the store failed.
    */
-  reserve(wantedSamples: bigint): bigint;
+  reserve(wantedSamples: bigint): bigint | Promise<void>;
 }
 
 export interface SessionNotice {
@@ -206,7 +216,8 @@ export class SessionAudio {
   /**
    * Feeds PCM16 samples that start at absolute `startSample` of `epoch` (the realtime socket calls this).
    * With a spending guard, a frame is stored only up to the guard's limit; reaching it sets `exhausted`
-   * (the owner then ends the session) and the rest of the frame is refused, never recognised.
+   * (the owner then ends the session) and the rest of the frame is refused, never recognised. When
+   * the guard must wait for the store, nothing changes and the outcome is `pending` (see FeedOutcome).
    */
   feed(epoch: number, startSample: bigint, samples: Int16Array): FeedOutcome {
     if (this.exhausted) return { kind: 'rejected', reason: 'BALANCE_EXHAUSTED', receivedSamples: this.received, epoch: this.epoch };
@@ -222,7 +233,9 @@ export class SessionAudio {
     let fresh = skip > 0 ? samples.subarray(skip) : samples;
     let refused = 0;
     if (this.spending !== undefined) {
-      const room = this.spending.reserve(this.received + BigInt(fresh.length)) - this.received;
+      const limit = this.spending.reserve(this.received + BigInt(fresh.length));
+      if (typeof limit !== 'bigint') return { kind: 'pending', answer: limit };
+      const room = limit - this.received;
       if (room <= 0n) {
         this.exhausted = true;
         this.accepting = false;

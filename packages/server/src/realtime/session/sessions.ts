@@ -1,18 +1,19 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '../../errors.js';
-import { MODELS, REALTIME, REALTIME_SPENDING } from '@soundclone/core/internal';
+import { MODELS, REALTIME_SPENDING } from '@soundclone/core/internal';
 import { ACCOUNT_LIMITS, ID_PREFIXES, RECOGNIZER_REFUSALS, SERVER_LIMITS, SOCKET_TOKEN } from '../../protocol.js';
 import { isRecognizerError } from '../../recognition/errors.js';
 import type { Recognizer, RecognizerStream } from '../../recognition/recognizer.js';
-import { ceilDiv, dec, parseCount } from '../../util/decimal.js';
+import { dec, parseCount } from '../../util/decimal.js';
 import { randomId } from '../../util/ids.js';
 import type { Clock } from '../../util/clock.js';
 import type { Account } from '../../domain/accounts/accounts.js';
 import { available, realtimeMinimum, receivedDurationMs } from '../../domain/accounts/billing.js';
-import { isRefusal, StoreError, type Store } from '../../store/store.js';
+import { isRefusal, type Store } from '../../store/store.js';
 import { IdempotencyStore } from '../../domain/idempotency.js';
 import type { RealtimeCreateRequest } from './options.js';
 import { RecoveryWindow } from './recovery-window.js';
+import { StoreSpendingGuard } from './spending.js';
 import { SessionAudio, type FeedOutcome, type SessionNotice, type SupplementKind, type SupplementPolicy } from './audio.js';
 import { realtimeTranscript, sessionView } from './view.js';
 import { newTask, type Task } from '../../domain/transcriptions/tasks.js';
@@ -172,24 +173,7 @@ export class RealtimeSessions {
         if (session !== undefined) this.fail(session, error);
       },
     );
-    const store = this.store;
-    const taskId = task.id;
-    // Samples the session's reservation already pays for: whole seconds, since a charge is per started
-    // second. Below them a frame needs no new reservation and the limit is at least this much, so the
-    // store is asked once per started second of audio, not once per frame, with the same outcome.
-    let paid = 0n;
-    audio.spending = {
-      reserve: (wanted) => {
-        if (wanted < paid) return paid;
-        const limit = store.accrueRealtime(taskId, wanted);
-        // A frame is stored or refused in the call that brought it; an engine that must wait for the
-        // answer needs the socket's frames queued behind it first (connection.ts), which no engine here does.
-        if (typeof limit !== 'bigint') throw StoreError.asyncSpending();
-        const granted = wanted < limit ? wanted : limit;
-        paid = ceilDiv(granted, SAMPLES_PER_SECOND) * SAMPLES_PER_SECOND;
-        return limit;
-      },
-    };
+    audio.spending = new StoreSpendingGuard(this.store, task.id);
     session = {
       id,
       ownerId: account.id,
@@ -379,7 +363,8 @@ export class RealtimeSessions {
 
   /**
    * Audio from the socket (connection.ts). A frame that reaches the spending limit is stored up to it;
-   * the session then ends by itself (exhaust).
+   * the session then ends by itself (exhaust). `pending`: the spending guard waits for the store; the
+   * caller feeds the same frame again once the answer settled (nothing changed meanwhile).
    */
   feed(session: Session, epoch: number, startSample: bigint, samples: Int16Array): FeedOutcome {
     const outcome = session.audio.feed(epoch, startSample, samples);
@@ -442,8 +427,6 @@ export class RealtimeSessions {
     return this.sessions.get(id);
   }
 }
-
-const SAMPLES_PER_SECOND = BigInt(REALTIME.sampleRate);
 
 /** A realtime creation the balance does not cover. */
 function insufficient(minimum: bigint, left: bigint): ApiError {

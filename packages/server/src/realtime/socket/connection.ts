@@ -1,7 +1,7 @@
 import { endianness } from 'node:os';
 import type WebSocket from 'ws';
 import { isApiError } from '../../errors.js';
-import { CLOSE_CODES, decodeFrameHeader, FRAME, type SocketErrorCode } from '@soundclone/core/internal';
+import { CLOSE_CODES, decodeFrameHeader, FRAME, REALTIME_SPENDING, type SocketErrorCode } from '@soundclone/core/internal';
 import type { SessionEvent } from '../session/audio.js';
 import type { RealtimeSessions, Session } from '../session/sessions.js';
 import { dec } from '../../util/decimal.js';
@@ -28,6 +28,17 @@ const LITTLE_ENDIAN = endianness() === 'LE';
  *   open --attach refused (not found, finished, expired)--> error + close 4404/4409/4410
  *   preparing --the recogniser failed (session FAILED)--> session.finished + close 4409
  *   ready --socketLifetimeMs (socket.recycle before it)--> audio.ack + close 4002
+ *
+ * Frames are handled in the order they arrive, synchronously. The one exception: a frame whose
+ * spending check must wait for the store (an engine with transactions, at most once per started
+ * second; the in-memory and journal engines never wait) holds the socket's later messages in
+ * `behindSpending`, frames and text alike, until the store answered; then that frame is fed again
+ * and the held ones follow in order:
+ *
+ *   frame N --feed: pending--> [N+1, finish, ping, ...] held, socket paused
+ *           --answer--> frame N fed again (checked against the session as it is now) --> held, in order
+ *           --store failed--> SERVICE_UNAVAILABLE for N (nothing stored) --> held, in order
+ *           --socket ended--> N and the held dropped unstored (the client resends from the cursor)
  */
 export class Connection {
   private unsubscribe: (() => void) | undefined;
@@ -40,6 +51,15 @@ export class Connection {
   /** Messages that came while the recogniser was being prepared, before session.ready. */
   private readonly early: Array<{ readonly buffer: Buffer; readonly isBinary: boolean }> = [];
   private preparing = false;
+  /** Messages that came while a frame waited for the store's spending answer: handled after it, in order. */
+  private readonly behindSpending: Array<{ readonly buffer: Buffer; readonly isBinary: boolean }> = [];
+  private waitingForSpending = false;
+  /**
+   * The store failed a spending check: frames the client sent before it heard (SERVICE_UNAVAILABLE)
+   * start past the cursor. Until a frame is accepted again their BEYOND_CURSOR is no mistake of the
+   * client's and is not counted toward PROTOCOL_VIOLATION.
+   */
+  private storeFailed = false;
   private readonly acks: AckThrottle;
   /** Everything we send goes through here: bounded by the memory it holds (maxBufferedBytes). */
   private readonly outbox: Outbox;
@@ -254,10 +274,17 @@ export class Connection {
     const next = this.inbox.shift();
     if (next !== undefined) this.process(next.buffer, next.isBinary);
     if (this.inbox.length > 0) this.readTimer = setTimeout(() => this.drainInbox(), this.faults.readDelayMs(this.session.id));
-    else this.ws.resume();
+    else if (!this.waitingForSpending) this.ws.resume();
   }
 
   private process(buffer: Buffer, isBinary: boolean): void {
+    if (this.waitingForSpending) {
+      // Held in order behind the frame waiting for the store; the TCP socket paused meanwhile, so at
+      // most what ws had already read (and the in-flight window) waits here.
+      this.behindSpending.push({ buffer, isBinary });
+      this.ws.pause();
+      return;
+    }
     try {
       if (isBinary) this.onFrame(buffer);
       else this.onText(buffer.toString('utf8')).catch((caught: unknown) => this.log('internal-error', { message: caught instanceof Error ? caught.message : String(caught) }));
@@ -282,6 +309,10 @@ export class Connection {
     const samples = pcm16View(buffer, header.sampleCount);
     const audio = this.session.audio;
     const outcome = this.realtime.feed(this.session, header.epoch, BigInt(header.startSample), samples);
+    if (outcome.kind === 'pending') {
+      this.waitForSpending(outcome.answer, buffer);
+      return;
+    }
     if (outcome.kind === 'rejected') {
       const messages: Record<typeof outcome.reason, string> = {
         NOT_ACCEPTING: 'the session does not accept audio now (paused, rotated awaiting session.resume, or finishing)',
@@ -296,10 +327,15 @@ export class Connection {
         startSample: String(header.startSample),
         accepting: audio.accepting,
       };
-      if (outcome.reason === 'BALANCE_EXHAUSTED' || (outcome.reason === 'NOT_ACCEPTING' && audio.state === 'ACTIVE' && audio.awaitingResume)) {
-        // Frames in flight when the balance ran out, or past a rotation the server started, are no
-        // mistake of the client's (it cannot know yet; a finishing client may have many on the wire):
-        // told, but never counted toward PROTOCOL_VIOLATION (a 4400 would hide why).
+      if (
+        outcome.reason === 'BALANCE_EXHAUSTED' ||
+        (outcome.reason === 'NOT_ACCEPTING' && audio.state === 'ACTIVE' && audio.awaitingResume) ||
+        (outcome.reason === 'BEYOND_CURSOR' && this.storeFailed)
+      ) {
+        // Frames in flight when the balance ran out, past a rotation the server started, or behind a
+        // frame the store could not take, are no mistake of the client's (it cannot know yet; a
+        // finishing client may have many on the wire): told, but never counted toward
+        // PROTOCOL_VIOLATION (a 4400 would hide why).
         this.log('error', { code: outcome.reason });
         this.send(errorMessage(outcome.reason, messages[outcome.reason], details));
         return;
@@ -308,7 +344,58 @@ export class Connection {
       return;
     }
     this.consecutiveErrors = 0;
+    this.storeFailed = false;
     this.acks.schedule();
+  }
+
+  /** Frame `buffer` waits for the store's spending answer: everything after it is held (process). */
+  private waitForSpending(answer: Promise<void>, buffer: Buffer): void {
+    this.waitingForSpending = true;
+    answer.then(
+      () => this.spendingAnswered(buffer, undefined),
+      (error: unknown) => this.spendingAnswered(buffer, { error }),
+    );
+  }
+
+  private spendingAnswered(buffer: Buffer, failure: { readonly error: unknown } | undefined): void {
+    this.waitingForSpending = false;
+    // The socket ended meanwhile: the frame and those held behind it are dropped unstored; the
+    // client resends from the cursor its next socket's session.ready reports (dispose cleared them).
+    if (this.disposed || this.halfOpen) return;
+    if (failure === undefined) {
+      // Fed again: checked against the session as it is now (a REST pause or finish, a newer
+      // socket's frames), and the guard answers this frame at once.
+      this.process(buffer, true);
+    } else {
+      this.storeUnavailable(buffer, failure.error);
+    }
+    while (!this.waitingForSpending && !this.disposed && !this.halfOpen) {
+      const next = this.behindSpending.shift();
+      if (next === undefined) break;
+      this.process(next.buffer, next.isBinary);
+    }
+    if (!this.waitingForSpending && !this.disposed && this.inbox.length === 0) this.ws.resume();
+  }
+
+  /**
+   * The store did not answer the spending check (a database unreachable): the frame is not stored and
+   * the client is told it may resend from the cursor, a non-fatal, retryable SERVICE_UNAVAILABLE, not
+   * a BALANCE_EXHAUSTED the balance never said. Not counted toward PROTOCOL_VIOLATION.
+   */
+  private storeUnavailable(buffer: Buffer, error: unknown): void {
+    this.log('store-unavailable', { message: error instanceof Error ? error.message : String(error) });
+    this.storeFailed = true;
+    const header = decodeFrameHeader(new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength), 0, buffer.byteLength);
+    const audio = this.session.audio;
+    this.send(
+      errorMessage('SERVICE_UNAVAILABLE', `the service could not take this frame now (its store did not answer); nothing was stored: resend from sample ${audio.received}`, {
+        reason: REALTIME_SPENDING.storeUnavailableReason,
+        epoch: audio.epoch,
+        receivedSamples: dec(audio.received),
+        ...(header.ok ? { frameEpoch: header.epoch, startSample: String(header.startSample) } : {}),
+        accepting: audio.accepting,
+      }),
+    );
   }
 
   private async onText(text: string): Promise<void> {
@@ -475,6 +562,7 @@ export class Connection {
     this.readTimer = undefined;
     this.inbox.length = 0;
     this.early.length = 0;
+    this.behindSpending.length = 0;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
     if (this.attached) this.realtime.detach(this.session);
