@@ -89,6 +89,12 @@ export function sttRoutes(s: Services): Route[] {
         const key = requireIdempotencyKey(req.headers['idempotency-key']);
         const body = asObject(await readJson(req));
         const request = validateRealtimeCreate(body);
+        // The PostgreSQL store answers the realtime spending guard with a Promise, and a socket stores
+        // or refuses each frame in the call that brought it: refused here, before anything is made,
+        // rather than failing frame by frame later.
+        if (s.store.engine === 'postgres') {
+          throw new ApiError('SERVICE_UNAVAILABLE', 'realtime sessions are not available on this server yet: its store (PostgreSQL) cannot check spending frame by frame', { reason: 'STORE_REALTIME_UNSUPPORTED' });
+        }
         const { session, replayed } = await s.realtime.create(account, body, request, key, requestId);
         const socketUrl = s.baseUrl.replace(/^http/, 'ws') + API_PREFIX + REALTIME_PATHS.socket;
         const data = { ...s.realtime.view(session), socket: { url: socketUrl, ...s.realtime.issueToken(session) } };

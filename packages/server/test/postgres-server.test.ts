@@ -1,0 +1,90 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { idem, KEY_A, KEY_B, start, transcribe, upload, type TestServer } from './support/server.js';
+import { postgresForFile } from './support/postgres.js';
+import { speechWav } from './support/wav.js';
+
+/** startServer({ databaseUrl }): the reference service over real HTTP, its state in PostgreSQL. */
+describe('the service on PostgreSQL', () => {
+  const pgsql = postgresForFile();
+  const servers: TestServer[] = [];
+  const open = async (databaseUrl: string): Promise<TestServer> => {
+    const server = await start({ databaseUrl });
+    servers.push(server);
+    return server;
+  };
+  afterEach(async () => {
+    for (const server of servers.splice(0)) await server.close();
+  });
+
+  it('batch transcription: create, completed, history, and /user/info shows the charge; the ledger table agrees', async () => {
+    const url = await pgsql.freshDatabase();
+    const s = await open(url);
+    expect(s.services.store.engine).toBe('postgres');
+    const before = (await s.call('GET', '/user/info')).body.data.benefit;
+    const task = await transcribe(s, { uploadId: await upload(s, speechWav()), title: 'on postgres' });
+    expect(task).toMatchObject({ status: 'COMPLETED', title: 'on postgres', audioDurationMs: '2600' });
+    expect(task.billing).toMatchObject({ state: 'SETTLED', reservedCharacters: '600', settledCharacters: '30', releasedCharacters: '570' });
+    expect(task.transcript.text).not.toBe('');
+
+    const history = (await s.call('GET', '/stt/transcriptions')).body.data;
+    expect(history.total).toBe(1);
+    expect(history.items.map((t: { transcriptionId: string }) => t.transcriptionId)).toEqual([task.transcriptionId]);
+    expect((await s.call('GET', '/stt/transcriptions', { key: KEY_B })).body.data.total).toBe(0);
+    const got = (await s.call('GET', `/stt/transcriptions/${task.transcriptionId}`)).body.data;
+    expect(got).toMatchObject({ status: 'COMPLETED', billing: task.billing, transcript: task.transcript });
+
+    const after = (await s.call('GET', '/user/info')).body.data.benefit;
+    expect(after.usedMonthlyChars + after.usedOrderChars - before.usedMonthlyChars - before.usedOrderChars).toBe(30);
+    // The same in the tables: the account's columns, and the sum of its ledger entries.
+    const accountId = s.services.accounts.authenticate(KEY_A).id;
+    const [account] = await pgsql.query<{ monthly_used: string; order_used: string; reserved: string }>(url, 'SELECT monthly_used, order_used, reserved FROM account WHERE id = $1', [accountId]);
+    const [sums] = await pgsql.query<{ m: string; o: string; r: string }>(url, 'SELECT sum(delta_monthly_used) AS m, sum(delta_order_used) AS o, sum(delta_reserved) AS r FROM ledger_entry WHERE account_id = $1', [accountId]);
+    expect(account).toEqual({ monthly_used: String(after.usedMonthlyChars), order_used: String(after.usedOrderChars), reserved: '0' });
+    expect(sums).toEqual({ m: account?.monthly_used, o: account?.order_used, r: '0' });
+    expect((await pgsql.query(url, "SELECT kind FROM ledger_entry WHERE task_id = $1 ORDER BY id", [task.transcriptionId])).map((r) => r['kind'])).toEqual(['reserve', 'settle']);
+  });
+
+  it('a second server on the same database serves what the first kept (history, balance, Idempotency-Key replay)', async () => {
+    const url = await pgsql.freshDatabase();
+    const first = await open(url);
+    const key = idem();
+    const uploadId = await upload(first, speechWav());
+    const created = await first.call('POST', '/stt/transcriptions', { json: { uploadId, waitForCompletion: true, waitTimeoutMs: 10_000 }, headers: { 'Idempotency-Key': key } });
+    expect(created.body.data.status).toBe('COMPLETED');
+    const user = (await first.call('GET', '/user/info')).body.data;
+    const second = await open(url);
+    expect((await second.call('GET', '/user/info')).body.data).toEqual(user);
+    expect((await second.call('GET', `/stt/transcriptions/${created.body.data.transcriptionId}`)).body.data).toMatchObject({ status: 'COMPLETED', billing: created.body.data.billing });
+  });
+
+  it('realtime session creation is refused with 503 STORE_REALTIME_UNSUPPORTED, leaving nothing behind', async () => {
+    const url = await pgsql.freshDatabase();
+    const s = await open(url);
+    const r = await s.call('POST', '/stt/realtime/sessions', { json: {}, headers: { 'Idempotency-Key': idem() } });
+    expect(r.status).toBe(503);
+    expect(r.body).toMatchObject({ code: -1, errorCode: 'SERVICE_UNAVAILABLE', details: { reason: 'STORE_REALTIME_UNSUPPORTED' } });
+    expect((await pgsql.query(url, 'SELECT count(*)::int AS n FROM task'))[0]).toEqual({ n: 0 });
+  });
+
+  it('with the database stopped a request answers 503 SERVICE_UNAVAILABLE (STORE_UNAVAILABLE, Retry-After); after its restart the service answers again', async () => {
+    const url = await pgsql.freshDatabase();
+    const s = await open(url);
+    expect((await s.call('GET', '/stt/transcriptions')).status).toBe(200);
+    await pgsql.server.halt();
+    try {
+      const down = await s.call('GET', '/stt/transcriptions');
+      expect(down.status).toBe(503);
+      expect(down.headers.get('retry-after')).toBe('1');
+      expect(down.body).toMatchObject({ errorCode: 'SERVICE_UNAVAILABLE', details: { reason: 'STORE_UNAVAILABLE' } });
+    } finally {
+      await pgsql.server.resume();
+    }
+    const up = await s.call('GET', '/stt/transcriptions');
+    expect(up.status).toBe(200);
+    expect(up.body.data.total).toBe(0);
+  });
+
+  it('dataDir and databaseUrl together are refused', async () => {
+    await expect(start({ databaseUrl: 'postgres://127.0.0.1:1/x', dataDir: '/tmp/never-made' })).rejects.toThrow(/dataDir or databaseUrl, not both/);
+  });
+});
