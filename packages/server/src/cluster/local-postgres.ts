@@ -113,8 +113,11 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Stops postmasters left by processes that died before their teardown, and removes their directories. */
-function sweepLeftovers(parent: string): void {
+/**
+ * Stops postmasters left by processes that died before their teardown (SIGQUIT: nobody needs their
+ * data), and removes their directories. Directories of live processes are left alone.
+ */
+export function sweepLeftovers(parent: string = tmpdir()): void {
   let names: string[];
   try {
     names = readdirSync(parent).filter((n) => n.startsWith(DIR_PREFIX));
