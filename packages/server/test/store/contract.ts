@@ -184,6 +184,20 @@ export function describeStoreContract(name: string, engine: StoreUnderTest): voi
         await expect(store.tasks.update('tr_missing', { status: 'PROCESSING' }, T0)).rejects.toMatchObject({ name: 'StoreError', code: 'TASK_NOT_FOUND' });
       });
 
+      it('keeps options, transcripts and errors exactly, strings with U+0000 and unpaired surrogates included', async () => {
+        const store = await open();
+        const odd = 'a\u0000b\ud800c\udfff';
+        const options = { vocabularyHints: [odd], separateSpeakers: false } as unknown as NonNullable<TaskRow['options']>;
+        const task = row(await store.createBatchTask({ task: { ...newTask(A), options }, durationMs: 1n }));
+        await store.tasks.update(task.id, { transcript: { ...transcript, text: odd } }, T0);
+        const error = { errorCode: 'INTERNAL', message: odd, retryable: true, action: 'RETRY' as const, requestId: 'r' };
+        await store.failTask(task.id, error, T0 + 1);
+        const kept = await store.tasks.get(task.id);
+        expect(kept?.options).toEqual(options);
+        expect(kept?.transcript?.text).toBe(odd);
+        expect(kept?.error).toEqual(error);
+      });
+
       it('pages an owner\'s tasks newest first', async () => {
         const store = await open(seedInput(100_000n));
         const ids: string[] = [];

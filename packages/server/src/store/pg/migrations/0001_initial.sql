@@ -1,5 +1,7 @@
 -- The service's state in PostgreSQL (packages/server/src/store/pg/pg-store.ts). Times are milliseconds
--- since the epoch (bigint), as the service keeps them; counts of Characters are bigint.
+-- since the epoch (bigint), as the service keeps them; counts of Characters are bigint. Options,
+-- transcripts and errors are `json`, not `jsonb`: an exact copy of what was written (jsonb refuses
+-- the escape \u0000, which user text in options may hold, and reorders keys).
 
 -- Accounts' character ledgers. The columns are the truth every check reads (with the row locked);
 -- ledger_entry below is the audit trail of every change to them.
@@ -69,12 +71,12 @@ CREATE TABLE task (
   title                 text   NOT NULL,
   language_hint         text   NOT NULL,
   request_id            text   NOT NULL,
-  options               jsonb,
+  options               json,
   status                text   NOT NULL,
   detected_language     text,
   audio_duration_ms     bigint NOT NULL,
-  transcript            jsonb,
-  error                 jsonb,
+  transcript            json,
+  error                 json,
   billing_state         text   NOT NULL CHECK (billing_state IN ('RESERVED', 'SETTLED', 'RELEASED', 'ACCRUING')),
   plan_key              text   NOT NULL,
   reserved              bigint NOT NULL,
