@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PgStore } from '../../src/store/pg/pg-store.js';
@@ -149,6 +150,21 @@ describe('PgStore: several stores on one database', () => {
     const url = await pgsql.freshDatabase();
     await pgsql.query(url, "INSERT INTO schema_migrations (version, name, checksum) VALUES (9999, 'future', 'x')");
     await expect(PgStore.open(url)).rejects.toMatchObject({ name: 'StoreError', code: 'STORE_SCHEMA_MISMATCH' });
+  });
+
+  it('a database that accepts the connection but never answers is STORE_UNAVAILABLE after the connect timeout', async () => {
+    // Substituted for an unreachable host (a black-holed address cannot be produced on loopback): a
+    // listener that takes the connection and says nothing.
+    const held: Socket[] = [];
+    const silent = createServer((socket) => held.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      const { port } = silent.address() as AddressInfo;
+      await expect(PgStore.open(`postgres://postgres@127.0.0.1:${port}/x`, { connectTimeoutMs: 200 })).rejects.toMatchObject({ name: 'StoreError', code: 'STORE_UNAVAILABLE' });
+    } finally {
+      for (const socket of held) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
   });
 
   it('parses int8 as bigint on its own pool only: node-postgres\'s global parser is untouched', async () => {

@@ -16,6 +16,8 @@ export function createPool(connectionString: string, options: { readonly max?: n
     max: options.max ?? 10,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
     idleTimeoutMillis: 10_000,
+    // A peer that vanished without a FIN (a network partition) is noticed instead of waited on forever.
+    keepAlive: true,
   });
   // node-postgres re-emits an idle client's error (the server restarted, the network dropped) on the
   // pool; without a listener that error would end the process. The client is discarded; the next
@@ -27,7 +29,7 @@ export function createPool(connectionString: string, options: { readonly max?: n
 /** Node's socket errors that mean the server could not be reached or dropped the connection. */
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND']);
 /** node-postgres's own messages for a connection that ended or never came up. */
-const LOST = /Connection terminated|timeout exceeded when trying to connect|connection timeout|Client has encountered a connection error|Connection closed/i;
+const LOST = /Connection terminated|timeout exceeded when trying to connect|timeout expired|connection timeout|Client has encountered a connection error|Connection closed/i;
 
 /**
  * True for a failure of the connection rather than of the statement: a socket error, SQLSTATE class 08

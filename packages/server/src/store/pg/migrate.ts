@@ -46,8 +46,9 @@ export function loadMigrations(dir = MIGRATIONS_DIR): readonly Migration[] {
 }
 
 /** Applies the missing migrations under the migration lock; returns the versions this call applied. */
-export async function migrate(connectionString: string, migrations: readonly Migration[] = loadMigrations()): Promise<readonly number[]> {
-  const client = new pg.Client({ connectionString, connectionTimeoutMillis: 5000 });
+export async function migrate(connectionString: string, options: { readonly migrations?: readonly Migration[]; readonly connectTimeoutMs?: number } = {}): Promise<readonly number[]> {
+  const migrations = options.migrations ?? loadMigrations();
+  const client = new pg.Client({ connectionString, connectionTimeoutMillis: options.connectTimeoutMs ?? 5000, keepAlive: true });
   // Errors of a connected client also come as events; the awaited query reports them here.
   client.on('error', () => undefined);
   try {

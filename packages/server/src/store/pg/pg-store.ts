@@ -80,7 +80,7 @@ export class PgStore implements Store {
 
   /** Migrates the database (under the migration lock) and opens the pool. */
   static async open(databaseUrl: string, options: PgStoreOptions = {}): Promise<PgStore> {
-    const applied = await migrate(databaseUrl);
+    const applied = await migrate(databaseUrl, options.connectTimeoutMs !== undefined ? { connectTimeoutMs: options.connectTimeoutMs } : {});
     const pool = createPool(databaseUrl, {
       ...(options.poolSize !== undefined ? { max: options.poolSize } : {}),
       ...(options.connectTimeoutMs !== undefined ? { connectTimeoutMs: options.connectTimeoutMs } : {}),
