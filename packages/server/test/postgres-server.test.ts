@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { isStoreError } from '../src/index.js';
 import { idem, KEY_A, KEY_B, start, transcribe, upload, type TestServer } from './support/server.js';
 import { postgresForFile } from './support/postgres.js';
 import { speechWav } from './support/wav.js';
@@ -82,6 +83,13 @@ describe('the service on PostgreSQL', () => {
     const up = await s.call('GET', '/stt/transcriptions');
     expect(up.status).toBe(200);
     expect(up.body.data.total).toBe(0);
+  });
+
+  it('a start that cannot reach the database rejects with StoreError STORE_UNAVAILABLE', async () => {
+    // Port 1 on loopback: nothing listens there, the connection is refused at once.
+    const error = await start({ databaseUrl: 'postgres://postgres@127.0.0.1:1/none' }).catch((e: unknown) => e);
+    expect(isStoreError(error)).toBe(true);
+    expect(error).toMatchObject({ code: 'STORE_UNAVAILABLE' });
   });
 
   it('dataDir and databaseUrl together are refused', async () => {
