@@ -2,6 +2,7 @@ import { createServer, type AddressInfo, type Socket } from 'node:net';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PgStore } from '../../src/store/pg/pg-store.js';
+import { ChaosProxy } from '../../src/testing/chaos-proxy.js';
 import { isRefusal, isStoreError, type NewTask, type SeedInput, type Store } from '../../src/store/store.js';
 import { postgresForFile } from '../support/postgres.js';
 import { describeStoreContract } from './contract.js';
@@ -165,6 +166,44 @@ describe('PgStore: several stores on one database', () => {
       for (const socket of held) socket.destroy();
       await new Promise<void>((resolve) => silent.close(() => resolve()));
     }
+  });
+
+  it('a connection gone half-open (bytes swallowed, nothing closed) is STORE_UNAVAILABLE after the query timeout; the next operation works', async () => {
+    const url = await pgsql.freshDatabase();
+    const proxy = await new ChaosProxy(pgsql.server.port).listen();
+    try {
+      const through = new URL(url);
+      through.port = String(proxy.port);
+      const store = await PgStore.open(through.toString(), { queryTimeoutMs: 300, poolSize: 1 });
+      stores.push(store);
+      await store.seed(seedFor(1_000n));
+      proxy.halfOpen();
+      await expect(store.createBatchTask({ task: task(), durationMs: 1n })).rejects.toMatchObject({ name: 'StoreError', code: 'STORE_UNAVAILABLE' });
+      // The silent connection was dropped; a new one passes the proxy.
+      expect((await store.accounts.ledger(A))?.chars.reserved).toBe(0n);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('a row lock held too long (another node stuck inside a transaction) is STORE_UNAVAILABLE after the statement timeout, nothing written', async () => {
+    const url = await pgsql.freshDatabase();
+    const store = await openOn(url);
+    await store.seed(seedFor(1_000n));
+    const slow = await PgStore.open(url, { queryTimeoutMs: 300 });
+    stores.push(slow);
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM account WHERE id = $1 FOR UPDATE', [A]);
+      await expect(slow.createBatchTask({ task: task(), durationMs: 1n })).rejects.toMatchObject({ name: 'StoreError', code: 'STORE_UNAVAILABLE' });
+      await holder.query('ROLLBACK');
+    } finally {
+      await holder.end();
+    }
+    expect((await slow.accounts.ledger(A))?.chars.reserved).toBe(0n);
+    expect(isRefusal(await slow.createBatchTask({ task: task(), durationMs: 1n }))).toBe(false);
   });
 
   it('parses int8 as bigint on its own pool only: node-postgres\'s global parser is untouched', async () => {

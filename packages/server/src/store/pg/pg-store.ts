@@ -24,6 +24,8 @@ export interface PgStoreOptions {
   readonly poolSize?: number;
   /** How long to wait for a connection (ms, default 5,000); past it an operation is STORE_UNAVAILABLE. */
   readonly connectTimeoutMs?: number;
+  /** How long one statement may take, lock waits included (ms, default 30,000); past it STORE_UNAVAILABLE (connection.ts). */
+  readonly queryTimeoutMs?: number;
   /** Errors of idle pooled connections (the server restarted): told here, never thrown. */
   readonly onIdleError?: (error: Error) => void;
 }
@@ -84,6 +86,7 @@ export class PgStore implements Store {
     const pool = createPool(databaseUrl, {
       ...(options.poolSize !== undefined ? { max: options.poolSize } : {}),
       ...(options.connectTimeoutMs !== undefined ? { connectTimeoutMs: options.connectTimeoutMs } : {}),
+      ...(options.queryTimeoutMs !== undefined ? { queryTimeoutMs: options.queryTimeoutMs } : {}),
       ...(options.onIdleError !== undefined ? { onIdleError: options.onIdleError } : {}),
     });
     return new PgStore(pool, options.nodeId ?? `node_${randomBytes(6).toString('hex')}`, applied);
