@@ -56,6 +56,31 @@ describe('the service on PostgreSQL', () => {
     const second = await open(url);
     expect((await second.call('GET', '/user/info')).body.data).toEqual(user);
     expect((await second.call('GET', `/stt/transcriptions/${created.body.data.transcriptionId}`)).body.data).toMatchObject({ status: 'COMPLETED', billing: created.body.data.billing });
+    const replay = await second.call('POST', '/stt/transcriptions', { json: { uploadId, waitForCompletion: true, waitTimeoutMs: 10_000 }, headers: { 'Idempotency-Key': key } });
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body.data.transcriptionId).toBe(created.body.data.transcriptionId);
+    expect((await second.call('POST', '/stt/transcriptions', { json: { uploadId, title: 'other' }, headers: { 'Idempotency-Key': key } })).body.errorCode).toBe('IDEMPOTENCY_CONFLICT');
+  });
+
+  it('two servers on one database taking creates for one account near its balance: never more reserved than it has', async () => {
+    const url = await pgsql.freshDatabase();
+    // 3,000 Characters; each create of the 2.6 s sample reserves one minute (600) and holds it while it runs.
+    const options = { databaseUrl: url, accountOverrides: { [KEY_A]: { totalMonthlyChars: 0, totalOrderChars: 3_000 } }, taskTiming: { queueMs: 60_000, processingMs: 1, reconcilingMs: 1 } };
+    const one = await start(options);
+    servers.push(one);
+    const two = await start(options);
+    servers.push(two);
+    const uploads = [await upload(one, speechWav()), await upload(two, speechWav())];
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => {
+      const s = i % 2 === 0 ? one : two;
+      return s.call('POST', '/stt/transcriptions', { json: { uploadId: uploads[i % 2] }, headers: { 'Idempotency-Key': idem() } });
+    }));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 200, 200, 200, 402, 402, 402, 402, 402]);
+    const accountId = one.services.accounts.authenticate(KEY_A).id;
+    const [account] = await pgsql.query(url, 'SELECT reserved::text AS r, order_total - order_used - reserved AS left FROM account WHERE id = $1', [accountId]);
+    expect(account).toEqual({ r: '3000', left: '0' });
+    const [sums] = await pgsql.query(url, 'SELECT sum(delta_reserved)::text AS r FROM ledger_entry WHERE account_id = $1', [accountId]);
+    expect(sums).toEqual({ r: '3000' });
   });
 
   it('realtime session creation is refused with 503 STORE_REALTIME_UNSUPPORTED, leaving nothing behind', async () => {
