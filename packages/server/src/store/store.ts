@@ -254,7 +254,8 @@ export interface Store {
  *                               serve realtime sessions.
  *
  *   STORE_UNAVAILABLE           the database could not be reached or dropped the connection (refused,
- *                               reset, shut down, starting up, a connect timeout) before the operation
+ *                               reset, shut down, starting up, a connect timeout), or did not answer a
+ *                               statement in time (lock waits included), before the operation
  *                               committed: nothing was written, the same call may be made again. The
  *                               HTTP layer answers 503 SERVICE_UNAVAILABLE with Retry-After.
  *   STORE_OUTCOME_UNKNOWN       the connection was lost while the operation's COMMIT was on its way:
