@@ -38,7 +38,7 @@ declare -A wanted=(
   [/usr/bin/sox]=sox                     # resamples recorded speech; a capture fallback
   [$arch_lib/sox/libsox_fmt_pulseaudio.so]=libsox-fmt-pulse  # ... sox's PulseAudio driver
   [$arch_lib/sox/libsox_fmt_alsa.so]=libsox-fmt-alsa         # ... sox's ALSA driver
-  [/usr/lib/postgresql/15/bin/postgres]=postgresql  # the server's PostgreSQL store: tests start private servers
+  [/usr/lib/postgresql/15/bin/postgres]=postgresql  # the server's PostgreSQL store: tests start a throwaway one (cluster/local-postgres.ts)
   [/usr/lib/postgresql/15/bin/initdb]=postgresql
   [/usr/sbin/haproxy]=haproxy            # the round-robin balancer in front of a local cluster of nodes
 )

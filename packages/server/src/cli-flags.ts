@@ -23,7 +23,9 @@ import type { ServerOptions } from './server.js';
  * --recognizer auto|pocketsphinx|deterministic: auto (the default here, unlike startServer's) uses
  * PocketSphinx when it is installed. --max-decoders N: PocketSphinx streams at once (default 4, ~90 MB
  * each); past it realtime sessions are refused with 503 RECOGNIZER_BUSY. --data-dir DIR: keep the state
- * there across restarts (startServer dataDir; default: in memory only). --upload-quota-bytes N: media
+ * there across restarts (startServer dataDir; default: in memory only). --database-url URL: keep it in
+ * PostgreSQL instead (startServer databaseUrl; the server's own command also reads
+ * SOUNDCLONE_DATABASE_URL); one of the two at most. --upload-quota-bytes N: media
  * bytes one account may hold (uploads until deleted, fetched media while its task runs; default 512 MiB);
  * past it 413 STORAGE_QUOTA_EXCEEDED. Per-account fairness:
  * --max-decoders-per-account N (default: all but a quarter of --max-decoders) and
@@ -42,8 +44,8 @@ export const SERVER_USAGE =
   '  per account: [--max-decoders-per-account N] (default: max-decoders minus a quarter, 3 of 4)\n' +
   '               [--max-sessions-per-account N] (realtime sessions open at once, default 8)\n' +
   '  state: [--data-dir DIR] (keep accounts, voices and transcriptions there across restarts; default in memory)\n' +
-  '  media: [--upload-quota-bytes N] (media bytes one account may hold, default 536870912)\n' +
-  '  address: [--public-url URL] (where clients reach the service behind a balancer or proxy; default the listen address)\n';
+  '         [--database-url postgres://...] (keep them in PostgreSQL instead; or SOUNDCLONE_DATABASE_URL)\n' +
+  '  media: [--upload-quota-bytes N] (media bytes one account may hold, default 536870912)\n';
 
 const SUPPLEMENT_KINDS: readonly SupplementKind[] = ['alignment', 'entities', 'revision', 'language'];
 
@@ -67,6 +69,7 @@ export const SERVER_FLAG_OPTIONS = {
   recognizer: { type: 'string', default: 'auto' },
   'data-dir': { type: 'string' },
   'public-url': { type: 'string' },
+  'database-url': { type: 'string' },
   ...(Object.fromEntries(NUMERIC.map((name) => [name, { type: 'string' }])) as Record<(typeof NUMERIC)[number], { type: 'string' }>),
   help: { type: 'boolean', default: false },
 } as const;
@@ -97,9 +100,10 @@ export interface ServerFlags {
 /**
  * Parses the server's flags (argv without the node and script entries; a lone `--` is ignored).
  * Throws ServerFlagError for an unknown flag or a refused value. With --help the access key is not
- * required.
+ * required. `env` (the server's own command passes process.env) supplies SOUNDCLONE_DATABASE_URL when
+ * --database-url is not given.
  */
-export function parseServerFlags(argv: readonly string[]): ServerFlags {
+export function parseServerFlags(argv: readonly string[], env: Readonly<Record<string, string | undefined>> = {}): ServerFlags {
   let values: Record<string, unknown>;
   try {
     values = parseArgs({ args: argv.filter((a) => a !== '--'), options: SERVER_FLAG_OPTIONS, strict: true, allowPositionals: false }).values;
@@ -133,6 +137,11 @@ export function parseServerFlags(argv: readonly string[]): ServerFlags {
 
   const dataDir = values['data-dir'] as string | undefined;
   if (dataDir !== undefined && dataDir.trim() === '') throw new ServerFlagError('--data-dir takes a directory path');
+  const databaseUrl = databaseUrlOf(values['database-url'] as string | undefined, env['SOUNDCLONE_DATABASE_URL']);
+  if (dataDir !== undefined && databaseUrl !== undefined) {
+    const given = values['database-url'] !== undefined ? '--database-url' : 'SOUNDCLONE_DATABASE_URL (set in the environment)';
+    throw new ServerFlagError(`--data-dir and ${given} are mutually exclusive: the state is kept in one place, a directory or PostgreSQL`);
+  }
 
   const rawPublicUrl = values['public-url'] as string | undefined;
   let publicUrl: string | undefined;
@@ -146,6 +155,7 @@ export function parseServerFlags(argv: readonly string[]): ServerFlags {
     port,
     ...(dataDir !== undefined ? { dataDir } : {}),
     ...(publicUrl !== undefined ? { publicUrl } : {}),
+    ...(databaseUrl !== undefined ? { databaseUrl } : {}),
     recognizer: recognizer as RecognizerChoice,
     host: values['host'] as string,
     accessKeys: keys,
@@ -181,4 +191,19 @@ export function parseServerFlags(argv: readonly string[]): ServerFlags {
   else if (numbers['delay-supplements-ms'] !== undefined) socketFaults.push({ kind: 'delaySupplements', ms: numbers['delay-supplements-ms'] });
 
   return { help, options, socketFaults };
+}
+
+/** --database-url, else the environment's, checked: a postgres:// or postgresql:// URL. */
+function databaseUrlOf(flag: string | undefined, fromEnv: string | undefined): string | undefined {
+  const value = flag ?? (fromEnv !== undefined && fromEnv.trim() !== '' ? fromEnv : undefined);
+  if (value === undefined) return undefined;
+  const name = flag !== undefined ? '--database-url' : 'SOUNDCLONE_DATABASE_URL';
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ServerFlagError(`${name} takes a URL like postgres://user@host:5432/db, got something that is not a URL`);
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') throw new ServerFlagError(`${name} takes a postgres:// or postgresql:// URL, got ${url.protocol}//…`);
+  return value;
 }

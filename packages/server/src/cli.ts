@@ -1,6 +1,7 @@
 import { isServerFlagError, parseServerFlags, SERVER_USAGE } from './cli-flags.js';
 import { isRecognizerError } from './recognition/errors.js';
 import { isStateStoreError } from './store/journal/state-error.js';
+import { isStoreError } from './store/store.js';
 import { startServer } from './server.js';
 
 /**
@@ -11,7 +12,7 @@ import { startServer } from './server.js';
 async function main(): Promise<void> {
   let flags;
   try {
-    flags = parseServerFlags(process.argv.slice(2));
+    flags = parseServerFlags(process.argv.slice(2), process.env);
   } catch (error) {
     if (!isServerFlagError(error)) throw error;
     process.stderr.write(`error: ${error.message}\n`);
@@ -26,8 +27,9 @@ async function main(): Promise<void> {
   try {
     server = await startServer(flags.options);
   } catch (error) {
-    // A recognizer that cannot run, a data directory held by another process or damaged: one line.
-    if (!isRecognizerError(error) && !isStateStoreError(error)) throw error;
+    // A recognizer that cannot run, a data directory held by another process or damaged, a database
+    // that cannot be reached or has a newer schema: one line.
+    if (!isRecognizerError(error) && !isStateStoreError(error) && !isStoreError(error)) throw error;
     process.stderr.write(`error: ${error.message} [${error.code}]\n`);
     process.exitCode = 1;
     return;

@@ -8,6 +8,7 @@ export * as protocol from './protocol.js';
 export { ApiError, type Violation } from './errors.js';
 export { StateStoreError, isStateStoreError, type StateErrorCode } from './store/journal/state-error.js';
 export type { StateReport } from './store/journal/journal-store.js';
+export { StoreError, isStoreError, type StoreErrorCode } from './store/store.js';
 export type { FaultAction, FaultRule, FaultHandle, Faults } from './http/faults.js';
 export type { AccountOverrides } from './domain/accounts/accounts.js';
 export type {

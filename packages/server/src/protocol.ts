@@ -85,6 +85,8 @@ export const RATE = { ratePerMinute: 600, rateVersion: '2026-01.v1' } as const;
 export const WEBHOOK_DELIVERY = {
   defaultRetryDelaysMs: [1000, 5000, 30_000, 120_000, 600_000],
   timeoutMs: 10_000,
+  /** With a shared store: how often a node looks for deliveries no sender holds (added elsewhere, or left by a node that died). */
+  sharedStorePollMs: 1000,
 } as const;
 
 /** Formats the signature header value from a timestamp and hex digests (several during secret rotation). */

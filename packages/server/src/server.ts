@@ -122,6 +122,15 @@ export interface ServerOptions {
    * throws a TypeError. Default: the listen address, `RunningServer.url`.
    */
   readonly publicUrl?: string;
+  /**
+   * Keep the state in PostgreSQL instead (`postgres://user:password@host:port/database`): the same as
+   * dataDir keeps, plus an append-only ledger of every change of an account's Characters; several
+   * servers can share one database (docs/protocol.md "PostgreSQL engine"). Migrations are applied at
+   * start. startServer rejects with StoreError STORE_UNAVAILABLE when the database cannot be reached,
+   * STORE_SCHEMA_MISMATCH when a newer server migrated it. While the database is unreachable, requests
+   * that need it answer 503 SERVICE_UNAVAILABLE with Retry-After. Not with dataDir.
+   */
+  readonly databaseUrl?: string;
 }
 
 export type HttpLimits = { readonly [K in keyof typeof HTTP_LIMITS]: number };
@@ -168,11 +177,16 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   if (lifetimeMs !== undefined && (!Number.isSafeInteger(lifetimeMs) || lifetimeMs < 4 || lifetimeMs > 2_147_483_647)) {
     throw new TypeError(`realtimeTiming.socketLifetimeMs must be a whole number of milliseconds in [4, 2147483647] (got ${lifetimeMs})`);
   }
+  if (options.dataDir !== undefined && options.databaseUrl !== undefined) {
+    throw new TypeError('startServer takes dataDir or databaseUrl, not both: the state is kept in one place');
+  }
   const clock = options.clock ?? systemClock;
-  // First, before anything that costs (a recognizer): a locked or damaged directory is refused at once.
+  // First, before anything that costs (a recognizer): a locked or damaged directory, or a database that
+  // cannot be reached, is refused at once.
   if (options.store !== undefined && options.dataDir !== undefined) throw new TypeError('startServer takes a store or a dataDir, not both');
   const journal = options.dataDir !== undefined ? JournalStore.open(options.dataDir) : undefined;
-  const store: Store = journal ?? options.store ?? new MemoryStore();
+  // node-postgres is loaded only by a server that uses it.
+  const store: Store = journal ?? options.store ?? (options.databaseUrl !== undefined ? await (await import('./store/pg/pg-store.js')).PgStore.open(options.databaseUrl) : new MemoryStore());
   try {
     return await start(options, clock, store, journal, maxOpenSessionsPerAccount, publicUrl);
   } catch (error) {
@@ -197,7 +211,8 @@ async function start(options: ServerOptions, clock: Clock, store: Store, journal
   const uploads = new Uploads(store, quota);
   const chosen = chooseRecognizer(options.recognizer, options.pocketsphinx);
   const recognizer = chosen.recognizer;
-  const webhooks = new WebhookDispatcher(store, guard, options.webhookRetryDelaysMs ?? WEBHOOK_DELIVERY.defaultRetryDelaysMs, clock);
+  // A shared store (PostgreSQL) may hold deliveries other nodes added or left behind: look for them too.
+  const webhooks = new WebhookDispatcher(store, guard, options.webhookRetryDelaysMs ?? WEBHOOK_DELIVERY.defaultRetryDelaysMs, clock, store.engine === 'postgres' ? WEBHOOK_DELIVERY.sharedStorePollMs : undefined);
   const runner = new TranscriptionRunner(store, tasks, recognizer, { ...DEFAULT_TIMING, ...options.taskTiming }, clock, lifetime.signal);
   const faults = new Faults();
   const supplementPolicy: SupplementPolicy = (line, kind, context) =>
@@ -245,7 +260,9 @@ async function start(options: ServerOptions, clock: Clock, store: Store, journal
     webhooks,
     baseUrl: '',
   };
-  // Tasks that were running when the last process stopped (kept state only).
+  // Tasks that were running when the last process stopped (kept state only). Not on PostgreSQL: other
+  // servers may share the database and run the tasks this start would fail; that needs tasks that
+  // record which server runs them (a lease), which the shared batch queue brings.
   if (journal !== undefined) await store.recoverInterrupted(accounts.all.map((a) => a.id), clock.now());
   const router = new Router();
   for (const route of [...accountRoutes(services), ...sttRoutes(services)]) router.add(route);

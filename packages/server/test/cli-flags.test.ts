@@ -18,6 +18,20 @@ describe('parseServerFlags', () => {
     expect(SERVER_USAGE).toContain('[--data-dir DIR]');
   });
 
+  it('--database-url (or SOUNDCLONE_DATABASE_URL from the env given) keeps the state in PostgreSQL; not with --data-dir', () => {
+    const url = 'postgres://svc@127.0.0.1:5432/soundclone';
+    expect(parseServerFlags(['--access-key', 'k', '--database-url', url]).options.databaseUrl).toBe(url);
+    expect(parseServerFlags(['--access-key', 'k'], { SOUNDCLONE_DATABASE_URL: url }).options.databaseUrl).toBe(url);
+    expect(parseServerFlags(['--access-key', 'k', '--database-url', 'postgresql://other/db'], { SOUNDCLONE_DATABASE_URL: url }).options.databaseUrl).toBe('postgresql://other/db');
+    // Without an env argument the process's environment is not read.
+    expect(parseServerFlags(['--access-key', 'k']).options).not.toHaveProperty('databaseUrl');
+    expect(() => parseServerFlags(['--access-key', 'k', '--database-url', 'mysql://x/y'])).toThrow(/--database-url takes a postgres:\/\/ or postgresql:\/\/ URL/);
+    expect(() => parseServerFlags(['--access-key', 'k', '--database-url', 'not a url'])).toThrow(ServerFlagError);
+    expect(() => parseServerFlags(['--access-key', 'k', '--data-dir', '/tmp/d', '--database-url', url])).toThrow(/--data-dir and --database-url are mutually exclusive/);
+    expect(() => parseServerFlags(['--access-key', 'k', '--data-dir', '/tmp/d'], { SOUNDCLONE_DATABASE_URL: url })).toThrow(/--data-dir and SOUNDCLONE_DATABASE_URL \(set in the environment\) are mutually exclusive/);
+    expect(SERVER_USAGE).toContain('[--database-url postgres://...]');
+  });
+
   it('maps every realtime, recognition and fault flag', () => {
     const { options, socketFaults } = parseServerFlags([
       '--', '--port', '0', '--host', '::1', '--access-key', 'k', '--allow-media-host', '[::1]:9000', '--rotate-every-ms', '500', '--rotate-every-samples', '16000',

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Account } from '../domain/accounts/accounts.js';
 import { ApiError, isApiError } from '../errors.js';
+import { isStoreError } from '../store/store.js';
 import { HEADERS } from '@soundclone/core/internal';
 import { ID_PREFIXES } from '../protocol.js';
 import { sleep } from '../util/clock.js';
@@ -42,7 +43,8 @@ const REQUEST_LOG_SIZE = 1000;
  *   routing         404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (router.ts)
  *   authentication  the accessKey header names the account (401 UNAUTHORIZED)
  *   handler         its reply in the success envelope, an ApiError in the failure envelope
- *                   (envelope.ts); anything else is a 500 INTERNAL
+ *                   (envelope.ts); the store's database unreachable is a 503 SERVICE_UNAVAILABLE
+ *                   with Retry-After; anything else is a 500 INTERNAL
  *   request log     method, path, status (or 'dropped'), request id and Idempotency-Key
  */
 export class RequestPipeline {
@@ -116,7 +118,7 @@ export class RequestPipeline {
       budget.track(res);
       this.log(entry(reply.status ?? 200));
     } catch (caught) {
-      const error = isApiError(caught) ? caught : new ApiError('INTERNAL', 'internal error', undefined, { cause: caught });
+      const error = asApiError(caught);
       if (fault?.kind === 'dropAfterProcessing') {
         this.log(entry('dropped'));
         req.socket.destroy();
@@ -137,6 +139,22 @@ export class RequestPipeline {
     this.requests.push(entry);
     if (this.requests.length > REQUEST_LOG_SIZE) this.requests.shift();
   }
+}
+
+/** Seconds a client waits before trying again when the store's database is unreachable. */
+const STORE_RETRY_AFTER_SEC = 1;
+
+/**
+ * What a failure answers: an ApiError as it is; the store's database unreachable (StoreError
+ * STORE_UNAVAILABLE: nothing was written) 503 SERVICE_UNAVAILABLE, details.reason STORE_UNAVAILABLE,
+ * with Retry-After; anything else 500 INTERNAL.
+ */
+function asApiError(caught: unknown): ApiError {
+  if (isApiError(caught)) return caught;
+  if (isStoreError(caught) && caught.code === 'STORE_UNAVAILABLE') {
+    return new ApiError('SERVICE_UNAVAILABLE', 'the service cannot reach its database right now; try again shortly', { reason: 'STORE_UNAVAILABLE' }, { cause: caught, retryAfterSec: STORE_RETRY_AFTER_SEC });
+  }
+  return new ApiError('INTERNAL', 'internal error', undefined, { cause: caught });
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {

@@ -5,7 +5,7 @@ import type { TranscriptionOptions } from '../domain/transcriptions/request.js';
 
 /**
  * Everything the service keeps, behind one interface: the in-memory engine (memory-store.ts), the
- * data-directory engine (journal-store.ts) and, for several nodes, a database engine share it, and one
+ * data-directory engine (journal-store.ts) and, for several nodes, the PostgreSQL engine (pg/) share it, and one
  * contract suite (test/store/contract.ts) holds each of them to it.
  *
  * Shape:
@@ -194,7 +194,7 @@ export interface RealtimeSettlement {
 }
 
 export interface Store {
-  readonly engine: 'memory' | 'journal';
+  readonly engine: 'memory' | 'journal' | 'postgres';
 
   /** At start: creates the ledgers, seeded voices and design ids that are not kept yet. Idempotent. */
   seed(input: SeedInput): Promise<void>;
@@ -337,9 +337,20 @@ export interface Store {
  *   DELIVERY_NOT_FOUND  an attempt was recorded for a webhook delivery the store does not hold
  *                       (likewise a bug in the caller).
  *
+ *   STORE_UNAVAILABLE           the database could not be reached or dropped the connection (refused,
+ *                               reset, shut down, starting up, a connect timeout), or did not answer a
+ *                               statement in time (lock waits included), before the operation
+ *                               committed: nothing was written, the same call may be made again. The
+ *                               HTTP layer answers 503 SERVICE_UNAVAILABLE with Retry-After.
+ *   STORE_OUTCOME_UNKNOWN       the connection was lost while the operation's COMMIT was on its way:
+ *                               it may or may not have been applied (a REST request answers 500
+ *                               INTERNAL, which a client repeats only for calls safe to repeat).
+ *   STORE_SCHEMA_MISMATCH       at start: the database holds a migration this server does not have (a
+ *                               newer server migrated it), or an applied migration's file changed.
+ *
  * The data-directory engine's own failures are StateStoreError (journal/state-error.ts).
  */
-export type StoreErrorCode = 'TASK_NOT_FOUND' | 'DELIVERY_NOT_FOUND';
+export type StoreErrorCode = 'TASK_NOT_FOUND' | 'DELIVERY_NOT_FOUND' | 'STORE_UNAVAILABLE' | 'STORE_OUTCOME_UNKNOWN' | 'STORE_SCHEMA_MISMATCH';
 
 export class StoreError extends Error {
   override readonly name = 'StoreError';
@@ -357,6 +368,16 @@ export class StoreError extends Error {
 
   static deliveryNotFound(eventId: string): StoreError {
     return new StoreError('DELIVERY_NOT_FOUND', `no webhook delivery ${eventId} in the store`);
+  }
+
+  static unavailable(cause: unknown): StoreError {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    return new StoreError('STORE_UNAVAILABLE', `the database is unavailable: ${reason}`, { cause });
+  }
+
+  static outcomeUnknown(cause: unknown): StoreError {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    return new StoreError('STORE_OUTCOME_UNKNOWN', `the database connection was lost while committing; the change may or may not have been made: ${reason}`, { cause });
   }
 }
 

@@ -41,9 +41,20 @@ export class WebhookDispatcher {
     private readonly guard: Omit<GuardOptions, 'maxBytes' | 'timeoutMs'>,
     private readonly retryDelaysMs: readonly number[],
     private readonly clock: Clock,
+    /**
+     * Also claim every so often (ms): with several nodes on one store, a delivery another node added, or
+     * left when it died, is heard of no other way. Off for a store only this process uses.
+     */
+    pollMs?: number,
   ) {
     setMaxListeners(0, this.abort.signal);
     this.unsubscribe = store.events.onDeliveryAdded(() => this.claim());
+    if (pollMs !== undefined) {
+      const timer = setInterval(() => this.claim(), pollMs);
+      timer.unref();
+      this.abort.signal.addEventListener('abort', () => clearInterval(timer), { once: true });
+      this.claim();
+    }
   }
 
   /** Claims what is due and sends it; a call while a claim runs makes one more claim after it. */

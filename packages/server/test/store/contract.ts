@@ -9,6 +9,11 @@ import { isRefusal, type LedgerRow, type NewTask, type Refusal, type SeedInput, 
 export interface StoreUnderTest {
   readonly open: () => Promise<Store>;
   readonly reopen?: (store: Store) => Promise<Store>;
+  /**
+   * How the engine answers the realtime spending guard: 'sync' (a plain bigint: memory, journal; the
+   * default) or 'async' (a Promise: a database engine). The suite awaits it either way.
+   */
+  readonly spending?: 'sync' | 'async';
 }
 
 const A = 'acct_aaaaaaaaaaaaaaaa';
@@ -293,6 +298,20 @@ export function describeStoreContract(name: string, engine: StoreUnderTest): voi
         await expect(store.tasks.update('tr_missing', { status: 'PROCESSING' }, T0)).rejects.toMatchObject({ name: 'StoreError', code: 'TASK_NOT_FOUND' });
       });
 
+      it('keeps options, transcripts and errors exactly, strings with U+0000 and unpaired surrogates included', async () => {
+        const store = await open();
+        const odd = 'a\u0000b\ud800c\udfff';
+        const options = { vocabularyHints: [odd], separateSpeakers: false } as unknown as NonNullable<TaskRow['options']>;
+        const task = row(await store.createBatchTask({ task: { ...newTask(A), options }, durationMs: 1n }));
+        await store.tasks.update(task.id, { transcript: { ...transcript, text: odd } }, T0);
+        const error = { errorCode: 'INTERNAL', message: odd, retryable: true, action: 'RETRY' as const, requestId: 'r' };
+        await store.failTask(task.id, error, T0 + 1);
+        const kept = await store.tasks.get(task.id);
+        expect(kept?.options).toEqual(options);
+        expect(kept?.transcript?.text).toBe(odd);
+        expect(kept?.error).toEqual(error);
+      });
+
       it('pages an owner\'s tasks newest first', async () => {
         const store = await open(seedInput(100_000n));
         const ids: string[] = [];
@@ -329,17 +348,18 @@ export function describeStoreContract(name: string, engine: StoreUnderTest): voi
         expect(other.billing).toEqual({ state: 'ACCRUING', planKey: 'pro', reserved: 0n, settled: 0n, released: 0n, billableDurationMs: 0n });
       });
 
-      it('accrueRealtime answers synchronously with the limit in whole seconds and reserves what it grants', async () => {
+      it(`accrueRealtime answers ${engine.spending === 'async' ? 'with a Promise of' : 'synchronously with'} the limit in whole seconds and reserves what it grants`, async () => {
         const store = await open(seedInput(25n));
         const task = row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n }));
-        const limit = store.accrueRealtime(task.id, 320n);
-        expect(typeof limit).toBe('bigint');
+        const answer = store.accrueRealtime(task.id, 320n);
+        expect(answer instanceof Promise).toBe(engine.spending === 'async');
+        const limit = await answer;
         expect(limit).toBe(32_000n);
         expect((await store.accounts.ledger(A))?.chars.reserved).toBe(10n);
-        expect(store.accrueRealtime(task.id, 16_001n)).toBe(32_000n);
+        expect(await store.accrueRealtime(task.id, 16_001n)).toBe(32_000n);
         expect((await store.accounts.ledger(A))?.chars.reserved).toBe(20n);
         // Past the limit only the limit is reserved.
-        expect(store.accrueRealtime(task.id, 99_000n)).toBe(32_000n);
+        expect(await store.accrueRealtime(task.id, 99_000n)).toBe(32_000n);
         expect((await store.accounts.ledger(A))?.chars.reserved).toBe(20n);
       });
 
@@ -347,21 +367,21 @@ export function describeStoreContract(name: string, engine: StoreUnderTest): voi
         const store = await open(seedInput(30n));
         const a = row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n }));
         const b = row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n }));
-        expect(store.accrueRealtime(a.id, 24_000n)).toBe(48_000n);
-        expect(store.accrueRealtime(b.id, 64_000n)).toBe(16_000n);
-        expect(store.accrueRealtime(a.id, 99_000n)).toBe(32_000n);
+        expect(await store.accrueRealtime(a.id, 24_000n)).toBe(48_000n);
+        expect(await store.accrueRealtime(b.id, 64_000n)).toBe(16_000n);
+        expect(await store.accrueRealtime(a.id, 99_000n)).toBe(32_000n);
         expect((await store.accounts.ledger(A))?.chars).toMatchObject({ reserved: 30n });
       });
 
       it('settleRealtime charges the received duration once; failTask of a session releases its reservation', async () => {
         const store = await open(seedInput(100n));
         const a = row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n }));
-        store.accrueRealtime(a.id, 24_000n);
+        await store.accrueRealtime(a.id, 24_000n);
         const settled = row(await store.settleRealtime(a.id, { status: 'COMPLETED', durationMs: 1_500n, transcript, detectedLanguage: null, now: T0 + 1 }));
         expect(settled).toMatchObject({ status: 'COMPLETED', audioDurationMs: 1_500n, transcript, billing: { state: 'SETTLED', reserved: 20n, settled: 20n, released: 0n, billableDurationMs: 1_500n } });
         expect(await store.settleRealtime(a.id, { status: 'COMPLETED', durationMs: 1_500n, transcript, detectedLanguage: null, now: T0 + 2 })).toBe('already');
         const b = row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n }));
-        store.accrueRealtime(b.id, 16_000n);
+        await store.accrueRealtime(b.id, 16_000n);
         const failed = row(await store.failTask(b.id, { errorCode: 'RECOGNIZER_UNAVAILABLE', message: 'm', retryable: true, action: 'RETRY', requestId: 'r' }, T0 + 3));
         expect(failed.billing).toMatchObject({ state: 'RELEASED', reserved: 10n, released: 10n, settled: 0n });
         expect((await store.accounts.ledger(A))?.chars).toMatchObject({ orderUsed: 20n, reserved: 0n });
@@ -375,7 +395,7 @@ export function describeStoreContract(name: string, engine: StoreUnderTest): voi
         const reconciling = row(await store.createBatchTask({ task: newTask(A), durationMs: 1n }));
         await store.tasks.update(reconciling.id, { status: 'RECONCILING', transcript, detectedLanguage: 'en', audioDurationMs: 5n }, T0);
         const live = row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n }));
-        store.accrueRealtime(live.id, 16_000n);
+        await store.accrueRealtime(live.id, 16_000n);
         const done = row(await store.createBatchTask({ task: newTask(A), durationMs: 1n }));
         await store.settleBatch(done.id, { status: 'COMPLETED', durationMs: 1n, now: T0 });
         const other = row(await store.createBatchTask({ task: newTask(B), durationMs: 1n }));

@@ -1,0 +1,594 @@
+import { randomBytes } from 'node:crypto';
+import { TERMINAL_STATUSES, type TaskStatus } from '@soundclone/core/internal';
+import type pg from 'pg';
+import {
+  accrue, affordableSamples, available, chargeFor, quoteFor, receivedDurationMs, release, releaseRealtime, settle, settleRealtime,
+  type BillingRecord, type Ledger, type LedgerChars,
+} from '../../domain/accounts/billing.js';
+import {
+  StoreError,
+  type BatchSettlement, type IdempotencyRow, type InsufficientRefusal, type LedgerRow, type NewTask, type NewVoice, type QuotaRefusal,
+  type DeliveryAttempt, type DeliveryOutcome, type DeliveryRow, type RealtimeSettlement, type SeedInput, type StorageRefusal, type Store,
+  type TaskError, type TaskPatch, type TaskRow, type UnknownDesignRefusal, type UploadRow, type VoiceRow,
+} from '../store.js';
+import { ID_PREFIXES } from '../../protocol.js';
+import { randomId } from '../../util/ids.js';
+import { classify, createPool, sqlState, transaction } from './connection.js';
+import { migrate } from './migrate.js';
+import {
+  deliveryFrom, idempotencyFrom, ledgerFrom, TASK_COLUMNS, taskFrom, taskParams, uploadFrom, voiceFrom,
+  type AccountSql, type DeliverySql, type IdempotencySql, type TaskSql, type UploadSql, type VoiceSql,
+} from './rows.js';
+
+export interface PgStoreOptions {
+  /** Recorded on every ledger entry this store writes (default: a random id per store). */
+  readonly nodeId?: string;
+  /** Connections in the pool (default 10). */
+  readonly poolSize?: number;
+  /** How long to wait for a connection (ms, default 5,000); past it an operation is STORE_UNAVAILABLE. */
+  readonly connectTimeoutMs?: number;
+  /** How long one statement may take, lock waits included (ms, default 30,000); past it STORE_UNAVAILABLE (connection.ts). */
+  readonly queryTimeoutMs?: number;
+  /** Errors of idle pooled connections (the server restarted): told here, never thrown. */
+  readonly onIdleError?: (error: Error) => void;
+}
+
+/** A ledger locked in the current transaction, in the shape the billing arithmetic changes in place. */
+interface LockedLedger extends Ledger {
+  readonly accountId: string;
+  readonly chars: LedgerChars;
+  /** The counts as read, to write the differences to ledger_entry. */
+  readonly before: Readonly<LedgerChars>;
+}
+
+type Db = pg.PoolClient | pg.Pool;
+
+function isTerminal(status: TaskStatus): boolean {
+  return (TERMINAL_STATUSES as readonly TaskStatus[]).includes(status);
+}
+
+const TERMINAL_SQL = (TERMINAL_STATUSES as readonly string[]).map((s) => `'${s}'`).join(', ');
+
+/**
+ * The PostgreSQL engine (migrations/0001_initial.sql): several service nodes can share one database.
+ *
+ * Every operation that moves money is one transaction holding the task's row and then its account's
+ * row (`SELECT ... FOR UPDATE`, always in that order, so two nodes cannot deadlock on them). The
+ * billing arithmetic is billing.ts's, applied in TypeScript to the locked ledger; the new counts are
+ * written with an append-only ledger_entry row in the same transaction. A settlement or release is
+ * applied once per task: a second store finds the task no longer RESERVED/ACCRUING under the lock and
+ * answers 'already', and the unique index on ledger_entry (task_id, kind) refuses a second one even so.
+ * CHECK constraints keep an account's available Characters from going negative.
+ *
+ * accrueRealtime answers with a Promise (one transaction when a frame crosses into a second not paid
+ * for yet).
+ *
+ * A lost connection is StoreError STORE_UNAVAILABLE (nothing written; the HTTP layer answers 503), or
+ * STORE_OUTCOME_UNKNOWN when it was lost during the COMMIT (connection.ts).
+ */
+export class PgStore implements Store {
+  readonly engine = 'postgres' as const;
+  readonly nodeId: string;
+  /** Migration versions this open applied (empty when the database was up to date). */
+  readonly migrationsApplied: readonly number[];
+  private readonly listeners = new Map<string, Set<(row: TaskRow) => void>>();
+  private readonly deliveryListeners = new Set<() => void>();
+  private closed = false;
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    nodeId: string,
+    migrationsApplied: readonly number[],
+  ) {
+    this.nodeId = nodeId;
+    this.migrationsApplied = migrationsApplied;
+  }
+
+  /** Migrates the database (under the migration lock) and opens the pool. */
+  static async open(databaseUrl: string, options: PgStoreOptions = {}): Promise<PgStore> {
+    const applied = await migrate(databaseUrl, options.connectTimeoutMs !== undefined ? { connectTimeoutMs: options.connectTimeoutMs } : {});
+    const pool = createPool(databaseUrl, {
+      ...(options.poolSize !== undefined ? { max: options.poolSize } : {}),
+      ...(options.connectTimeoutMs !== undefined ? { connectTimeoutMs: options.connectTimeoutMs } : {}),
+      ...(options.queryTimeoutMs !== undefined ? { queryTimeoutMs: options.queryTimeoutMs } : {}),
+      ...(options.onIdleError !== undefined ? { onIdleError: options.onIdleError } : {}),
+    });
+    return new PgStore(pool, options.nodeId ?? `node_${randomBytes(6).toString('hex')}`, applied);
+  }
+
+  /**
+   * Creates what is missing, concurrency-safe: accounts, voices and designs `INSERT ... ON CONFLICT
+   * DO NOTHING` (a kept row wins), each new account with its 'seed' ledger entry. The voice id
+   * sequence only ever moves forward, past the seeded ids, under a transaction-scoped lock.
+   */
+  async seed(input: SeedInput): Promise<void> {
+    await transaction(this.pool, async (c) => {
+      const l = input.ledgers;
+      await c.query(
+        `WITH added AS (
+           INSERT INTO account (id, plan_key, period_ends_at, monthly_total, monthly_used, order_total, order_used, reserved)
+           SELECT * FROM unnest($1::text[], $2::text[], $3::int8[], $4::int8[], $5::int8[], $6::int8[], $7::int8[], $8::int8[])
+           ON CONFLICT (id) DO NOTHING
+           RETURNING id, monthly_used, order_used, reserved)
+         INSERT INTO ledger_entry (account_id, kind, delta_reserved, delta_monthly_used, delta_order_used, node_id)
+         SELECT id, 'seed', reserved, monthly_used, order_used, $9 FROM added`,
+        [
+          l.map((x) => x.accountId), l.map((x) => x.planKey), l.map((x) => String(x.periodEndsAt)),
+          l.map((x) => String(x.chars.monthlyTotal)), l.map((x) => String(x.chars.monthlyUsed)), l.map((x) => String(x.chars.orderTotal)),
+          l.map((x) => String(x.chars.orderUsed)), l.map((x) => String(x.chars.reserved)), this.nodeId,
+        ],
+      );
+      const v = input.voices;
+      await c.query(
+        `INSERT INTO voice (id, owner_id, name, type, feature, channel, file_count, total_file_size)
+         SELECT * FROM unnest($1::int8[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int4[], $8::int8[])
+         ON CONFLICT (id) DO NOTHING`,
+        [v.map((x) => x.id), v.map((x) => x.ownerId), v.map((x) => x.name), v.map((x) => x.type), v.map((x) => x.feature), v.map((x) => x.channel), v.map((x) => x.fileCount), v.map((x) => String(x.totalFileSize))],
+      );
+      const d = input.designs;
+      await c.query(
+        'INSERT INTO design (id, account_id) SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT (id) DO NOTHING',
+        [d.map((x) => x.designId), d.map((x) => x.accountId)],
+      );
+      if (v.length > 0) {
+        // Forward only: an id handed out by a concurrent create is never handed out again.
+        await c.query("SELECT pg_advisory_xact_lock(hashtext('soundclone:voice_id_seq'))");
+        await c.query(
+          `SELECT setval('voice_id_seq', m) FROM (SELECT max(id) AS m FROM voice) x, voice_id_seq s
+           WHERE m >= CASE WHEN s.is_called THEN s.last_value ELSE s.last_value - 1 END + 1`,
+        );
+      }
+    });
+  }
+
+  readonly accounts = {
+    ledger: async (accountId: string): Promise<LedgerRow | undefined> => {
+      const r = await this.query<AccountSql>('SELECT * FROM account WHERE id = $1', [accountId]);
+      return r[0] === undefined ? undefined : ledgerFrom(r[0]);
+    },
+  };
+
+  readonly voices = {
+    listFor: async (accountId: string): Promise<readonly VoiceRow[]> =>
+      (await this.query<VoiceSql>('SELECT * FROM voice WHERE owner_id IS NULL OR owner_id = $1 ORDER BY ord', [accountId])).map(voiceFrom),
+    countOwned: async (accountId: string): Promise<number> => this.owned(this.pool, accountId),
+    createClone: async (accountId: string, limit: number, voice: NewVoice): Promise<VoiceRow | QuotaRefusal> =>
+      this.tx(async (c) => {
+        // The account row serialises quota checks across nodes: two cannot both pass at limit - 1.
+        await c.query('SELECT 1 FROM account WHERE id = $1 FOR UPDATE', [accountId]);
+        const used = await this.owned(c, accountId);
+        if (used >= limit) return { refused: 'quota', used, limit } as const;
+        return this.insertVoice(c, accountId, voice);
+      }),
+    saveDesign: async (accountId: string, limit: number, designId: string, name: string): Promise<VoiceRow | QuotaRefusal | UnknownDesignRefusal> =>
+      this.tx(async (c) => {
+        await c.query('SELECT 1 FROM account WHERE id = $1 FOR UPDATE', [accountId]);
+        const design = (await c.query<{ account_id: string; saved: boolean }>('SELECT account_id, saved FROM design WHERE id = $1 FOR UPDATE', [designId])).rows[0];
+        if (design === undefined || design.saved || design.account_id !== accountId) return { refused: 'unknown-design' } as const;
+        const used = await this.owned(c, accountId);
+        if (used >= limit) return { refused: 'quota', used, limit } as const;
+        await c.query('UPDATE design SET saved = true WHERE id = $1', [designId]);
+        return this.insertVoice(c, accountId, { name, type: 'design', feature: 'tts', channel: 'api', fileCount: 0, totalFileSize: 0 });
+      }),
+    rename: async (accountId: string, id: string, name: string): Promise<VoiceRow | undefined> => {
+      if (!/^[0-9]{1,18}$/.test(id)) return undefined;
+      const r = await this.query<VoiceSql>('UPDATE voice SET name = $3 WHERE id = $1 AND owner_id = $2 RETURNING *', [id, accountId, name]);
+      return r[0] === undefined ? undefined : voiceFrom(r[0]);
+    },
+  };
+
+  readonly covers = {
+    deleteOwned: async (accountId: string, ids: readonly string[]): Promise<ReadonlySet<string>> => {
+      const r = await this.query<{ cover_id: string }>(
+        'INSERT INTO cover_deleted (cover_id, account_id) SELECT DISTINCT unnest($1::text[]), $2 ON CONFLICT (cover_id) DO NOTHING RETURNING cover_id',
+        [ids, accountId],
+      );
+      const now = new Set(r.map((x) => x.cover_id));
+      // In the order asked (RETURNING promises none).
+      return new Set(ids.filter((id) => now.has(id)));
+    },
+    deletedAmong: async (ids: readonly string[]): Promise<ReadonlySet<string>> =>
+      new Set((await this.query<{ cover_id: string }>('SELECT cover_id FROM cover_deleted WHERE cover_id = ANY($1::text[])', [ids])).map((x) => x.cover_id)),
+  };
+
+  readonly tasks = {
+    get: async (id: string): Promise<TaskRow | undefined> => {
+      const r = await this.query<TaskSql>(`SELECT ${TASK_COLUMNS} FROM task WHERE id = $1`, [id]);
+      return r[0] === undefined ? undefined : taskFrom(r[0]);
+    },
+    page: async (ownerId: string, page: number, pageSize: number): Promise<{ total: number; items: readonly TaskRow[] }> => {
+      const total = Number((await this.query<{ n: bigint }>('SELECT count(*) AS n FROM task WHERE owner_id = $1', [ownerId]))[0]?.n ?? 0n);
+      if (total === 0 || page < 1) return { total, items: [] };
+      const rows = await this.query<TaskSql>(`SELECT ${TASK_COLUMNS} FROM task WHERE owner_id = $1 ORDER BY seq DESC LIMIT $2 OFFSET $3`, [ownerId, pageSize, (page - 1) * pageSize]);
+      return { total, items: rows.map(taskFrom) };
+    },
+    update: async (id: string, patch: TaskPatch, now: number): Promise<TaskRow> => {
+      const next = await this.tx(async (c) => {
+        const row = await this.lockTask(c, id);
+        let next: TaskRow = { ...row, ...patch };
+        if (patch.status !== undefined && patch.status !== row.status) {
+          next = { ...next, updatedAt: now, completedAt: isTerminal(patch.status) ? now : row.completedAt };
+        }
+        await this.writeTask(c, next);
+        return next;
+      });
+      return this.told(next);
+    },
+  };
+
+  readonly idempotency = {
+    find: async (scope: string, key: string): Promise<IdempotencyRow | undefined> => {
+      const r = await this.query<IdempotencySql>('SELECT * FROM idempotency_key WHERE scope = $1 AND key = $2', [scope, key]);
+      return r[0] === undefined ? undefined : idempotencyFrom(r[0]);
+    },
+  };
+
+  /**
+   * Uploads keep their bytes in one bytea column; the quota is the account row's media_bytes, grown
+   * by a conditional UPDATE in the transaction that writes the upload or hold, so two nodes cannot
+   * both pass it.
+   */
+  readonly uploads = {
+    create: async (row: UploadRow, bytes: Buffer, quotaBytes: number): Promise<UploadRow | StorageRefusal> =>
+      this.tx(async (c) => {
+        const refusal = await this.growMedia(c, row.ownerId, row.sizeBytes, quotaBytes);
+        if (refusal !== undefined) return refusal;
+        await c.query(
+          'INSERT INTO upload (id, owner_id, filename, content_type, size_bytes, created_at, bytes) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+          [row.id, row.ownerId, row.filename, row.contentType, String(row.sizeBytes), String(row.createdAt), bytes],
+        );
+        return row;
+      }),
+    get: async (ownerId: string, id: string): Promise<UploadRow | undefined> => {
+      const r = await this.query<UploadSql>('SELECT id, owner_id, filename, content_type, size_bytes, created_at FROM upload WHERE id = $1 AND owner_id = $2', [id, ownerId]);
+      return r[0] === undefined ? undefined : uploadFrom(r[0]);
+    },
+    bytes: async (id: string): Promise<Buffer | undefined> => (await this.query<{ bytes: Buffer }>('SELECT bytes FROM upload WHERE id = $1', [id]))[0]?.bytes,
+    delete: async (ownerId: string, id: string): Promise<UploadRow | undefined> =>
+      this.tx(async (c) => {
+        const r = (await c.query<UploadSql>('DELETE FROM upload WHERE id = $1 AND owner_id = $2 RETURNING id, owner_id, filename, content_type, size_bytes, created_at', [id, ownerId])).rows[0];
+        if (r === undefined) return undefined;
+        await c.query('UPDATE account SET media_bytes = media_bytes - $2 WHERE id = $1', [ownerId, String(r.size_bytes)]);
+        return uploadFrom(r);
+      }),
+    hold: async (accountId: string, holdId: string, sizeBytes: number, quotaBytes: number): Promise<StorageRefusal | undefined> =>
+      this.tx(async (c) => {
+        const refusal = await this.growMedia(c, accountId, sizeBytes, quotaBytes);
+        if (refusal !== undefined) return refusal;
+        await c.query('INSERT INTO media_hold (id, account_id, size_bytes) VALUES ($1, $2, $3)', [holdId, accountId, String(sizeBytes)]);
+        return undefined;
+      }),
+    releaseHold: async (holdId: string): Promise<void> => {
+      await this.query(
+        `WITH gone AS (DELETE FROM media_hold WHERE id = $1 RETURNING account_id, size_bytes)
+         UPDATE account a SET media_bytes = a.media_bytes - g.size_bytes FROM gone g WHERE a.id = g.account_id`,
+        [holdId],
+      );
+    },
+    usedBytes: async (accountId: string): Promise<number> =>
+      Number((await this.query<{ media_bytes: bigint }>('SELECT media_bytes FROM account WHERE id = $1', [accountId]))[0]?.media_bytes ?? 0n),
+  };
+
+  /**
+   * The outbox: a claim is a conditional UPDATE over `FOR UPDATE SKIP LOCKED` rows, so senders on
+   * several nodes never claim one delivery together.
+   */
+  readonly outbox = {
+    claimDue: async (now: number, max: number, leaseMs: number): Promise<readonly DeliveryRow[]> => {
+      const r = await this.query<DeliverySql>(
+        `UPDATE webhook_delivery SET held_until = $1::int8 + $3::int8
+         WHERE event_id IN (SELECT event_id FROM webhook_delivery WHERE outcome = 'pending' AND held_until <= $1 ORDER BY seq LIMIT $2 FOR UPDATE SKIP LOCKED)
+         RETURNING *`,
+        [String(now), max, String(leaseMs)],
+      );
+      return r.sort((a, b) => (a.seq < b.seq ? -1 : 1)).map(deliveryFrom);
+    },
+    recordAttempt: async (eventId: string, attempt: DeliveryAttempt, outcome: DeliveryOutcome, heldUntil: number): Promise<DeliveryRow> => {
+      const r = await this.query<DeliverySql>(
+        `UPDATE webhook_delivery SET attempts = (attempts::jsonb || jsonb_build_array($2::jsonb))::json, outcome = $3, held_until = $4
+         WHERE event_id = $1 RETURNING *`,
+        [eventId, JSON.stringify(attempt), outcome, String(heldUntil)],
+      );
+      if (r[0] === undefined) throw StoreError.deliveryNotFound(eventId);
+      return deliveryFrom(r[0]);
+    },
+    list: async (): Promise<readonly DeliveryRow[]> => (await this.query<DeliverySql>('SELECT * FROM webhook_delivery ORDER BY seq', [])).map(deliveryFrom),
+  };
+
+  /**
+   * Listeners hear the changes made through this store object, after they commit. Changes another
+   * node makes are not heard yet: that needs LISTEN/NOTIFY on a dedicated connection (a later step,
+   * with the shared batch queue).
+   */
+  readonly events = {
+    onDeliveryAdded: (listener: () => void): (() => void) => {
+      this.deliveryListeners.add(listener);
+      return () => this.deliveryListeners.delete(listener);
+    },
+    onTaskChanged: (id: string, listener: (row: TaskRow) => void): (() => void) => {
+      let set = this.listeners.get(id);
+      if (set === undefined) this.listeners.set(id, (set = new Set()));
+      set.add(listener);
+      return () => {
+        set.delete(listener);
+        if (set.size === 0 && this.listeners.get(id) === set) this.listeners.delete(id);
+      };
+    },
+  };
+
+  async createBatchTask(input: { task: NewTask; durationMs: bigint; idempotency?: Omit<IdempotencyRow, 'taskId'> }): Promise<TaskRow | InsufficientRefusal> {
+    const made = await this.tx(async (c): Promise<TaskRow | InsufficientRefusal> => {
+      const ledger = await this.lockLedger(c, input.task.ownerId);
+      const amount = quoteFor(input.durationMs);
+      const left = available(ledger);
+      if (amount > left) return { refused: 'insufficient', required: amount, available: left };
+      ledger.chars.reserved += amount;
+      const billing: BillingRecord = { state: 'RESERVED', planKey: ledger.planKey, reserved: amount, settled: 0n, released: 0n, billableDurationMs: 0n };
+      const row: TaskRow = { ...input.task, billing };
+      await c.query(`INSERT INTO task (${TASK_COLUMNS}) VALUES (${placeholders(22)})`, taskParams(row));
+      await this.writeLedger(c, ledger, row.id, 'reserve');
+      if (input.idempotency !== undefined) {
+        const k = input.idempotency;
+        // Two nodes racing with one key: the second's insert fails on the key and its whole create
+        // rolls back (500; the client's retry with the key replays the first's task).
+        await c.query('INSERT INTO idempotency_key (scope, key, body_hash, task_id, request_id) VALUES ($1, $2, $3, $4, $5)', [k.scope, k.key, k.bodyHash, row.id, k.requestId]);
+      }
+      return row;
+    });
+    return 'refused' in made ? made : this.told(made);
+  }
+
+  async settleBatch(taskId: string, s: BatchSettlement): Promise<TaskRow | 'already'> {
+    return this.once(taskId, (c, row) => {
+      if (row.billing.state !== 'RESERVED' || isTerminal(row.status)) return undefined;
+      return async (ledger) => {
+        const billing = { ...row.billing };
+        settle(ledger, billing, s.durationMs);
+        const next: TaskRow = { ...row, billing, status: s.status, updatedAt: s.now, completedAt: s.now };
+        await this.writeLedger(c, ledger, taskId, 'settle');
+        await this.writeTask(c, next);
+        await this.addDelivery(c, next, s.now);
+        return next;
+      };
+    });
+  }
+
+  async failTask(taskId: string, error: TaskError, now: number): Promise<TaskRow | 'already'> {
+    return this.once(taskId, (c, row) => {
+      if (isTerminal(row.status)) return undefined;
+      return async (ledger) => {
+        const next = this.failed(ledger, row, error, now);
+        await this.writeLedger(c, ledger, taskId, 'release');
+        await this.writeTask(c, next);
+        await this.addDelivery(c, next, now);
+        return next;
+      };
+    });
+  }
+
+  async openRealtime(input: { task: NewTask; minimum: bigint }): Promise<TaskRow | InsufficientRefusal> {
+    const made = await this.tx(async (c): Promise<TaskRow | InsufficientRefusal> => {
+      const ledger = await this.lockLedger(c, input.task.ownerId);
+      const left = available(ledger);
+      if (left < input.minimum) return { refused: 'insufficient', required: input.minimum, available: left };
+      const billing: BillingRecord = { state: 'ACCRUING', planKey: ledger.planKey, reserved: 0n, settled: 0n, released: 0n, billableDurationMs: 0n };
+      const row: TaskRow = { ...input.task, billing };
+      await c.query(`INSERT INTO task (${TASK_COLUMNS}) VALUES (${placeholders(22)})`, taskParams(row));
+      return row;
+    });
+    return 'refused' in made ? made : this.told(made);
+  }
+
+  /**
+   * One transaction: the task and its account locked, the limit computed on the locked ledger
+   * (billing.ts affordableSamples), the reservation grown to the charge of what is granted, with an
+   * 'accrue' ledger entry. Always a Promise; it never rejects unobserved (a caller that drops it leaves
+   * no unhandled rejection).
+   */
+  accrueRealtime(taskId: string, wantedSamples: bigint): Promise<bigint> {
+    const answer = this.tx(async (c) => {
+      const row = await this.lockTask(c, taskId);
+      if (row.billing.state !== 'ACCRUING') return 0n;
+      const ledger = await this.lockLedger(c, row.ownerId);
+      const limit = affordableSamples(ledger, row.billing);
+      const granted = wantedSamples < limit ? wantedSamples : limit;
+      if (chargeFor(receivedDurationMs(granted)) > row.billing.reserved) {
+        const billing = { ...row.billing };
+        accrue(ledger, billing, granted);
+        await this.writeLedger(c, ledger, taskId, 'accrue');
+        await c.query('UPDATE task SET reserved = $2 WHERE id = $1', [taskId, String(billing.reserved)]);
+      }
+      return limit;
+    });
+    answer.catch(() => undefined);
+    return answer;
+  }
+
+  async settleRealtime(taskId: string, s: RealtimeSettlement): Promise<TaskRow | 'already'> {
+    return this.once(taskId, (c, row) => {
+      if (row.billing.state !== 'ACCRUING' || isTerminal(row.status)) return undefined;
+      return async (ledger) => {
+        const billing = { ...row.billing };
+        settleRealtime(ledger, billing, s.durationMs);
+        const next: TaskRow = {
+          ...row, billing, audioDurationMs: s.durationMs, transcript: s.transcript, detectedLanguage: s.detectedLanguage,
+          status: s.status, updatedAt: s.now, completedAt: s.now,
+        };
+        await this.writeLedger(c, ledger, taskId, 'settle');
+        await this.writeTask(c, next);
+        return next;
+      };
+    });
+  }
+
+  /**
+   * Fails every running task of these accounts, each in its own transaction (task, then account), its
+   * reservation released. Every accrual is written here, so the ledger needs no repair first. With
+   * several nodes on one database this would also fail tasks another live node is running: the
+   * service calls it only for the single-node engines until tasks carry a lease.
+   */
+  async recoverInterrupted(accountIds: readonly string[], now: number): Promise<number> {
+    const running = await this.query<{ id: string }>(`SELECT id FROM task WHERE owner_id = ANY($1::text[]) AND status NOT IN (${TERMINAL_SQL}) ORDER BY seq`, [accountIds]);
+    let failed = 0;
+    for (const { id } of running) {
+      const outcome = await this.once(id, (c, row) => {
+        if (isTerminal(row.status)) return undefined;
+        return async (ledger) => {
+          const cleared: TaskRow = { ...row, transcript: null, detectedLanguage: null, audioDurationMs: 0n };
+          const next = this.failed(ledger, cleared, {
+            errorCode: 'INTERNAL',
+            message: 'the service stopped while this transcription was running; nothing was charged, submit it again',
+            retryable: true,
+            action: 'RETRY',
+            requestId: row.requestId,
+          }, now);
+          await this.writeLedger(c, ledger, id, 'release');
+          await this.writeTask(c, next);
+          await this.addDelivery(c, next, now);
+          return next;
+        };
+      });
+      if (outcome !== 'already') failed++;
+    }
+    return failed;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.listeners.clear();
+    this.deliveryListeners.clear();
+    await this.pool.end();
+  }
+
+  // ---- helpers -----------------------------------------------------------------------------------
+
+  private async query<R extends pg.QueryResultRow>(sql: string, params: readonly unknown[]): Promise<R[]> {
+    try {
+      return (await this.pool.query<R>(sql, params as unknown[])).rows;
+    } catch (error) {
+      throw classify(error);
+    }
+  }
+
+  private tx<T>(work: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    return transaction(this.pool, work);
+  }
+
+  /**
+   * A change applied once per task: the task locked, `decide` says whether it still applies
+   * (undefined: 'already'), then the owner's ledger locked and the change made. A second settlement
+   * racing in from another store waits on the task's lock and then finds nothing to do; the unique
+   * ledger_entry index turns any that gets past that into 'already' too.
+   */
+  private async once(taskId: string, decide: (c: pg.PoolClient, row: TaskRow) => ((ledger: LockedLedger) => Promise<TaskRow>) | undefined): Promise<TaskRow | 'already'> {
+    let next: TaskRow | 'already';
+    try {
+      next = await this.tx(async (c) => {
+        const row = await this.lockTask(c, taskId);
+        const apply = decide(c, row);
+        if (apply === undefined) return 'already' as const;
+        return apply(await this.lockLedger(c, row.ownerId));
+      });
+    } catch (error) {
+      if (sqlState(error) === '23505' && (error as { constraint?: string }).constraint === 'ledger_entry_once') return 'already';
+      throw error;
+    }
+    if (next === 'already') return next;
+    if (notifies(next) !== undefined) for (const listener of [...this.deliveryListeners]) listener();
+    return this.told(next);
+  }
+
+  /** A batch task that asks for a completion webhook gets its delivery in the transaction that ends it. */
+  private async addDelivery(c: pg.PoolClient, row: TaskRow, now: number): Promise<void> {
+    const url = notifies(row);
+    if (url === undefined) return;
+    await c.query('INSERT INTO webhook_delivery (event_id, task_id, url, created_at) VALUES ($1, $2, $3, $4)', [randomId(ID_PREFIXES.event), row.id, url, String(now)]);
+  }
+
+  /** Grows the account's media by `sizeBytes` if it stays within the quota; else the refusal, nothing changed. */
+  private async growMedia(c: pg.PoolClient, accountId: string, sizeBytes: number, quotaBytes: number): Promise<StorageRefusal | undefined> {
+    const grown = await c.query('UPDATE account SET media_bytes = media_bytes + $2 WHERE id = $1 AND media_bytes + $2 <= $3', [accountId, String(sizeBytes), String(quotaBytes)]);
+    if (grown.rowCount === 1) return undefined;
+    const used = (await c.query<{ media_bytes: bigint }>('SELECT media_bytes FROM account WHERE id = $1', [accountId])).rows[0];
+    if (used === undefined) throw new TypeError(`no ledger for account ${accountId}: seed it first`);
+    return { refused: 'storage', used: Number(used.media_bytes), requested: sizeBytes, limit: quotaBytes };
+  }
+
+  private failed(ledger: LockedLedger, row: TaskRow, error: TaskError, now: number): TaskRow {
+    const billing = { ...row.billing };
+    if (billing.state === 'RESERVED') release(ledger, billing);
+    else releaseRealtime(ledger, billing);
+    return { ...row, billing, error, status: 'FAILED', updatedAt: row.status === 'FAILED' ? row.updatedAt : now, completedAt: row.status === 'FAILED' ? row.completedAt : now };
+  }
+
+  private async lockTask(c: pg.PoolClient, id: string): Promise<TaskRow> {
+    const r = (await c.query<TaskSql>(`SELECT ${TASK_COLUMNS} FROM task WHERE id = $1 FOR UPDATE`, [id])).rows[0];
+    if (r === undefined) throw StoreError.taskNotFound(id);
+    return taskFrom(r);
+  }
+
+  private async lockLedger(c: pg.PoolClient, accountId: string): Promise<LockedLedger> {
+    const r = (await c.query<AccountSql>('SELECT * FROM account WHERE id = $1 FOR UPDATE', [accountId])).rows[0];
+    if (r === undefined) throw new TypeError(`no ledger for account ${accountId}: seed it first`);
+    const { chars, planKey } = ledgerFrom(r);
+    return { accountId, planKey, chars: { ...chars }, before: chars };
+  }
+
+  /** The locked ledger's new counts, and the change as one ledger_entry row. */
+  private async writeLedger(c: pg.PoolClient, ledger: LockedLedger, taskId: string, kind: 'reserve' | 'accrue' | 'settle' | 'release'): Promise<void> {
+    const now = ledger.chars;
+    const was = ledger.before;
+    await c.query('UPDATE account SET monthly_used = $2, order_used = $3, reserved = $4 WHERE id = $1', [ledger.accountId, String(now.monthlyUsed), String(now.orderUsed), String(now.reserved)]);
+    await c.query(
+      'INSERT INTO ledger_entry (account_id, task_id, kind, delta_reserved, delta_monthly_used, delta_order_used, node_id) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+      [ledger.accountId, taskId, kind, String(now.reserved - was.reserved), String(now.monthlyUsed - was.monthlyUsed), String(now.orderUsed - was.orderUsed), this.nodeId],
+    );
+  }
+
+  private async writeTask(c: pg.PoolClient, t: TaskRow): Promise<void> {
+    // Every column but id, owner_id, kind and created_at, which never change (TASK_COLUMNS order).
+    const p = taskParams(t);
+    await c.query(
+      `UPDATE task SET model_id = $2, title = $3, language_hint = $4, request_id = $5, options = $6, status = $7, detected_language = $8,
+         audio_duration_ms = $9, transcript = $10, error = $11, billing_state = $12, plan_key = $13, reserved = $14, settled = $15,
+         released = $16, billable_duration_ms = $17, updated_at = $18, completed_at = $19
+       WHERE id = $1`,
+      [p[0], ...p.slice(3, 19), ...p.slice(20)],
+    );
+  }
+
+  private async insertVoice(c: pg.PoolClient, accountId: string, voice: NewVoice): Promise<VoiceRow> {
+    const r = (await c.query<VoiceSql>(
+      `INSERT INTO voice (id, owner_id, name, type, feature, channel, file_count, total_file_size)
+       VALUES (nextval('voice_id_seq'), $1, $2, $3, $4, $5, $6, $7) RETURNING *`,
+      [accountId, voice.name, voice.type, voice.feature, voice.channel, voice.fileCount, String(voice.totalFileSize)],
+    )).rows[0] as VoiceSql;
+    return voiceFrom(r);
+  }
+
+  private async owned(db: Db, accountId: string): Promise<number> {
+    try {
+      const r = await db.query<{ n: bigint }>('SELECT count(*) AS n FROM voice WHERE owner_id = $1', [accountId]);
+      return Number(r.rows[0]?.n ?? 0n);
+    } catch (error) {
+      throw classify(error);
+    }
+  }
+
+  /** Tells this store's listeners of a committed change; returns the row. */
+  private told(row: TaskRow): TaskRow {
+    const set = this.listeners.get(row.id);
+    if (set !== undefined) for (const listener of [...set]) listener(row);
+    return row;
+  }
+}
+
+/** The webhook URL of a batch task that asks to be told when it ends. */
+function notifies(row: TaskRow): string | undefined {
+  return row.kind === 'batch' && row.options?.notify === true ? row.options.notifyUrl : undefined;
+}
+
+function placeholders(n: number): string {
+  return Array.from({ length: n }, (_, i) => `$${i + 1}`).join(', ');
+}

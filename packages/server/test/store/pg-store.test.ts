@@ -1,0 +1,246 @@
+import { createServer, type AddressInfo, type Socket } from 'node:net';
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PgStore } from '../../src/store/pg/pg-store.js';
+import { ChaosProxy } from '../../src/testing/chaos-proxy.js';
+import { isRefusal, isStoreError, type NewTask, type SeedInput, type Store } from '../../src/store/store.js';
+import { postgresForFile } from '../support/postgres.js';
+import { describeStoreContract } from './contract.js';
+
+const pgsql = postgresForFile();
+const urlOf = new WeakMap<Store, string>();
+
+describeStoreContract('postgres', {
+  spending: 'async',
+  open: async () => {
+    const url = await pgsql.freshDatabase();
+    const store = await PgStore.open(url);
+    urlOf.set(store, url);
+    return store;
+  },
+  reopen: async (store) => {
+    const url = urlOf.get(store) as string;
+    await store.close();
+    const again = await PgStore.open(url);
+    urlOf.set(again, url);
+    return again;
+  },
+});
+
+const A = 'acct_aaaaaaaaaaaaaaaa';
+const T0 = 1_700_000_000_000;
+let seq = 0;
+
+function seedFor(orderTotal: bigint): SeedInput {
+  return {
+    ledgers: [{ accountId: A, planKey: 'pro', periodEndsAt: T0 + 30 * 86_400_000, chars: { monthlyTotal: 0n, monthlyUsed: 0n, orderTotal, orderUsed: 0n, reserved: 0n } }],
+    voices: [],
+    designs: [],
+  };
+}
+
+function task(kind: 'batch' | 'realtime' = 'batch'): NewTask {
+  seq++;
+  return {
+    id: `tr_pg_${seq}`, ownerId: A, kind, modelId: 'm', title: 't', languageHint: 'auto', requestId: `req_${seq}`, createdAt: T0,
+    status: kind === 'batch' ? 'QUEUED' : 'PROCESSING', detectedLanguage: null, audioDurationMs: 0n, transcript: null, updatedAt: T0, completedAt: null,
+  };
+}
+
+describe('PgStore: several stores on one database', () => {
+  const stores: PgStore[] = [];
+  const openOn = async (url: string): Promise<PgStore> => {
+    const store = await PgStore.open(url);
+    stores.push(store);
+    return store;
+  };
+  afterEach(async () => {
+    for (const store of stores.splice(0)) await store.close();
+  });
+
+  /** The account's columns, and the sums of its ledger entries: the same numbers when the audit is whole. */
+  const books = async (url: string): Promise<{ columns: Record<string, string>; entries: Record<string, string> }> => {
+    const [columns] = await pgsql.query(url, 'SELECT monthly_used::text AS m, order_used::text AS o, reserved::text AS r FROM account WHERE id = $1', [A]);
+    const [entries] = await pgsql.query(url, 'SELECT sum(delta_monthly_used)::text AS m, sum(delta_order_used)::text AS o, sum(delta_reserved)::text AS r FROM ledger_entry WHERE account_id = $1', [A]);
+    return { columns: columns as Record<string, string>, entries: entries as Record<string, string> };
+  };
+
+  it('racing batch reservations near the balance: never more reserved than available, the ledger sums to the columns', async () => {
+    const url = await pgsql.freshDatabase();
+    const [one, two] = [await openOn(url), await openOn(url)] as const;
+    await Promise.all([one.seed(seedFor(10_000n)), two.seed(seedFor(10_000n))]);
+    // 40 creates of one minute (600 Characters each) against 10,000: 16 fit.
+    const outcomes = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? one : two).createBatchTask({ task: task(), durationMs: 60_000n })));
+    const granted = outcomes.filter((o) => !isRefusal(o));
+    expect(granted).toHaveLength(16);
+    expect(outcomes.filter((o) => isRefusal(o)).every((o) => isRefusal(o) && o.refused === 'insufficient' && o.available < 600n)).toBe(true);
+    expect((await one.accounts.ledger(A))?.chars.reserved).toBe(9_600n);
+    const { columns, entries } = await books(url);
+    expect(columns).toEqual({ m: '0', o: '0', r: '9600' });
+    expect(entries).toEqual(columns);
+  });
+
+  it('racing realtime accruals of sessions on two stores: the sessions together never hold more than the account had', async () => {
+    const url = await pgsql.freshDatabase();
+    const [one, two] = [await openOn(url), await openOn(url)] as const;
+    await one.seed(seedFor(100n));
+    const sessions = await Promise.all(Array.from({ length: 6 }, async (_, i) => {
+      const store = i % 2 === 0 ? one : two;
+      const row = await store.openRealtime({ task: task('realtime'), minimum: 10n });
+      if (isRefusal(row)) throw new Error('refused');
+      return { store, id: row.id };
+    }));
+    // Each session asks for 1..30 s in steps of 1 s, all at once.
+    await Promise.all(sessions.map(async ({ store, id }) => {
+      for (let s = 1n; s <= 30n; s++) await store.accrueRealtime(id, s * 16_000n);
+    }));
+    const held = (await Promise.all(sessions.map(({ id }) => one.tasks.get(id)))).reduce((n, t) => n + (t?.billing.reserved ?? 0n), 0n);
+    expect(held).toBe(100n);
+    expect((await one.accounts.ledger(A))?.chars.reserved).toBe(100n);
+    const { columns, entries } = await books(url);
+    expect(entries).toEqual(columns);
+  });
+
+  it('settleBatch of one task from both stores at once is applied once: one settle entry, the other answers already', async () => {
+    const url = await pgsql.freshDatabase();
+    const [one, two] = [await openOn(url), await openOn(url)] as const;
+    await one.seed(seedFor(10_000n));
+    const made = await one.createBatchTask({ task: task(), durationMs: 61_000n });
+    if (isRefusal(made)) throw new Error('refused');
+    const settlement = { status: 'COMPLETED' as const, durationMs: 61_000n, now: T0 + 1 };
+    const answers = await Promise.all([one.settleBatch(made.id, settlement), two.settleBatch(made.id, settlement)]);
+    expect(answers.filter((a) => a === 'already')).toHaveLength(1);
+    expect(answers.find((a) => a !== 'already')).toMatchObject({ billing: { state: 'SETTLED', settled: 610n, released: 590n } });
+    expect(await pgsql.query(url, "SELECT kind FROM ledger_entry WHERE task_id = $1 AND kind = 'settle'", [made.id])).toHaveLength(1);
+    const { columns, entries } = await books(url);
+    expect(columns).toEqual({ m: '0', o: '610', r: '0' });
+    expect(entries).toEqual(columns);
+  });
+
+  it('the unique ledger index is the last defence: a settlement already in the ledger is not applied again', async () => {
+    const url = await pgsql.freshDatabase();
+    const store = await openOn(url);
+    await store.seed(seedFor(10_000n));
+    const made = await store.createBatchTask({ task: task(), durationMs: 1_000n });
+    if (isRefusal(made)) throw new Error('refused');
+    // Substituted for a second node whose status check somehow passed: its entry is already there.
+    await pgsql.query(url, "INSERT INTO ledger_entry (account_id, task_id, kind, delta_reserved, delta_monthly_used, delta_order_used, node_id) VALUES ($1, $2, 'settle', 0, 0, 0, 'other')", [A, made.id]);
+    expect(await store.settleBatch(made.id, { status: 'COMPLETED', durationMs: 1_000n, now: T0 })).toBe('already');
+    expect((await store.tasks.get(made.id))?.billing.state).toBe('RESERVED');
+    expect((await store.accounts.ledger(A))?.chars).toMatchObject({ reserved: 600n, orderUsed: 0n });
+  });
+
+  it('a CHECK keeps available Characters from going negative, whatever writes the row', async () => {
+    const url = await pgsql.freshDatabase();
+    const store = await openOn(url);
+    await store.seed(seedFor(1_000n));
+    await expect(pgsql.query(url, 'UPDATE account SET reserved = 1001 WHERE id = $1', [A])).rejects.toMatchObject({ code: '23514', constraint: 'account_available_not_negative' });
+  });
+
+  it('three stores opening an empty database at once: the migrations are applied once, none fails', async () => {
+    const url = await pgsql.emptyDatabase();
+    const opened = await Promise.all([openOn(url), openOn(url), openOn(url)]);
+    // One of them applied every migration; the others found them applied.
+    const all = (await pgsql.query(url, 'SELECT version FROM schema_migrations ORDER BY version')).map((r) => r.version);
+    expect(all.length).toBeGreaterThanOrEqual(2);
+    expect(opened.map((s) => s.migrationsApplied.length).sort()).toEqual([0, 0, all.length]);
+    // Seeding from all three at once is as good as once.
+    await Promise.all(opened.map((s) => s.seed(seedFor(500n))));
+    expect(await pgsql.query(url, "SELECT count(*)::int AS n FROM ledger_entry WHERE kind = 'seed'")).toEqual([{ n: 1 }]);
+  });
+
+  it('refuses a database migrated by a newer server (STORE_SCHEMA_MISMATCH)', async () => {
+    const url = await pgsql.freshDatabase();
+    await pgsql.query(url, "INSERT INTO schema_migrations (version, name, checksum) VALUES (9999, 'future', 'x')");
+    await expect(PgStore.open(url)).rejects.toMatchObject({ name: 'StoreError', code: 'STORE_SCHEMA_MISMATCH' });
+  });
+
+  it('a database that accepts the connection but never answers is STORE_UNAVAILABLE after the connect timeout', async () => {
+    // Substituted for an unreachable host (a black-holed address cannot be produced on loopback): a
+    // listener that takes the connection and says nothing.
+    const held: Socket[] = [];
+    const silent = createServer((socket) => held.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      const { port } = silent.address() as AddressInfo;
+      await expect(PgStore.open(`postgres://postgres@127.0.0.1:${port}/x`, { connectTimeoutMs: 200 })).rejects.toMatchObject({ name: 'StoreError', code: 'STORE_UNAVAILABLE' });
+    } finally {
+      for (const socket of held) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  });
+
+  it('a connection gone half-open (bytes swallowed, nothing closed) is STORE_UNAVAILABLE after the query timeout; the next operation works', async () => {
+    const url = await pgsql.freshDatabase();
+    const proxy = await new ChaosProxy(pgsql.server.port).listen();
+    try {
+      const through = new URL(url);
+      through.port = String(proxy.port);
+      const store = await PgStore.open(through.toString(), { queryTimeoutMs: 300, poolSize: 1 });
+      stores.push(store);
+      await store.seed(seedFor(1_000n));
+      proxy.halfOpen();
+      await expect(store.createBatchTask({ task: task(), durationMs: 1n })).rejects.toMatchObject({ name: 'StoreError', code: 'STORE_UNAVAILABLE' });
+      // The silent connection was dropped; a new one passes the proxy.
+      expect((await store.accounts.ledger(A))?.chars.reserved).toBe(0n);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('a row lock held too long (another node stuck inside a transaction) is STORE_UNAVAILABLE after the statement timeout, nothing written', async () => {
+    const url = await pgsql.freshDatabase();
+    const store = await openOn(url);
+    await store.seed(seedFor(1_000n));
+    const slow = await PgStore.open(url, { queryTimeoutMs: 300 });
+    stores.push(slow);
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM account WHERE id = $1 FOR UPDATE', [A]);
+      await expect(slow.createBatchTask({ task: task(), durationMs: 1n })).rejects.toMatchObject({ name: 'StoreError', code: 'STORE_UNAVAILABLE' });
+      await holder.query('ROLLBACK');
+    } finally {
+      await holder.end();
+    }
+    expect((await slow.accounts.ledger(A))?.chars.reserved).toBe(0n);
+    expect(isRefusal(await slow.createBatchTask({ task: task(), durationMs: 1n }))).toBe(false);
+  });
+
+  it('parses int8 as bigint on its own pool only: node-postgres\'s global parser is untouched', async () => {
+    const store = await openOn(await pgsql.freshDatabase());
+    await store.seed(seedFor(5n));
+    expect((await store.accounts.ledger(A))?.chars.orderTotal).toBe(5n);
+    expect(pg.types.getTypeParser(pg.types.builtins.INT8)('5')).toBe('5');
+  });
+
+  it('with PostgreSQL stopped an operation throws STORE_UNAVAILABLE (idle connections dropping crash nothing); after its restart the store works', async () => {
+    const url = await pgsql.freshDatabase();
+    const idleErrors: Error[] = [];
+    const store = await PgStore.open(url, { connectTimeoutMs: 2_000, onIdleError: (e) => idleErrors.push(e) });
+    stores.push(store);
+    await store.seed(seedFor(10_000n));
+    // Several pooled connections, idle when the server goes.
+    await Promise.all([store.accounts.ledger(A), store.tasks.page(A, 1, 10), store.voices.listFor(A)]);
+    const open = await store.openRealtime({ task: task('realtime'), minimum: 10n });
+    if (isRefusal(open)) throw new Error('refused');
+    await pgsql.server.halt();
+    try {
+      await expect(store.accounts.ledger(A)).rejects.toMatchObject({ name: 'StoreError', code: 'STORE_UNAVAILABLE' });
+      await expect(store.createBatchTask({ task: task(), durationMs: 1n })).rejects.toMatchObject({ name: 'StoreError', code: 'STORE_UNAVAILABLE' });
+      await expect(store.accrueRealtime(open.id, 16_000n)).rejects.toMatchObject({ name: 'StoreError', code: 'STORE_UNAVAILABLE' });
+      // A dropped answer leaves no unhandled rejection (vitest fails the run on one).
+      void store.accrueRealtime(open.id, 16_000n);
+      expect(isStoreError(await store.tasks.get('x').catch((e: unknown) => e))).toBe(true);
+    } finally {
+      await pgsql.server.resume();
+    }
+    expect(idleErrors.length).toBeGreaterThan(0);
+    const made = await store.createBatchTask({ task: task(), durationMs: 1n });
+    expect(isRefusal(made)).toBe(false);
+    expect(await store.accrueRealtime(open.id, 16_000n)).toBeGreaterThan(0n);
+    const { columns, entries } = await books(url);
+    expect(entries).toEqual(columns);
+  });
+});
