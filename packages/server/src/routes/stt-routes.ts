@@ -5,6 +5,7 @@ import { API_PREFIX, type DownloadFormat, HEADERS, LIMITS, PATHS, REALTIME_PATHS
 import { DOWNLOAD_CONTENT_TYPES } from '../protocol.js';
 import { download } from '../domain/transcriptions/downloads.js';
 import { requireIdempotencyKey } from '../domain/idempotency.js';
+import { isText, NOT_TEXT } from '../domain/validate.js';
 import { validateRealtimeCreate } from '../realtime/session/options.js';
 import { taskView } from '../domain/transcriptions/tasks.js';
 import { uploadView } from '../domain/transcriptions/uploads.js';
@@ -28,11 +29,13 @@ export function sttRoutes(s: Services): Route[] {
       method: 'POST',
       path: PATHS.uploads,
       handler: async ({ account, req, query }) => {
+        const filename = query.get('filename') ?? undefined;
+        if (filename !== undefined && !isText(filename)) throw ApiError.invalidField('filename', NOT_TEXT);
         // A declared length past the quota is refused before the body is read (the connection then closes).
         const declared = Number(req.headers['content-length']);
         if (Number.isSafeInteger(declared) && declared > 0 && declared <= LIMITS.uploadMaxBytes) await s.uploads.checkRoom(account, declared);
         const bytes = await readBody(req, LIMITS.uploadMaxBytes);
-        const upload = await s.uploads.create(account, bytes, req.headers['content-type'], query.get('filename') ?? undefined, s.clock.now());
+        const upload = await s.uploads.create(account, bytes, req.headers['content-type'], filename, s.clock.now());
         return ok(uploadView(upload));
       },
     },
