@@ -34,3 +34,4 @@ export { refusalForAddress, refusalForName } from './media/address-policy.js';
 export { signWebhook } from './webhooks/signing.js';
 export { parseServerFlags, SERVER_USAGE, SERVER_FLAG_OPTIONS, ServerFlagError, isServerFlagError, type ServerFlags } from './cli-flags.js';
 export { ChaosProxy } from './testing/chaos-proxy.js';
+export { LocalPostgres, LocalPostgresError, isLocalPostgresError, type LocalPostgresErrorCode, type LocalPostgresOptions } from './cluster/local-postgres.js';
