@@ -15,7 +15,7 @@ export interface Env {
   readonly HOME?: string | undefined;
 }
 
-/** A client, and the in-process reference server behind it when the CLI started one. */
+/** A client, and the local reference server behind it (this command's own, or another command's). */
 export interface Connection {
   readonly client: SoundClone;
   readonly baseUrl: string;
@@ -36,7 +36,8 @@ export const LOCK_WAIT_MS = 5000;
  * Flags win over the environment. With neither a base URL nor a key anywhere, the CLI runs the
  * reference server in-process (so the first command works offline) and says so on stderr. That server
  * keeps its state in the local data directory (local-state.ts) with a key kept there, so what one
- * command creates the next one sees; --ephemeral keeps nothing. It recognizes real speech with
+ * command creates the next one sees; --ephemeral keeps nothing. A command run while another one's
+ * server holds the directory uses that server (local-server/). It recognizes real speech with
  * PocketSphinx when it is installed (`--recognizer auto`, the default).
  */
 export async function connect(flags: GlobalFlags, env: Env, out: Output): Promise<Connection> {
