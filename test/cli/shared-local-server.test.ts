@@ -155,4 +155,43 @@ describe('soundclone commands on one data directory share its local server', () 
     expect(await server.exited).toBe(0);
     expect(existsSync(join(dir, 'server.json'))).toBe(false);
   });
+
+  it('a holder killed outright (SIGKILL): the borrower starts the server again at the same address and says so; its live session ends at once with a clear error', async () => {
+    const dir = freshDataDir();
+    const server = launch(['server', '--port', '0', '--data-dir', dir], dir);
+    for (let i = 0; i < 200 && !/^http:\/\/127\.0\.0\.1:\d+\n/.test(server.stdout()); i++) await new Promise((r) => setTimeout(r, 50));
+    const url = server.stdout().split('\n')[0] as string;
+    const borrower = launch(['captions', '--sample'], dir);
+    await borrower.waitFor(USING);
+    await borrower.waitFor(/\[session rs_\S+: streaming\]/);
+    server.child.kill('SIGKILL');
+    await borrower.waitFor(new RegExp(`the local reference server of process ${String(server.child.pid)} stopped while this command used it; this command now runs it at ${url.replace(/\./g, '\\.')}`));
+    // The session's audio was in the killed process: its reconnect reaches the new server, which does not
+    // know it, so it ends with that error instead of retrying against a closed port.
+    expect(await borrower.exited).toBe(1);
+    expect(borrower.stderr()).toContain('[REALTIME_SESSION_NOT_FOUND]');
+    expect(existsSync(join(dir, 'server.json'))).toBe(false);
+    const next = await cli(['history', '--json', '--recognizer', 'deterministic'], { SOUNDCLONE_DATA_DIR: dir });
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stderr).toMatch(STARTED);
+  }, 60_000);
+
+  it('a holder told to stop while another command uses its server says whom it waits for; a second Ctrl-C stops it at once', async () => {
+    const dir = freshDataDir();
+    const server = launch(['server', '--port', '0', '--data-dir', dir], dir);
+    for (let i = 0; i < 200 && !/^http:\/\/127\.0\.0\.1:\d+\n/.test(server.stdout()); i++) await new Promise((r) => setTimeout(r, 50));
+    const borrower = launch(['captions', '--sample'], dir);
+    await borrower.waitFor(USING);
+    await borrower.waitFor(/\[session rs_\S+: streaming\]/);
+    server.child.kill('SIGINT');
+    await server.waitFor(new RegExp(`keeping the local reference server at \\S+ until another soundclone command \\(process ${String(borrower.child.pid)}\\) finishes with it; Ctrl-C stops it now`));
+    // Still serving: the borrower's session goes on.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(server.child.exitCode).toBeNull();
+    expect(borrower.child.exitCode).toBeNull();
+    server.child.kill('SIGINT');
+    expect(await server.exited).toBe(0);
+    expect(server.stderr()).toContain(`stopping the local reference server while process ${String(borrower.child.pid)} still uses it`);
+    expect(server.stderr()).toContain('server stopped');
+  }, 60_000);
 });

@@ -119,7 +119,7 @@ async function openKept(flags: GlobalFlags, dataDir: string, key: string, out: O
     key,
     out,
     lockWaitMs: LOCK_WAIT_MS,
-    start: () => startServer({ port: 0, host: '127.0.0.1', accessKeys: [key], recognizer: flags.recognizer, dataDir }),
+    start: (port) => startServer({ port, host: '127.0.0.1', accessKeys: [key], recognizer: flags.recognizer, dataDir }),
     lockedBy: (error) => (isStateStoreError(error) && error.code === 'STATE_LOCKED' ? (typeof error.details.pid === 'number' ? error.details.pid : null) : undefined),
   });
 }

@@ -2,7 +2,8 @@ import { SoundClone } from '@soundclone/core';
 import type { RunningServer } from '@soundclone/server';
 import type { Output } from '../output.js';
 import { publishAddress, readAddress, removeAddress, type PublishedServer } from './address-file.js';
-import { liveBorrowers, registerBorrower } from './borrowers.js';
+import { liveBorrowers, registerBorrower, type BorrowerMark } from './borrowers.js';
+import { isAlive } from './pid.js';
 
 /**
  * The reference server kept over one data directory, shared by every command on it. Whoever takes the
@@ -28,8 +29,8 @@ export interface KeptServer {
 export interface KeptServerOptions {
   readonly dataDir: string;
   readonly key: string;
-  /** Starts the server over dataDir; throws when the directory is locked. */
-  readonly start: () => Promise<RunningServer>;
+  /** Starts the server over dataDir on `port` (0: any); throws when the directory is locked. */
+  readonly start: (port: number) => Promise<RunningServer>;
   /** The holder's pid when `error` says the directory is locked (its pid may be unknown: null); undefined for any other error. */
   readonly lockedBy: (error: unknown) => number | null | undefined;
   readonly out: Output;
@@ -42,11 +43,11 @@ export async function openKeptServer(options: KeptServerOptions): Promise<KeptSe
   const deadline = Date.now() + options.lockWaitMs;
   let waiting = false;
   for (;;) {
-    const borrowed = await borrow(dataDir, key);
+    const borrowed = await borrow(options);
     if (borrowed !== undefined) return borrowed;
     let running: RunningServer;
     try {
-      running = await options.start();
+      running = await options.start(0);
     } catch (error) {
       const holder = options.lockedBy(error);
       if (holder === undefined) throw error;
@@ -60,7 +61,7 @@ export async function openKeptServer(options: KeptServerOptions): Promise<KeptSe
       continue;
     }
     try {
-      publishAddress(dataDir, { url: running.url, pid: process.pid, recognizer: running.recognizer.id });
+      publishHeld(dataDir, running);
     } catch (error) {
       await running.close();
       throw error;
@@ -74,7 +75,8 @@ export async function openKeptServer(options: KeptServerOptions): Promise<KeptSe
  * the server who we are with the local key: a live pid is not enough (pids are reused), an answer to
  * the key of this directory is.
  */
-async function borrow(dataDir: string, key: string): Promise<KeptServer | undefined> {
+async function borrow(options: KeptServerOptions): Promise<KeptServer | undefined> {
+  const { dataDir, key } = options;
   if (readAddress(dataDir) === undefined) return undefined;
   const mark = registerBorrower(dataDir);
   const address = readAddress(dataDir);
@@ -82,7 +84,77 @@ async function borrow(dataDir: string, key: string): Promise<KeptServer | undefi
     mark.release();
     return undefined;
   }
-  return { url: address.url, borrowed: address, close: async () => mark.release() };
+  return new Borrowed(options, address, mark);
+}
+
+/**
+ * Another command's server, in use. Its holder waits for us when it stops normally; killed (SIGKILL, or
+ * told twice to stop while we use it), it leaves a dead pid, and this command takes over: it starts the
+ * server itself over the directory on the same port, so requests in flight and the session's reconnect
+ * reach a server again at the same URL, with the same state (a live session's own audio was in the
+ * dead process, so that session ends with the server's answer that it does not know it). One taker
+ * wins the lock; the others borrow from it.
+ */
+class Borrowed implements KeptServer {
+  readonly url: string;
+  #lender: PublishedServer;
+  #running: RunningServer | undefined;
+  #mark: BorrowerMark | undefined;
+  readonly #timer: NodeJS.Timeout;
+  #takingOver: Promise<void> | undefined;
+
+  constructor(
+    private readonly options: KeptServerOptions,
+    lender: PublishedServer,
+    mark: BorrowerMark,
+  ) {
+    this.url = lender.url;
+    this.#lender = lender;
+    this.#mark = mark;
+    this.#timer = setInterval(() => {
+      if (this.#takingOver === undefined && this.#running === undefined && !isAlive(this.#lender.pid)) this.#takingOver = this.#takeOver().finally(() => (this.#takingOver = undefined));
+    }, options.pollMs ?? 250);
+    this.#timer.unref();
+  }
+
+  get borrowed(): PublishedServer {
+    return this.#lender;
+  }
+
+  get running(): RunningServer | undefined {
+    return this.#running;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#timer);
+    await this.#takingOver;
+    this.#mark?.release();
+    const running = this.#running;
+    if (running !== undefined) await stopHeld(this.options.dataDir, running, this.options.out);
+  }
+
+  async #takeOver(): Promise<void> {
+    const { dataDir, out } = this.options;
+    const port = Number(new URL(this.url).port);
+    try {
+      const running = await this.options.start(port);
+      publishHeld(dataDir, running);
+      this.#running = running;
+      this.#mark?.release();
+      this.#mark = undefined;
+      out.note(`the local reference server of process ${String(this.#lender.pid)} stopped while this command used it; this command now runs it at ${running.url}`);
+      return;
+    } catch (error) {
+      if (this.options.lockedBy(error) === undefined) {
+        out.note(`the local reference server of process ${String(this.#lender.pid)} stopped while this command used it, and this command could not start it again at ${this.url}: ${error instanceof Error ? error.message : String(error)}`);
+        clearInterval(this.#timer);
+        return;
+      }
+    }
+    // Another borrower took over first: borrow from it when it is at the same address.
+    const next = readAddress(dataDir);
+    if (next !== undefined && next.url === this.url) this.#lender = next;
+  }
 }
 
 async function answers(url: string, key: string): Promise<boolean> {
