@@ -143,6 +143,8 @@ class Borrowed implements KeptServer {
       this.#mark?.release();
       this.#mark = undefined;
       out.note(`the local reference server of process ${String(this.#lender.pid)} stopped while this command used it; this command now runs it at ${running.url}`);
+      const interrupted = running.state?.interruptedTasks ?? 0;
+      if (interrupted > 0) out.note(`${String(interrupted)} transcription(s) were running in it; they are FAILED, nothing charged`);
       return;
     } catch (error) {
       if (this.options.lockedBy(error) === undefined) {
