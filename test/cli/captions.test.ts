@@ -166,7 +166,8 @@ describe('soundclone captions in a terminal', () => {
     it('--mic with the local server on a fresh data directory, as a new user runs it: no capture gap at the start', async () => {
       // The microphone opens once the local server is ready; opened before it, the server's start
       // (modules, journal, recognizer model) left the capture more than a second behind its clock when
-      // the session began reading: a "capture gap ... at sample 0 (starved)" line and lost first words.
+      // the session began reading: a "capture gap ... at sample 0 (starved)" line and a discontinuity
+      // where the first words are.
       const clip = SAMPLE.slice(113_600, 113_600 + 32_000);
       const clipPath = writeWav(join(dir, 'first-words.wav'), clip, 16_000);
       term = Terminal.open({ ...SHELL_ENV, ...mic.env, SOUNDCLONE_DATA_DIR: freshDataDir() });

@@ -58,10 +58,11 @@ export async function captions(ctx: CommandContext): Promise<number> {
   const pcm = { ...(rate !== undefined ? { sampleRate: rate } : {}), ...(channels !== undefined ? { channels } : {}) };
 
   // A file or stdin opens first: a missing file fails before any server or session exists. A
-  // microphone opens once the server is ready: it captures from the moment it opens, and a reader that
-  // starts only after a local server's start (a second or more: modules, journal, recognizer model) finds
-  // the capture behind its clock, a "starved" gap at sample 0 where the first words were. The server's
-  // notes wait until the microphone opened, so a missing device is still the one line on stderr.
+  // microphone opens once the server is ready: its health runs on the clock from the moment it opens,
+  // and a session that starts reading only after a local server's start (a second or more: modules,
+  // journal, recognizer model) finds it more than its starvation limit behind, so the start of the
+  // session is a "starved" capture gap and a discontinuity, just where a person begins to speak. The
+  // server's notes wait until the microphone opened, so a missing device is still the one line on stderr.
   let source: AudioSource | undefined;
   let connection: Connection | undefined;
   const drops = new DropRelay();
