@@ -44,6 +44,7 @@ export async function server(ctx: CommandContext): Promise<number> {
     ctx.out.print(running.url);
     ctx.out.print(key);
     ctx.out.note(`reference server listening (recognizer: ${running.recognizer.id}); try: SOUNDCLONE_BASE_URL=${running.url} SOUNDCLONE_ACCESS_KEY=${key} soundclone user`);
+    if (shared) ctx.out.note(`it keeps the local state of ${dataDir}: soundclone commands run meanwhile without --base-url use it too`);
   }
   await new Promise<void>((resolve) => {
     const stop = (): void => {
