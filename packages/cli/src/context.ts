@@ -113,14 +113,18 @@ async function startEphemeral(flags: GlobalFlags): Promise<LocalServer> {
  * waited for, up to LOCK_WAIT_MS, then refused.
  */
 async function openKept(flags: GlobalFlags, dataDir: string, key: string, out: Output): Promise<KeptServer> {
-  const { startServer, isStateStoreError } = await import('@soundclone/server');
+  // Loaded only to start a server: a command that uses another one's does without it (a second or so).
+  let server: typeof import('@soundclone/server') | undefined;
   return openKeptServer({
     dataDir,
     key,
     out,
     lockWaitMs: LOCK_WAIT_MS,
-    start: (port) => startServer({ port, host: '127.0.0.1', accessKeys: [key], recognizer: flags.recognizer, dataDir }),
-    lockedBy: (error) => (isStateStoreError(error) && error.code === 'STATE_LOCKED' ? (typeof error.details.pid === 'number' ? error.details.pid : null) : undefined),
+    start: async (port) => {
+      server ??= await import('@soundclone/server');
+      return server.startServer({ port, host: '127.0.0.1', accessKeys: [key], recognizer: flags.recognizer, dataDir });
+    },
+    lockedBy: (error) => (server?.isStateStoreError(error) === true && error.code === 'STATE_LOCKED' ? (error.details.pid ?? null) : undefined),
   });
 }
 
