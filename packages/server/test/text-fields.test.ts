@@ -16,7 +16,7 @@ describe('text fields', () => {
     await server.close();
   });
 
-  const refused = (r: { status: number; body: { errorCode: string; details: { violations: Array<{ field: string; rule: string }> } } }, field: string): void => {
+  const refused = (r: Awaited<ReturnType<TestServer['call']>>, field: string): void => {
     expect(r.status).toBe(400);
     expect(r.body.errorCode).toBe('INPUT_INVALID');
     expect(r.body.details.violations).toContainEqual({ field, rule: expect.stringContaining('U+0000') });
