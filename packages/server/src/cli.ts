@@ -37,11 +37,29 @@ async function main(): Promise<void> {
   if (server.recognizer.notice !== undefined) process.stderr.write(`${server.recognizer.notice}\n`);
   for (const rule of flags.socketFaults) server.faults.socket.inject(rule);
   process.stdout.write(`${server.url}\n`);
-  const stop = (): void => {
-    void server.close().then(() => process.exit(0));
+  const running = server;
+  let stopping = false;
+  // SIGINT stops at once; SIGTERM (what an orchestrator sends) drains first: /health answers 503 so the
+  // balancer takes this node out, new realtime sessions are refused, then sockets get 4503, the server
+  // and the store close, and the process exits 0. Bounded: past the drain timeout it exits 1.
+  const stop = (how: 'close' | 'drain'): void => {
+    if (stopping) return;
+    stopping = true;
+    setTimeout(() => {
+      process.stderr.write(`error: the drain did not end within ${flags.drain.timeoutMs} ms; exiting\n`);
+      process.exit(1);
+    }, flags.drain.timeoutMs).unref();
+    const done = how === 'drain' ? running.drain({ graceMs: flags.drain.graceMs }) : running.close();
+    done.then(
+      () => process.exit(0),
+      (error: unknown) => {
+        process.stderr.write(`error: stopping failed: ${error instanceof Error ? error.message : String(error)}\n`);
+        process.exit(1);
+      },
+    );
   };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  process.on('SIGINT', () => stop('close'));
+  process.on('SIGTERM', () => stop('drain'));
 }
 
 void main();
