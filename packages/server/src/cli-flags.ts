@@ -167,7 +167,7 @@ export function parseServerFlags(argv: readonly string[], env: Readonly<Record<s
   const rawInternalUrl = values['internal-url'] as string | undefined;
   let internalUrl: string | undefined;
   try {
-    internalUrl = rawInternalUrl === undefined ? undefined : normalizePublicUrl(rawInternalUrl);
+    internalUrl = rawInternalUrl === undefined ? undefined : normalizePublicUrl(rawInternalUrl, 'internalUrl');
   } catch (error) {
     throw new ServerFlagError(`--internal-url: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }

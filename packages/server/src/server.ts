@@ -6,7 +6,8 @@ import { API_PREFIX, REALTIME, SOCKET_DEFAULTS } from '@soundclone/core/internal
 import { ACCOUNT_LIMITS, HTTP_LIMITS, NODES, SERVER_LIMITS, WEBHOOK_DELIVERY } from './protocol.js';
 import { answerHealth, isHealthCheck } from './cluster/health.js';
 import { NodeMembership, type MembershipTiming } from './cluster/membership.js';
-import { SessionOwners, upgradeElsewhere } from './cluster/session-owners.js';
+import { SessionOwners } from './cluster/session-owners.js';
+import { upgradeElsewhere } from './cluster/socket-elsewhere.js';
 import { Accounts, initialLedger, type AccountOverrides } from './domain/accounts/accounts.js';
 import { Covers } from './domain/accounts/covers.js';
 import { TtsHistory } from './domain/accounts/tts-history.js';
@@ -181,7 +182,7 @@ export interface RunningServer {
   /** With a dataDir: where the state is kept and what the start found there. */
   readonly state?: StateReport;
   /** This node in the store's registry: its id, where the other nodes reach it, and whether it drains. */
-  readonly node: { readonly id: string; readonly internalUrl: string; readonly draining: boolean; readonly membership: NodeMembership };
+  readonly node: { readonly id: string; readonly internalUrl: string; readonly draining: boolean };
   /**
    * Leaves gracefully (SIGTERM): GET /health answers 503 at once and the registry says draining, new
    * realtime sessions are refused (503 NODE_DRAINING), batch work is handed back; after `graceMs`
@@ -229,7 +230,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const journal = options.dataDir !== undefined ? JournalStore.open(options.dataDir) : undefined;
   // node-postgres is loaded only by a server that uses it.
   const nodeId = options.nodeId ?? `node_${randomBytes(6).toString('hex')}`;
-  const internalUrl = options.internalUrl === undefined ? undefined : normalizePublicUrl(options.internalUrl);
+  const internalUrl = options.internalUrl === undefined ? undefined : normalizePublicUrl(options.internalUrl, 'internalUrl');
   const store: Store = journal ?? options.store ?? (options.databaseUrl !== undefined ? await (await import('./store/pg/pg-store.js')).PgStore.open(options.databaseUrl, { nodeId }) : new MemoryStore());
   try {
     return await start(options, clock, store, journal, maxOpenSessionsPerAccount, publicUrl, { id: nodeId, internalUrl });
@@ -420,7 +421,6 @@ async function start(
       get draining() {
         return joined.draining;
       },
-      membership: joined,
     },
     drain: async (drainOptions: DrainOptions = {}) => {
       await joined.drain();

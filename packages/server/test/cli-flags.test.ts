@@ -40,7 +40,7 @@ describe('parseServerFlags', () => {
     expect(defaults.options).not.toHaveProperty('internalUrl');
     expect(defaults.options).not.toHaveProperty('nodeId');
     expect(defaults.drain).toEqual({ graceMs: 2000, timeoutMs: 15_000 });
-    expect(() => parseServerFlags(['--access-key', 'k', '--internal-url', '10.0.0.7:8787'])).toThrow(/--internal-url: /);
+    expect(() => parseServerFlags(['--access-key', 'k', '--internal-url', '10.0.0.7:8787'])).toThrow(/--internal-url: internalUrl must be an absolute http\(s\) URL/);
     expect(() => parseServerFlags(['--access-key', 'k', '--node-id', 'a b'])).toThrow(/--node-id takes/);
     expect(() => parseServerFlags(['--access-key', 'k', '--drain-grace-ms', '0'])).toThrow(/--drain-grace-ms takes a positive integer/);
     for (const flag of ['--internal-url', '--node-id', '--drain-grace-ms', '--drain-timeout-ms']) expect(SERVER_USAGE).toContain(flag);

@@ -10,9 +10,13 @@ export interface NodeIdentity {
   readonly publicUrl: string;
 }
 
+/** A node's heartbeat and the sweeper's timing (ms; ServerOptions.nodeTiming, defaults protocol.ts NODES). */
 export interface MembershipTiming {
+  /** The node beats this often. */
   readonly heartbeatMs: number;
+  /** A node silent this long is dead: its realtime sessions are failed. */
   readonly staleAfterMs: number;
+  /** Every node looks for dead nodes' sessions this often. */
   readonly sweepEveryMs: number;
 }
 

@@ -2,9 +2,6 @@ import { TERMINAL_STATUSES, type TaskStatus } from '@soundclone/core/internal';
 import { ApiError } from '../errors.js';
 import { NODES } from '../protocol.js';
 import type { RealtimeSessionRow, Store, TaskRow } from '../store/store.js';
-import type { SocketServerDeps } from '../realtime/socket/server.js';
-import { storedSessionView } from '../realtime/session/view.js';
-import { forwardUpgrade } from './forward.js';
 
 /**
  * Where a realtime session that this node does not hold lives, and so what a request about it gets
@@ -63,16 +60,3 @@ export function wasForwarded(headers: Readonly<Record<string, string | string[] 
   return headers[NODES.hopHeader] !== undefined;
 }
 
-/**
- * The socket endpoint's answer for a session this node does not hold (SocketServerDeps.elsewhere):
- * the upgrade forwarded to its node, or its stored view when it ended on a node that is gone.
- */
-export function upgradeElsewhere(owners: SessionOwners, nodeId: string, now: () => number): NonNullable<SocketServerDeps['elsewhere']> {
-  return async (req, socket, head, target) => {
-    const located = await owners.locate(target.sessionId, target.accountId, wasForwarded(req.headers));
-    if (located.kind === 'not-found') return { kind: 'not-found' };
-    if (located.kind === 'ended') return { kind: 'ended', view: storedSessionView(located.row.id, located.task, now()) };
-    await forwardUpgrade(req, socket, head, located.url, nodeId);
-    return { kind: 'forwarded' };
-  };
-}

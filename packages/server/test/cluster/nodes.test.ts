@@ -172,9 +172,14 @@ describe('nodes on one database behind a round-robin balancer', () => {
       status: 503,
       body: { errorCode: 'SERVICE_UNAVAILABLE', details: { reason: 'STORE_UNAVAILABLE' } },
     });
-    // The session this node holds still opens (nothing to look up); its view answers from memory.
+    // The session this node holds still opens (nothing to look up); its audio needs a spending answer
+    // from the store, which does not come: the frame is refused, retryable, nothing stored.
     const peer = await open(`${node.url.replace(/^http/, 'ws')}${PREFIX}/stt/realtime/socket?sessionId=${created.sessionId}`, { accessKey: KEY_A });
     await peer.waitFor('session.ready');
+    peer.stream(1, speech(1).subarray(0, 3200));
+    const refused = await peer.waitFor('error', (m) => m.code === 'SERVICE_UNAVAILABLE', 10_000);
+    expect(refused.fatal).toBe(false);
+    expect(peer.all('audio.ack').filter((m) => m.receivedSamples !== '0')).toEqual([]);
     await peer.close();
     expect((await node.call('GET', `/stt/realtime/sessions/${created.sessionId}`)).status).toBe(200);
   });
