@@ -373,19 +373,6 @@ async function start(
   services.baseUrl = publicUrl ?? url;
   membership = new NodeMembership({ id: node.id, internalUrl: node.internalUrl ?? url, publicUrl: services.baseUrl }, store, nodeTiming, clock);
   const joined = membership;
-  try {
-    // On a store other nodes may share, this node also fails the sessions of nodes that died.
-    await joined.start({ shared: store.engine === 'postgres' });
-  } catch (error) {
-    await joined.stop();
-    lifetime.abort();
-    await sockets.close();
-    services.realtime.dispose();
-    await webhooks.close();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    if (chosen.owned) recognizer.close?.();
-    throw error;
-  }
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
@@ -404,6 +391,13 @@ async function start(
     })();
     return closing;
   };
+  try {
+    // On a store other nodes may share, this node also fails the sessions of nodes that died.
+    await joined.start({ shared: store.engine === 'postgres' });
+  } catch (error) {
+    await close();
+    throw error;
+  }
 
   return {
     url,
@@ -423,8 +417,10 @@ async function start(
       },
     },
     drain: async (drainOptions: DrainOptions = {}) => {
-      await joined.drain();
+      // Health says 503 and new sessions are refused at once; the registry learns it as the store answers.
+      const marked = joined.drain();
       services.realtime.drain();
+      await marked;
       await handBackBatchWork(services.transcriptions);
       await sleep(drainOptions.graceMs ?? NODES.drainGraceMs, lifetime.signal);
       await close();
