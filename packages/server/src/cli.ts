@@ -7,7 +7,8 @@ import { startServer } from './server.js';
 /**
  * `pnpm --filter @soundclone/server start -- --port 8787 --access-key dev-key [...]`: the flags are
  * cli-flags.ts's (SERVER_USAGE lists them). The first stdout line is the base URL; the recogniser's
- * fallback notice, if any, goes to stderr.
+ * fallback notice, if any, goes to stderr. SIGTERM drains (RunningServer.drain: /health 503 for
+ * --drain-grace-ms, then close) and exits 0; SIGINT closes at once; either exits 1 past --drain-timeout-ms.
  */
 async function main(): Promise<void> {
   let flags;

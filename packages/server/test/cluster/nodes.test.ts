@@ -92,6 +92,10 @@ describe('nodes on one database behind a round-robin balancer', () => {
     const hopped = await b.call('GET', `/stt/realtime/sessions/${created.sessionId}`, { headers: { 'X-Soundclone-Forwarded-By': 'node_other' } });
     expect(hopped.status).toBe(503);
     expect(hopped.body).toMatchObject({ errorCode: 'SERVICE_UNAVAILABLE', details: { reason: 'SESSION_OWNER_MOVED' } });
+    await expect(open(`${b.url.replace(/^http/, 'ws')}${PREFIX}/stt/realtime/socket?sessionId=${created.sessionId}`, { accessKey: KEY_A, 'X-Soundclone-Forwarded-By': 'node_other' })).rejects.toMatchObject({
+      status: 503,
+      body: { errorCode: 'SERVICE_UNAVAILABLE', details: { reason: 'SESSION_OWNER_MOVED' } },
+    });
 
     const finished = await b.call('POST', `/stt/realtime/sessions/${created.sessionId}/finish`, { json: { capturedSamples: '16000' } });
     expect(finished.status).toBe(200);
