@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SoundClone } from '@soundclone/core';
 import { ChaosProxy } from '../../src/testing/chaos-proxy.js';
 import { postgresForFile } from '../support/postgres.js';
-import { freePort, RoundRobin } from '../support/round-robin.js';
+import { freePort, HttpRoundRobin, RoundRobin } from '../support/round-robin.js';
 import { idem, KEY_A, KEY_B, PREFIX, start, type TestServer } from '../support/server.js';
 import { createSession, open, speech } from '../realtime/support.js';
 import type { ServerOptions } from '../../src/index.js';
@@ -61,6 +61,42 @@ describe('nodes on one database behind a round-robin balancer', () => {
     expect(rows).toEqual([{ node_id: a.node.id, open: false }]);
     const task = (await b.call('GET', `/stt/transcriptions/${result.session.transcriptionId}`)).body.data;
     expect(task.billing).toMatchObject({ state: 'SETTLED', settledCharacters: '30' });
+  });
+
+  it('the SDK pointed at a per-request balancer alone: sessions stream whichever node each request and socket reaches', async () => {
+    const databaseUrl = await pgsql.freshDatabase();
+    const ports = [await freePort(), await freePort()];
+    const balancer = await new HttpRoundRobin(ports).listen();
+    stops.push(() => balancer.close());
+    const nodes: TestServer[] = [];
+    for (const port of ports) {
+      const node = await start({ port, databaseUrl, publicUrl: balancer.url });
+      stops.push(() => node.close());
+      nodes.push(node);
+    }
+    const client = new SoundClone({ accessKey: KEY_A, baseUrl: balancer.url });
+    const pcm = speech(2).subarray(0, 16_000);
+    const crossed: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const session = await client.stt.realtime.connect({});
+      for (let at = 0; at < pcm.length; at += 320) session.writePcm16(pcm.subarray(at, at + 320));
+      const result = await session.finish();
+      expect(result.session).toMatchObject({ status: 'COMPLETED', usage: { receivedSamples: 16_000n } });
+      const owner = nodes.find((n) => n.services.realtime.byId(session.sessionId) !== undefined) as TestServer;
+      expect(nodes.filter((n) => n.services.realtime.byId(session.sessionId) !== undefined)).toEqual([owner]);
+      const landed = balancer.upgrades.filter((u) => u.query.get('sessionId') === session.sessionId || u.query.get('token')?.includes(session.sessionId));
+      expect(landed.length).toBeGreaterThan(0);
+      if (landed.some((u) => u.port !== owner.port)) crossed.push(session.sessionId);
+      // Read twice through the balancer: once from each node, one of them forwarding to the owner.
+      for (let read = 0; read < 2; read++) {
+        const view = await fetch(`${balancer.url}${PREFIX}/stt/realtime/sessions/${session.sessionId}`, { headers: { accessKey: KEY_A } });
+        expect((await view.json()).data).toMatchObject({ status: 'COMPLETED', usage: { receivedSamples: '16000' } });
+      }
+    }
+    // Strict alternation sends some socket to the node that does not hold its session.
+    expect(crossed.length).toBeGreaterThan(0);
+    expect(new Set(balancer.requests)).toEqual(new Set(ports));
+    expect(nodes.every((n) => n.requests.some((r) => r.path.startsWith(`${PREFIX}/stt/realtime/sessions/rs_`) && r.status === 200))).toBe(true);
   });
 
   it('a token from A opens a socket on B; pause, view, socket-token and finish on B are forwarded to A; no second hop', async () => {
