@@ -159,6 +159,13 @@ export const NODES = {
   staleAfterMs: 5000,
   /** Every node looks for dead nodes' sessions this often (ms). */
   sweepEveryMs: 1000,
+  /**
+   * A forwarded request whose owner sends nothing for this long (ms) is given up (503
+   * SESSION_OWNER_UNAVAILABLE if nothing was answered yet): longer than a finish waits for supplements.
+   */
+  forwardIdleTimeoutMs: 30_000,
+  /** A forwarded socket upgrade the owner does not answer within this (ms) is refused the same way. */
+  forwardUpgradeTimeoutMs: 10_000,
   /** The internal health check, outside the API prefix, unauthenticated. */
   healthPath: '/health',
   /** How long GET /health may wait for the database before it answers 503 (ms). */

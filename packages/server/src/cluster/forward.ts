@@ -61,6 +61,8 @@ export function forwardRequest(req: IncomingMessage, res: ServerResponse, ownerU
       if (!answered) reject(unavailable(error));
       else res.destroy();
     });
+    // An owner gone half-open answers nothing: give up rather than hold the client for ever.
+    upstream.setTimeout(NODES.forwardIdleTimeoutMs, () => upstream.destroy(new Error(`no answer within ${NODES.forwardIdleTimeoutMs} ms`)));
     // The client went away first: the owner's request goes too.
     res.on('close', () => {
       if (!answered) upstream.destroy();
@@ -117,6 +119,10 @@ export function forwardUpgrade(req: IncomingMessage, socket: Duplex, head: Buffe
         resolve();
       });
     });
+    const late = setTimeout(() => upstream.destroy(new Error(`no answer to the upgrade within ${NODES.forwardUpgradeTimeoutMs} ms`)), NODES.forwardUpgradeTimeoutMs);
+    upstream.once('close', () => clearTimeout(late));
+    upstream.on('upgrade', () => clearTimeout(late));
+    upstream.on('response', () => clearTimeout(late));
     upstream.on('error', (error) => {
       if (settled) return;
       settled = true;

@@ -448,7 +448,7 @@ export class PgStore implements Store {
     failOrphanedSessions: async (staleAfterMs: number, error: (task: TaskRow) => TaskError, now: number): Promise<readonly string[]> => {
       const orphans = await this.query<{ id: string; task_id: string }>(
         `SELECT s.id, s.task_id FROM realtime_session s JOIN task t ON t.id = s.task_id LEFT JOIN node n ON n.id = s.node_id
-         WHERE t.status NOT IN (${TERMINAL_SQL}) AND (n.id IS NULL OR n.heartbeat_at < now() - make_interval(secs => $1::float8 / 1000))
+         WHERE t.kind = 'realtime' AND t.status NOT IN (${TERMINAL_SQL}) AND (n.id IS NULL OR n.heartbeat_at < now() - make_interval(secs => $1::float8 / 1000))
          ORDER BY t.seq`,
         [staleAfterMs],
       );

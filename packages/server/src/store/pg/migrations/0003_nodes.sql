@@ -23,6 +23,8 @@ CREATE TABLE realtime_session (
 );
 CREATE INDEX realtime_session_account_open ON realtime_session (account_id) WHERE open;
 CREATE INDEX realtime_session_node ON realtime_session (node_id);
+-- Running realtime tasks: the sweeper starts from these (few), not from every session ever made.
+CREATE INDEX task_running_realtime ON task (id) WHERE kind = 'realtime' AND status NOT IN ('COMPLETED', 'PARTIAL', 'FAILED');
 
 -- Secrets shared by every node (socket_token: the HMAC key of socket tokens), made once.
 CREATE TABLE cluster_secret (
