@@ -110,6 +110,9 @@ describe('nodes on one database behind a round-robin balancer', () => {
     peer.stream(1, speech(1).subarray(0, 16_000));
     await peer.acked(16_000);
 
+    // An upgrade the owner refuses reaches the client as the owner answered it.
+    a.faults.inject({ method: 'GET', path: '/stt/realtime/socket', action: { kind: 'status', status: 429, retryAfterSec: 3 } });
+    await expect(open(`${b.url.replace(/^http/, 'ws')}${PREFIX}/stt/realtime/socket?token=${created.socket.token}`)).rejects.toMatchObject({ status: 429, body: { errorCode: 'RATE_LIMITED', message: 'injected fault: 429' } });
     // A token that does not verify is refused on B as on A.
     await expect(open(`${b.url.replace(/^http/, 'ws')}${PREFIX}/stt/realtime/socket?token=${created.socket.token.slice(0, -2)}xx`)).rejects.toMatchObject({ status: 401 });
 
