@@ -87,6 +87,10 @@ describe('node processes on one database', () => {
     expect(meanwhile.status).toBe(503);
     expect(meanwhile.body.details).toEqual({ reason: 'SESSION_OWNER_UNAVAILABLE' });
     expect(Number(meanwhile.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    await expect(open(`${other.url.replace(/^http/, 'ws')}${PREFIX}/stt/realtime/socket?token=${created.socket.token}`)).rejects.toMatchObject({
+      status: 503,
+      body: { errorCode: 'SERVICE_UNAVAILABLE', details: { reason: 'SESSION_OWNER_UNAVAILABLE' } },
+    });
 
     // The bound: the node is taken for dead 3 s after its last beat, and the sweeper looks every 200 ms.
     const deadline = Date.now() + 15_000;
