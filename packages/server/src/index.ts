@@ -3,7 +3,8 @@
  * `protocol` holds the service's own decisions; the wire facts both sides share are
  * @soundclone/core's (`@soundclone/core/internal`).
  */
-export { startServer, type RunningServer, type ServerOptions, type RequestLogEntry, type HttpLimits } from './server.js';
+export { startServer, type RunningServer, type ServerOptions, type RequestLogEntry, type HttpLimits, type DrainOptions } from './server.js';
+export type { MembershipTiming } from './cluster/membership.js';
 export * as protocol from './protocol.js';
 export { ApiError, type Violation } from './errors.js';
 export { StateStoreError, isStateStoreError, type StateErrorCode } from './store/journal/state-error.js';

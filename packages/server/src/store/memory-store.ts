@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { TERMINAL_STATUSES, type TaskStatus } from '@soundclone/core/internal';
 import {
   accrue, affordableSamples, available, chargeFor, quoteFor, receivedDurationMs, release, releaseRealtime, settle, settleRealtime,
@@ -8,7 +9,7 @@ import { DecimalIdSequence, randomId } from '../util/ids.js';
 import {
   StoreError,
   type BatchSettlement, type IdempotencyRow, type InsufficientRefusal, type LedgerRow, type NewTask, type NewVoice, type QuotaRefusal,
-  type DeliveryAttempt, type DeliveryOutcome, type DeliveryRow, type RealtimeSettlement, type SeedInput, type StorageRefusal, type Store, type TaskError, type TaskPatch, type TaskRow, type UnknownDesignRefusal,
+  type DeliveryAttempt, type DeliveryOutcome, type DeliveryRow, type NodeRow, type RealtimeSessionPlacement, type RealtimeSessionRow, type RealtimeSettlement, type SessionLimitRefusal, type SeedInput, type StorageRefusal, type Store, type TaskError, type TaskPatch, type TaskRow, type UnknownDesignRefusal,
   type UploadRow, type VoiceRow,
 } from './store.js';
 
@@ -69,6 +70,12 @@ export class MemoryStore implements Store {
   private readonly holds = new Map<string, { readonly accountId: string; readonly sizeBytes: number }>();
   /** Account id -> bytes of media held (uploads and holds). */
   private readonly mediaBytes = new Map<string, number>();
+
+  /** The node registry: in one process, this process (and what a test enters); never kept. */
+  private readonly nodeRows = new Map<string, { readonly id: string; internalUrl: string; publicUrl: string; heartbeatAt: number; draining: boolean }>();
+  /** Realtime sessions and their node; never kept (a session's audio ends with its process). */
+  private readonly sessionRows = new Map<string, { readonly row: Omit<RealtimeSessionRow, 'node'>; open: boolean }>();
+  private readonly tokenSecret = randomBytes(32);
 
   /** Hook for an engine that keeps the state (journal-store.ts); called after the memory state moved. */
   protected changed(_change: StoreChange): void {}
@@ -267,12 +274,78 @@ export class MemoryStore implements Store {
     return this.ended(this.putTask(this.failed(row, error, now)), now);
   }
 
-  async openRealtime(input: { task: NewTask; minimum: bigint }): Promise<TaskRow | InsufficientRefusal> {
+  async openRealtime(input: { task: NewTask; minimum: bigint; session?: RealtimeSessionPlacement }): Promise<TaskRow | InsufficientRefusal | SessionLimitRefusal> {
     const ledger = this.ledgerOrThrow(input.task.ownerId);
     const left = available(ledger);
     if (left < input.minimum) return { refused: 'insufficient', required: input.minimum, available: left };
+    const placement = input.session;
+    if (placement !== undefined) {
+      const open = this.countOpen(input.task.ownerId);
+      if (open >= placement.maxOpen) return { refused: 'sessions', open, limit: placement.maxOpen };
+    }
     const billing: BillingRecord = { state: 'ACCRUING', planKey: ledger.planKey, reserved: 0n, settled: 0n, released: 0n, billableDurationMs: 0n };
-    return this.insertTask({ ...input.task, billing });
+    const row = this.insertTask({ ...input.task, billing });
+    if (placement !== undefined) {
+      this.sessionRows.set(placement.id, { row: { id: placement.id, taskId: row.id, accountId: row.ownerId, nodeId: placement.nodeId }, open: true });
+    }
+    return row;
+  }
+
+  readonly nodes = {
+    register: async (node: { id: string; internalUrl: string; publicUrl: string }): Promise<void> => {
+      this.nodeRows.set(node.id, { id: node.id, internalUrl: node.internalUrl, publicUrl: node.publicUrl, heartbeatAt: Date.now(), draining: false });
+    },
+    heartbeat: async (id: string, node: { internalUrl: string; publicUrl: string }): Promise<void> => {
+      const row = this.nodeRows.get(id);
+      if (row === undefined) this.nodeRows.set(id, { id, ...node, heartbeatAt: Date.now(), draining: false });
+      else row.heartbeatAt = Date.now();
+    },
+    setDraining: async (id: string): Promise<void> => {
+      const row = this.nodeRows.get(id);
+      if (row !== undefined) row.draining = true;
+    },
+    leave: async (id: string): Promise<void> => {
+      this.nodeRows.delete(id);
+    },
+    list: async (): Promise<readonly NodeRow[]> => [...this.nodeRows.keys()].map((id) => this.nodeRow(id) as NodeRow),
+    socketTokenSecret: async (): Promise<Buffer> => Buffer.from(this.tokenSecret),
+    session: async (id: string): Promise<RealtimeSessionRow | undefined> => {
+      const held = this.sessionRows.get(id);
+      return held === undefined ? undefined : { ...held.row, node: this.nodeRow(held.row.nodeId) };
+    },
+    closeSession: async (id: string): Promise<void> => {
+      const held = this.sessionRows.get(id);
+      if (held !== undefined) held.open = false;
+    },
+    openSessions: async (accountId: string): Promise<number> => this.countOpen(accountId),
+    failOrphanedSessions: async (staleAfterMs: number, error: (task: TaskRow) => TaskError, now: number): Promise<readonly string[]> => {
+      const failed: string[] = [];
+      for (const held of this.sessionRows.values()) {
+        const node = this.nodeRow(held.row.nodeId);
+        if (node !== undefined && node.heartbeatAgeMs < staleAfterMs) continue;
+        const task = this.taskRows.get(held.row.taskId);
+        if (task === undefined || isTerminal(task.status)) continue;
+        held.open = false;
+        if ((await this.failTask(task.id, error(task), now)) !== 'already') failed.push(task.id);
+      }
+      return failed;
+    },
+  };
+
+  private nodeRow(id: string): NodeRow | undefined {
+    const row = this.nodeRows.get(id);
+    return row === undefined ? undefined : { id, internalUrl: row.internalUrl, publicUrl: row.publicUrl, heartbeatAgeMs: Math.max(0, Date.now() - row.heartbeatAt), draining: row.draining };
+  }
+
+  /** The account's sessions that can take audio: not closed, task not ended. */
+  private countOpen(accountId: string): number {
+    let open = 0;
+    for (const held of this.sessionRows.values()) {
+      if (held.row.accountId !== accountId || !held.open) continue;
+      const task = this.taskRows.get(held.row.taskId);
+      if (task !== undefined && !isTerminal(task.status)) open += 1;
+    }
+    return open;
   }
 
   /**

@@ -10,7 +10,7 @@ import type { TranscriptionOptions } from '../domain/transcriptions/request.js';
  *
  * Shape:
  *   - sub-stores per concept for reads and single-row writes (accounts, voices, covers, tasks,
- *     idempotency, uploads, outbox, events);
+ *     idempotency, uploads, outbox, nodes, events);
  *   - one named operation for every change that moves money or spans rows (createBatchTask,
  *     settleBatch, failTask, openRealtime, accrueRealtime, settleRealtime, recoverInterrupted). Each is
  *     one transaction in an engine that has them; domain code never sees a transaction object, so every
@@ -171,10 +171,51 @@ export interface StorageRefusal {
   readonly limit: number;
 }
 
-export type Refusal = InsufficientRefusal | QuotaRefusal | UnknownDesignRefusal | StorageRefusal;
+/** The account has as many realtime sessions open as it may, counted on every node (Store.openRealtime). */
+export interface SessionLimitRefusal {
+  readonly refused: 'sessions';
+  readonly open: number;
+  readonly limit: number;
+}
+
+export type Refusal = InsufficientRefusal | QuotaRefusal | UnknownDesignRefusal | StorageRefusal | SessionLimitRefusal;
 
 export function isRefusal(value: unknown): value is Refusal {
   return typeof value === 'object' && value !== null && 'refused' in value;
+}
+
+/**
+ * One service node in the registry (Store.nodes): where the others reach it, and whether it is alive,
+ * judged by the store's own clock (a database's now(), so the nodes' clocks do not matter).
+ */
+export interface NodeRow {
+  readonly id: string;
+  /** The node's own address, reachable by the other nodes (forwarding). */
+  readonly internalUrl: string;
+  /** The address clients reach the service at (the balancer's). */
+  readonly publicUrl: string;
+  /** Milliseconds since its last heartbeat, by the store's clock. */
+  readonly heartbeatAgeMs: number;
+  /** Draining: it takes no new realtime sessions and is on its way out. */
+  readonly draining: boolean;
+}
+
+/** The node a realtime session lives on, as a session is created (Store.openRealtime). */
+export interface RealtimeSessionPlacement {
+  /** The session's id (`rs_…`). */
+  readonly id: string;
+  readonly nodeId: string;
+  /** Refused ('sessions') when the account already has this many open, on any node. */
+  readonly maxOpen: number;
+}
+
+/** A realtime session's row: its task, account and owner node (undefined once the node left the registry). */
+export interface RealtimeSessionRow {
+  readonly id: string;
+  readonly taskId: string;
+  readonly accountId: string;
+  readonly nodeId: string;
+  readonly node: NodeRow | undefined;
 }
 
 /** A finished batch run: the status it ends in and the duration it is charged for. */
@@ -273,6 +314,41 @@ export interface Store {
     list(): Promise<readonly DeliveryRow[]>;
   };
 
+  /**
+   * The service nodes sharing this store, and which node each realtime session lives on (its audio
+   * and recogniser are in that node's memory). The memory and journal engines hold one node: the
+   * process itself.
+   */
+  readonly nodes: {
+    /** Enters the node in the registry (again, after a restart with the same id): heartbeat now, not draining. */
+    register(node: { readonly id: string; readonly internalUrl: string; readonly publicUrl: string }): Promise<void>;
+    /** The node is alive: its heartbeat is now (the store's clock). A node that left is entered again. */
+    heartbeat(id: string, node: { readonly internalUrl: string; readonly publicUrl: string }): Promise<void>;
+    /** The node drains: it takes no new realtime sessions. */
+    setDraining(id: string): Promise<void>;
+    /** The node leaves the registry (its sessions, if any are left running, are then orphans: failOrphanedSessions). */
+    leave(id: string): Promise<void>;
+    /** Every node in the registry. */
+    list(): Promise<readonly NodeRow[]>;
+    /**
+     * The secret socket tokens are signed with: made by the first node that asks, the same for every
+     * node after, so a token one node issued verifies on another.
+     */
+    socketTokenSecret(): Promise<Buffer>;
+    /** Where a realtime session lives; undefined for an id no node created. */
+    session(id: string): Promise<RealtimeSessionRow | undefined>;
+    /** The session no longer counts as open (finishing, or its recovery window passed). */
+    closeSession(id: string): Promise<void>;
+    /** The account's open realtime sessions on every node: not closed, task not ended. */
+    openSessions(accountId: string): Promise<number>;
+    /**
+     * Fails every realtime session still running whose node has not beaten for `staleAfterMs`, or has
+     * left the registry: its audio is gone with that node. Each ends as failTask ends it (FAILED with
+     * `error`, its reservation released, nothing charged), once. Returns the failed tasks' ids.
+     */
+    failOrphanedSessions(staleAfterMs: number, error: (task: TaskRow) => TaskError, now: number): Promise<readonly string[]>;
+  };
+
   readonly events: {
     /** Hears every change of the task's row (status, content, billing), after it is made; returns the unsubscribe. */
     onTaskChanged(id: string, listener: (row: TaskRow) => void): () => void;
@@ -299,8 +375,13 @@ export interface Store {
    */
   failTask(taskId: string, error: TaskError, now: number): Promise<TaskRow | 'already'>;
 
-  /** Realtime create: refused unless `minimum` Characters are available; the task is created ACCRUING, PROCESSING. */
-  openRealtime(input: { readonly task: NewTask; readonly minimum: bigint }): Promise<TaskRow | InsufficientRefusal>;
+  /**
+   * Realtime create: refused unless `minimum` Characters are available; the task is created ACCRUING,
+   * PROCESSING. With `session`, also refused ('sessions') when the account has `session.maxOpen`
+   * sessions open on any node (Store.nodes.openSessions), checked under the same account lock, and the
+   * session's row (its owner node) is created with the task.
+   */
+  openRealtime(input: { readonly task: NewTask; readonly minimum: bigint; readonly session?: RealtimeSessionPlacement }): Promise<TaskRow | InsufficientRefusal | SessionLimitRefusal>;
 
   /**
    * The realtime spending guard, check and reservation in one step: the session's limit is the most

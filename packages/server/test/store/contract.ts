@@ -388,6 +388,87 @@ export function describeStoreContract(name: string, engine: StoreUnderTest): voi
       });
     });
 
+    describe('nodes and where realtime sessions live', () => {
+      const node = (id: string) => ({ id, internalUrl: `http://127.0.0.1:1/${id}`, publicUrl: 'http://lb.example' });
+      const orphaned = (task: TaskRow) => ({ errorCode: 'INTERNAL', message: 'node gone', retryable: true, action: 'RETRY' as const, requestId: task.requestId });
+
+      it('registers, beats, drains and leaves; ages are the store\'s', async () => {
+        const store = await open();
+        await store.nodes.register(node('n1'));
+        await store.nodes.register(node('n2'));
+        await store.nodes.setDraining('n2');
+        const listed = await store.nodes.list();
+        expect(listed.map((n) => [n.id, n.internalUrl, n.publicUrl, n.draining])).toEqual([
+          ['n1', 'http://127.0.0.1:1/n1', 'http://lb.example', false],
+          ['n2', 'http://127.0.0.1:1/n2', 'http://lb.example', true],
+        ]);
+        for (const n of listed) expect(n.heartbeatAgeMs).toBeGreaterThanOrEqual(0);
+        await new Promise((resolve) => setTimeout(resolve, 60));
+        await store.nodes.heartbeat('n1', node('n1'));
+        const [n1, n2] = await store.nodes.list();
+        expect(n1?.heartbeatAgeMs).toBeLessThan(n2?.heartbeatAgeMs as number);
+        expect(n2?.heartbeatAgeMs).toBeGreaterThanOrEqual(50);
+        await store.nodes.leave('n2');
+        expect((await store.nodes.list()).map((n) => n.id)).toEqual(['n1']);
+        // A node that left and beats again is entered again (it was only thought gone).
+        await store.nodes.heartbeat('n2', node('n2'));
+        expect((await store.nodes.list()).map((n) => n.id)).toEqual(['n1', 'n2']);
+      });
+
+      it('hands out one socket token secret', async () => {
+        const store = await open();
+        const secret = await store.nodes.socketTokenSecret();
+        expect(secret.length).toBe(32);
+        expect((await store.nodes.socketTokenSecret()).equals(secret)).toBe(true);
+      });
+
+      it('openRealtime records the session\'s node and refuses past the open-session limit; closed or ended sessions do not count', async () => {
+        const store = await open(seedInput(10_000n));
+        await store.nodes.register(node('n1'));
+        const place = (id: string, nodeId = 'n1') => ({ id, nodeId, maxOpen: 2 });
+        const a = row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n, session: place('rs_1') }));
+        row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n, session: place('rs_2', 'n2') }));
+        const refusedTask = newTask(A, 'realtime');
+        expect(await store.openRealtime({ task: refusedTask, minimum: 10n, session: place('rs_3') })).toEqual({ refused: 'sessions', open: 2, limit: 2 });
+        expect(await store.tasks.get(refusedTask.id)).toBeUndefined();
+        expect(await store.nodes.session('rs_3')).toBeUndefined();
+        // Another account has its own count.
+        row(await store.openRealtime({ task: newTask(B, 'realtime'), minimum: 10n, session: place('rs_b') }));
+        expect(await store.nodes.openSessions(A)).toBe(2);
+        const held = await store.nodes.session('rs_1');
+        expect(held).toMatchObject({ id: 'rs_1', taskId: a.id, accountId: A, nodeId: 'n1', node: { id: 'n1', internalUrl: 'http://127.0.0.1:1/n1' } });
+        expect((await store.nodes.session('rs_2'))?.node).toBeUndefined();
+        await store.nodes.closeSession('rs_2');
+        expect(await store.nodes.openSessions(A)).toBe(1);
+        row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n, session: place('rs_4') }));
+        expect(isRefusal(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n, session: place('rs_5') }))).toBe(true);
+        await store.settleRealtime(a.id, { status: 'COMPLETED', durationMs: 0n, transcript, detectedLanguage: null, now: T0 });
+        expect(await store.nodes.openSessions(A)).toBe(1);
+        row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n, session: place('rs_6') }));
+      });
+
+      it('failOrphanedSessions fails the running sessions of nodes that stopped beating or left, releasing their reservations, once', async () => {
+        const store = await open(seedInput(10_000n));
+        await store.nodes.register(node('live'));
+        await store.nodes.register(node('dead'));
+        const onLive = row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n, session: { id: 'rs_live', nodeId: 'live', maxOpen: 8 } }));
+        const onDead = row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n, session: { id: 'rs_dead', nodeId: 'dead', maxOpen: 8 } }));
+        const onGone = row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n, session: { id: 'rs_gone', nodeId: 'gone', maxOpen: 8 } }));
+        await store.accrueRealtime(onDead.id, 16_000n);
+        await store.accrueRealtime(onLive.id, 16_000n);
+        expect((await store.accounts.ledger(A))?.chars.reserved).toBe(20n);
+        await new Promise((resolve) => setTimeout(resolve, 120));
+        await store.nodes.heartbeat('live', node('live'));
+        const failed = await store.nodes.failOrphanedSessions(100, orphaned, T0 + 5);
+        expect([...failed].sort()).toEqual([onDead.id, onGone.id].sort());
+        expect(await store.tasks.get(onDead.id)).toMatchObject({ status: 'FAILED', error: { errorCode: 'INTERNAL', retryable: true, action: 'RETRY' }, billing: { state: 'RELEASED', settled: 0n, released: 10n } });
+        expect((await store.tasks.get(onLive.id))?.status).toBe('PROCESSING');
+        expect((await store.accounts.ledger(A))?.chars).toMatchObject({ reserved: 10n, orderUsed: 0n });
+        expect(await store.nodes.openSessions(A)).toBe(1);
+        expect(await store.nodes.failOrphanedSessions(100, orphaned, T0 + 6)).toEqual([]);
+      });
+    });
+
     describe('recoverInterrupted', () => {
       it('fails the running tasks of the given accounts, releases them and leaves nothing reserved, once', async () => {
         const store = await open(seedInput(10_000n));

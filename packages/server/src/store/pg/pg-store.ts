@@ -8,7 +8,7 @@ import {
 import {
   StoreError,
   type BatchSettlement, type IdempotencyRow, type InsufficientRefusal, type LedgerRow, type NewTask, type NewVoice, type QuotaRefusal,
-  type DeliveryAttempt, type DeliveryOutcome, type DeliveryRow, type RealtimeSettlement, type SeedInput, type StorageRefusal, type Store,
+  type DeliveryAttempt, type DeliveryOutcome, type DeliveryRow, type NodeRow, type RealtimeSessionPlacement, type RealtimeSessionRow, type RealtimeSettlement, type SessionLimitRefusal, type SeedInput, type StorageRefusal, type Store,
   type TaskError, type TaskPatch, type TaskRow, type UnknownDesignRefusal, type UploadRow, type VoiceRow,
 } from '../store.js';
 import { ID_PREFIXES } from '../../protocol.js';
@@ -366,17 +366,112 @@ export class PgStore implements Store {
     });
   }
 
-  async openRealtime(input: { task: NewTask; minimum: bigint }): Promise<TaskRow | InsufficientRefusal> {
-    const made = await this.tx(async (c): Promise<TaskRow | InsufficientRefusal> => {
+  /**
+   * The account row locked first: two nodes creating sessions for one account count each other's
+   * (the open-session limit holds across nodes), and the task and its session row are made together.
+   */
+  async openRealtime(input: { task: NewTask; minimum: bigint; session?: RealtimeSessionPlacement }): Promise<TaskRow | InsufficientRefusal | SessionLimitRefusal> {
+    const made = await this.tx(async (c): Promise<TaskRow | InsufficientRefusal | SessionLimitRefusal> => {
       const ledger = await this.lockLedger(c, input.task.ownerId);
       const left = available(ledger);
       if (left < input.minimum) return { refused: 'insufficient', required: input.minimum, available: left };
+      const placement = input.session;
+      if (placement !== undefined) {
+        const open = await this.countOpen(c, input.task.ownerId);
+        if (open >= placement.maxOpen) return { refused: 'sessions', open, limit: placement.maxOpen };
+      }
       const billing: BillingRecord = { state: 'ACCRUING', planKey: ledger.planKey, reserved: 0n, settled: 0n, released: 0n, billableDurationMs: 0n };
       const row: TaskRow = { ...input.task, billing };
       await c.query(`INSERT INTO task (${TASK_COLUMNS}) VALUES (${placeholders(22)})`, taskParams(row));
+      if (placement !== undefined) {
+        await c.query('INSERT INTO realtime_session (id, task_id, account_id, node_id) VALUES ($1, $2, $3, $4)', [placement.id, row.id, row.ownerId, placement.nodeId]);
+      }
       return row;
     });
     return 'refused' in made ? made : this.told(made);
+  }
+
+  /**
+   * The registry (migrations/0003_nodes.sql). Heartbeats and ages are the database's now(), so the
+   * nodes' own clocks never decide whether a node is alive.
+   */
+  readonly nodes = {
+    register: async (node: { id: string; internalUrl: string; publicUrl: string }): Promise<void> => {
+      await this.query(
+        `INSERT INTO node (id, internal_url, public_url) VALUES ($1, $2, $3)
+         ON CONFLICT (id) DO UPDATE SET internal_url = $2, public_url = $3, started_at = now(), heartbeat_at = now(), draining = false`,
+        [node.id, node.internalUrl, node.publicUrl],
+      );
+    },
+    heartbeat: async (id: string, node: { internalUrl: string; publicUrl: string }): Promise<void> => {
+      await this.query(
+        `INSERT INTO node (id, internal_url, public_url) VALUES ($1, $2, $3)
+         ON CONFLICT (id) DO UPDATE SET heartbeat_at = now()`,
+        [id, node.internalUrl, node.publicUrl],
+      );
+    },
+    setDraining: async (id: string): Promise<void> => {
+      await this.query('UPDATE node SET draining = true WHERE id = $1', [id]);
+    },
+    leave: async (id: string): Promise<void> => {
+      await this.query('DELETE FROM node WHERE id = $1', [id]);
+    },
+    list: async (): Promise<readonly NodeRow[]> => (await this.query<NodeSql>(`SELECT ${NODE_COLUMNS} FROM node n ORDER BY id`, [])).map(nodeFrom),
+    socketTokenSecret: async (): Promise<Buffer> => {
+      // The first node to ask makes it; a node racing it reads the one that won.
+      await this.query("INSERT INTO cluster_secret (name, value) VALUES ('socket_token', $1) ON CONFLICT (name) DO NOTHING", [randomBytes(32)]);
+      const r = await this.query<{ value: Buffer }>("SELECT value FROM cluster_secret WHERE name = 'socket_token'", []);
+      return (r[0] as { value: Buffer }).value;
+    },
+    session: async (id: string): Promise<RealtimeSessionRow | undefined> => {
+      const r = await this.query<{ id: string; task_id: string; account_id: string; node_id: string } & Partial<Record<'n_id', string | null>> & Partial<NodeSql>>(
+        `SELECT s.id, s.task_id, s.account_id, s.node_id, n.id AS n_id, n.internal_url, n.public_url, n.draining,
+                (extract(epoch FROM now() - n.heartbeat_at) * 1000)::float8 AS age_ms
+         FROM realtime_session s LEFT JOIN node n ON n.id = s.node_id WHERE s.id = $1`,
+        [id],
+      );
+      const row = r[0];
+      if (row === undefined) return undefined;
+      const node = row.n_id === null || row.n_id === undefined ? undefined : nodeFrom({ ...(row as NodeSql), id: row.n_id });
+      return { id: row.id, taskId: row.task_id, accountId: row.account_id, nodeId: row.node_id, node };
+    },
+    closeSession: async (id: string): Promise<void> => {
+      await this.query('UPDATE realtime_session SET open = false WHERE id = $1 AND open', [id]);
+    },
+    openSessions: async (accountId: string): Promise<number> => {
+      try {
+        return await this.countOpen(this.pool, accountId);
+      } catch (error) {
+        throw classify(error);
+      }
+    },
+    failOrphanedSessions: async (staleAfterMs: number, error: (task: TaskRow) => TaskError, now: number): Promise<readonly string[]> => {
+      const orphans = await this.query<{ id: string; task_id: string }>(
+        `SELECT s.id, s.task_id FROM realtime_session s JOIN task t ON t.id = s.task_id LEFT JOIN node n ON n.id = s.node_id
+         WHERE t.kind = 'realtime' AND t.status NOT IN (${TERMINAL_SQL}) AND (n.id IS NULL OR n.heartbeat_at < now() - make_interval(secs => $1::float8 / 1000))
+         ORDER BY t.seq`,
+        [staleAfterMs],
+      );
+      const failed: string[] = [];
+      for (const orphan of orphans) {
+        await this.query('UPDATE realtime_session SET open = false WHERE id = $1', [orphan.id]);
+        // failTask locks the task: two sweepers on two nodes fail it once.
+        const task = await this.tasks.get(orphan.task_id);
+        if (task === undefined) continue;
+        if ((await this.failTask(task.id, error(task), now)) !== 'already') failed.push(task.id);
+      }
+      return failed;
+    },
+  };
+
+  /** Open sessions of the account: not closed, task not ended (an ended task needs no closing write). */
+  private async countOpen(db: Db, accountId: string): Promise<number> {
+    const r = await db.query<{ n: bigint }>(
+      `SELECT count(*) AS n FROM realtime_session s JOIN task t ON t.id = s.task_id
+       WHERE s.account_id = $1 AND s.open AND t.status NOT IN (${TERMINAL_SQL})`,
+      [accountId],
+    );
+    return Number(r.rows[0]?.n ?? 0n);
   }
 
   /**
@@ -602,6 +697,20 @@ export class PgStore implements Store {
     if (set !== undefined) for (const listener of [...set]) listener(row);
     return row;
   }
+}
+
+interface NodeSql {
+  readonly id: string;
+  readonly internal_url: string;
+  readonly public_url: string;
+  readonly draining: boolean;
+  readonly age_ms: number;
+}
+
+const NODE_COLUMNS = 'n.id, n.internal_url, n.public_url, n.draining, (extract(epoch FROM now() - n.heartbeat_at) * 1000)::float8 AS age_ms';
+
+function nodeFrom(r: NodeSql): NodeRow {
+  return { id: r.id, internalUrl: r.internal_url, publicUrl: r.public_url, heartbeatAgeMs: Math.max(0, Number(r.age_ms)), draining: r.draining };
 }
 
 /** The webhook URL of a batch task that asks to be told when it ends. */
