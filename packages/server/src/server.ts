@@ -2,13 +2,14 @@ import { setMaxListeners } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { API_PREFIX, REALTIME, SOCKET_DEFAULTS } from '@soundclone/core/internal';
-import { ACCOUNT_LIMITS, HTTP_LIMITS, SERVER_LIMITS, WEBHOOK_DELIVERY } from './protocol.js';
+import { ACCOUNT_LIMITS, BATCH_LEASES, HTTP_LIMITS, SERVER_LIMITS, WEBHOOK_DELIVERY } from './protocol.js';
 import { Accounts, initialLedger, type AccountOverrides } from './domain/accounts/accounts.js';
 import { Covers } from './domain/accounts/covers.js';
 import { TtsHistory } from './domain/accounts/tts-history.js';
 import { Voices } from './domain/accounts/voices.js';
 import { Tasks } from './domain/transcriptions/tasks.js';
 import { DEFAULT_TIMING, TranscriptionRunner, type TaskTiming } from './domain/transcriptions/runner.js';
+import { BatchWorker, type LeaseTiming } from './domain/transcriptions/batch-worker.js';
 import { TranscriptionService } from './domain/transcriptions/service.js';
 import { Uploads } from './domain/transcriptions/uploads.js';
 import { Faults } from './http/faults.js';
@@ -66,6 +67,12 @@ export interface ServerOptions {
   readonly clock?: Clock;
   /** Batch phase durations (ms); hold a task non-terminal with a long processingMs. */
   readonly taskTiming?: Partial<TaskTiming>;
+  /**
+   * With databaseUrl: how long a batch task's lease holds, how often the node extends the leases of
+   * its tasks and looks for tasks to take over (ms; defaults protocol.ts BATCH_LEASES, docs/protocol.md
+   * "Batch leases"). Tests shorten them.
+   */
+  readonly batchLeases?: Partial<LeaseTiming>;
   /**
    * Realtime: supplementWaitMs, recoveryWindowMs (default protocol.ts REALTIME.recoveryWindowMs), and
    * the rotation schedule rotateEveryMs / rotateEverySamples (off by default), and the per-socket
@@ -213,7 +220,8 @@ async function start(options: ServerOptions, clock: Clock, store: Store, journal
   const recognizer = chosen.recognizer;
   // A shared store (PostgreSQL) may hold deliveries other nodes added or left behind: look for them too.
   const webhooks = new WebhookDispatcher(store, guard, options.webhookRetryDelaysMs ?? WEBHOOK_DELIVERY.defaultRetryDelaysMs, clock, store.engine === 'postgres' ? WEBHOOK_DELIVERY.sharedStorePollMs : undefined);
-  const runner = new TranscriptionRunner(store, tasks, recognizer, { ...DEFAULT_TIMING, ...options.taskTiming }, clock, lifetime.signal);
+  const runner = new TranscriptionRunner(store, tasks, uploads, recognizer, { ...DEFAULT_TIMING, ...options.taskTiming }, clock);
+  const batch = new BatchWorker(store, runner, { ...BATCH_LEASES, ...options.batchLeases }, store.engine === 'postgres', lifetime.signal);
   const faults = new Faults();
   const supplementPolicy: SupplementPolicy = (line, kind, context) =>
     faults.socket.supplementDecision(context.sessionId, kind) ?? options.supplementPolicy?.(line, kind, context) ?? 'now';
@@ -243,7 +251,7 @@ async function start(options: ServerOptions, clock: Clock, store: Store, journal
     covers: new Covers(accounts.all, options.coverSeedCount ?? 600, store),
     uploads,
     tasks,
-    transcriptions: new TranscriptionService(store, tasks, uploads, runner, { ...guard, timeoutMs: options.mediaFetchTimeoutMs ?? 15_000 }, clock, lifetime.signal),
+    transcriptions: new TranscriptionService(store, tasks, uploads, batch, { ...guard, timeoutMs: options.mediaFetchTimeoutMs ?? 15_000 }, clock, lifetime.signal),
     realtime: new RealtimeSessions(
       store,
       recognizer,
@@ -260,9 +268,8 @@ async function start(options: ServerOptions, clock: Clock, store: Store, journal
     webhooks,
     baseUrl: '',
   };
-  // Tasks that were running when the last process stopped (kept state only). Not on PostgreSQL: other
-  // servers may share the database and run the tasks this start would fail; that needs tasks that
-  // record which server runs them (a lease), which the shared batch queue brings.
+  // Tasks that were running when the last process stopped (kept state only). PostgreSQL fails none:
+  // their leases pass and another node, or this one, takes them over (docs/protocol.md "Batch leases").
   if (journal !== undefined) await store.recoverInterrupted(accounts.all.map((a) => a.id), clock.now());
   const router = new Router();
   for (const route of [...accountRoutes(services), ...sttRoutes(services)]) router.add(route);
