@@ -62,10 +62,16 @@ export class BatchWorker {
 
   /**
    * A task this node just created: claimed and run at once with the media at hand. Not on a shared
-   * store once this node hands its work back: another node claims it.
+   * store once this node hands its work back: the task is left to another node's next claim at once
+   * (not after the creator's grace).
    */
   start(task: TaskRow, media: DecodedTrack): void {
-    if (this.shared && !this.accepting) return;
+    if (this.shared && !this.accepting) {
+      this.store.leases.release([{ taskId: task.id, token: 0n }]).catch((error: unknown) => {
+        console.error(`soundclone server: could not hand transcription ${task.id} to another node (it waits for the creator's grace):`, error);
+      });
+      return;
+    }
     void (async () => {
       let claimed: ClaimedTask | undefined;
       try {
