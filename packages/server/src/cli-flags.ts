@@ -32,6 +32,8 @@ import type { ServerOptions } from './server.js';
  * --max-sessions-per-account N (realtime sessions open at once, default 8); past either, 429.
  * --public-url URL: the address clients reach the service at behind a balancer or proxy (startServer
  * publicUrl; the socket URLs it hands out use it; default the listen address).
+ * TEST-ONLY, not a flag: SOUNDCLONE_TEST_TASK_PROCESSING_MS in `env` holds every batch task PROCESSING
+ * that long (startServer taskTiming.processingMs).
  */
 
 export const SERVER_USAGE =
@@ -143,6 +145,14 @@ export function parseServerFlags(argv: readonly string[], env: Readonly<Record<s
     throw new ServerFlagError(`--data-dir and ${given} are mutually exclusive: the state is kept in one place, a directory or PostgreSQL`);
   }
 
+  // TEST-ONLY, from the environment and not a flag: how long each batch task stays PROCESSING (ms), so a
+  // test can kill a server process while it runs a task (startServer taskTiming.processingMs).
+  const rawProcessing = env['SOUNDCLONE_TEST_TASK_PROCESSING_MS'];
+  const processingMs = rawProcessing === undefined || rawProcessing === '' ? undefined : Number(rawProcessing);
+  if (processingMs !== undefined && (!Number.isSafeInteger(processingMs) || processingMs < 0)) {
+    throw new ServerFlagError(`SOUNDCLONE_TEST_TASK_PROCESSING_MS takes a whole number of milliseconds, got ${rawProcessing}`);
+  }
+
   const rawPublicUrl = values['public-url'] as string | undefined;
   let publicUrl: string | undefined;
   try {
@@ -181,6 +191,7 @@ export function parseServerFlags(argv: readonly string[], env: Readonly<Record<s
       : {}),
     ...(numbers['max-sessions-per-account'] !== undefined ? { maxRealtimeSessionsPerAccount: numbers['max-sessions-per-account'] } : {}),
     ...(numbers['upload-quota-bytes'] !== undefined ? { uploadQuotaBytes: numbers['upload-quota-bytes'] } : {}),
+    ...(processingMs !== undefined ? { taskTiming: { processingMs } } : {}),
   };
 
   // --withhold-acks wins over --delay-acks-ms, and --withhold-supplements over --delay-supplements-ms.
