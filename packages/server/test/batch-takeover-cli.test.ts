@@ -54,7 +54,7 @@ describe('kill -9 of the server process running a batch task', () => {
       children.push(a.child);
       const b = await serverProcess(url, allow);
       children.push(b.child);
-      const call = async (base: string, method: string, path: string, init: { json?: unknown; body?: Uint8Array; headers?: Record<string, string> } = {}) => {
+      const call = async (base: string, method: string, path: string, init: { json?: unknown; body?: BodyInit; headers?: Record<string, string> } = {}) => {
         const headers: Record<string, string> = { accessKey: KEY, ...init.headers };
         if (init.json !== undefined) headers['Content-Type'] = 'application/json';
         const response = await fetch(base + PREFIX + path, { method, headers, body: init.json !== undefined ? JSON.stringify(init.json) : init.body });

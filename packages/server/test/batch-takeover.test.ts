@@ -167,4 +167,34 @@ describe('batch tasks across two servers on one database', () => {
     const [laterSettle] = await pgsql.query<{ node_id: string }>(url, "SELECT node_id FROM ledger_entry WHERE task_id = $1 AND kind = 'settle'", [laterId]);
     expect(laterSettle?.node_id).toBe(nodeOf(b));
   });
+  it('a server whose lease another claim replaced stops that run and writes nothing more; the new holder ends the task, once', async () => {
+    const { PgStore } = await import('../src/store/pg/pg-store.js');
+    const url = await pgsql.freshDatabase();
+    // Leases far longer than the test: only the claim made below takes the task from A.
+    const a = await start({ databaseUrl: url, batchLeases: { leaseMs: 60_000, heartbeatMs: 100, pollMs: 60_000 }, taskTiming: { queueMs: 1, processingMs: 1_500, reconcilingMs: 1 } });
+    const thief = await PgStore.open(url, { nodeId: 'node_thief' });
+    try {
+      const uploadId = await upload(a, speechWav());
+      const created = await a.call('POST', '/stt/transcriptions', { json: { uploadId }, headers: { 'Idempotency-Key': idem() } });
+      const id = created.body.data.transcriptionId as string;
+      for (let i = 0; i < 200 && (await thief.tasks.get(id))?.status !== 'PROCESSING'; i++) await new Promise((r) => setTimeout(r, 20));
+      // Stands in for a node that claimed the task while A was paused past its lease (A's heartbeats
+      // keep it alive here, so the claim is made as claimDue makes it, without waiting for it to pass).
+      const [claimed] = await pgsql.query<{ token: string }>(url, "UPDATE task SET lease_node = 'node_thief', lease_token = lease_token + 1, lease_expires_at = now() + interval '60 seconds' WHERE id = $1 RETURNING lease_token::text AS token", [id]);
+      expect(claimed).toEqual({ token: '2' });
+      const stolen = { lease: { taskId: id, token: 2n } };
+      // A's heartbeat finds the lease lost and stops the run; its processing would have ended by now.
+      await new Promise((r) => setTimeout(r, 2_500));
+      const row = await thief.tasks.get(id);
+      expect(row).toMatchObject({ status: 'PROCESSING', transcript: null, billing: { state: 'RESERVED' } });
+      expect(await pgsql.query(url, "SELECT id FROM ledger_entry WHERE task_id = $1 AND kind <> 'reserve'", [id])).toEqual([]);
+      const lease = stolen.lease;
+      const settled = await thief.settleBatch(id, { status: 'COMPLETED', durationMs: 2_600n, now: Date.now() }, lease);
+      expect(settled).toMatchObject({ status: 'COMPLETED', billing: { state: 'SETTLED' } });
+      expect(await pgsql.query(url, "SELECT node_id FROM ledger_entry WHERE task_id = $1 AND kind = 'settle'", [id])).toEqual([{ node_id: 'node_thief' }]);
+    } finally {
+      await thief.close();
+      await a.close();
+    }
+  });
 });

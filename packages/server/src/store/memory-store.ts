@@ -335,8 +335,8 @@ export class MemoryStore implements Store {
   settleBatch(taskId: string, s: BatchSettlement, lease: Lease | undefined): Promise<TaskRow | 'already' | LostLease>;
   async settleBatch(taskId: string, s: BatchSettlement, lease?: Lease): Promise<TaskRow | 'already' | LostLease> {
     const row = this.taskOrThrow(taskId);
-    if (lease !== undefined && !this.leaseHeld(lease)) return 'lost-lease';
     if (row.billing.state !== 'RESERVED' || isTerminal(row.status)) return 'already';
+    if (lease !== undefined && !this.leaseHeld(lease)) return 'lost-lease';
     const billing = { ...row.billing };
     settle(this.ledgerOrThrow(row.ownerId), billing, s.durationMs);
     return this.ended(this.putTask({ ...row, billing, status: s.status, updatedAt: s.now, completedAt: s.now }), s.now);
@@ -346,8 +346,8 @@ export class MemoryStore implements Store {
   failTask(taskId: string, error: TaskError, now: number, lease: Lease | undefined): Promise<TaskRow | 'already' | LostLease>;
   async failTask(taskId: string, error: TaskError, now: number, lease?: Lease): Promise<TaskRow | 'already' | LostLease> {
     const row = this.taskOrThrow(taskId);
-    if (lease !== undefined && !this.leaseHeld(lease)) return 'lost-lease';
     if (isTerminal(row.status)) return 'already';
+    if (lease !== undefined && !this.leaseHeld(lease)) return 'lost-lease';
     return this.ended(this.putTask(this.failed(row, error, now)), now);
   }
 
@@ -446,6 +446,8 @@ export class MemoryStore implements Store {
 
   /** A batch task that asks for a completion webhook gets its delivery as it ends; the senders hear of it. */
   private ended(row: TaskRow, now: number): TaskRow {
+    // An ended task is never claimed again: its lease is forgotten.
+    this.leaseRows.delete(row.id);
     const url = row.options?.notify === true ? row.options.notifyUrl : undefined;
     if (row.kind !== 'batch' || url === undefined) return row;
     const delivery: DeliveryRow = { eventId: randomId(ID_PREFIXES.event), taskId: row.id, url, createdAt: now, attempts: [], outcome: 'pending' };
