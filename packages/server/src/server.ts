@@ -328,6 +328,7 @@ async function start(options: ServerOptions, clock: Clock, store: Store, journal
       lifetime.abort();
       await sockets.close();
       services.realtime.dispose();
+      await batch.close();
       await webhooks.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -2,12 +2,18 @@ import type { DecodedTrack } from '../../media/decode.js';
 import type { ClaimedTask, Lease, Store, TaskRow } from '../../store/store.js';
 import type { TranscriptionRunner } from './runner.js';
 
-/** How long a lease holds, how often it is extended, and how often a node looks for tasks to take over (ms). */
+/**
+ * Batch leases on a database several servers share (docs/protocol.md "Batch leases"; defaults protocol.ts
+ * BATCH_LEASES). A server killed mid-task leaves it to another about leaseMs + pollMs later.
+ */
 export interface LeaseTiming {
+  /** How long a claim or a heartbeat holds a task's lease (ms, default 4,000). */
   readonly leaseMs: number;
+  /** How often a server extends the leases of the tasks it runs (ms, default 1,000); well below leaseMs. */
   readonly heartbeatMs: number;
+  /** How often a server looks for tasks whose lease is free or has passed (ms, default 1,000). */
   readonly pollMs: number;
-  /** Tasks one poll claims at most. */
+  /** Tasks one look claims at most (default 4). */
   readonly claimBatch: number;
 }
 
@@ -43,6 +49,10 @@ export class BatchWorker {
     private readonly shared: boolean,
     private readonly lifetime: AbortSignal,
   ) {
+    for (const [name, value] of Object.entries(timing)) {
+      if (!Number.isSafeInteger(value) || value < 1 || value > 2_147_483_647) throw new TypeError(`batchLeases.${name} must be a whole number in [1, 2147483647] (got ${value})`);
+    }
+    if (timing.heartbeatMs >= timing.leaseMs) throw new TypeError(`batchLeases.heartbeatMs (${timing.heartbeatMs}) must be shorter than leaseMs (${timing.leaseMs}): a lease would pass between heartbeats`);
     if (!shared) return;
     const every = (ms: number, tick: () => void): void => {
       const timer = setInterval(tick, ms);
@@ -108,6 +118,13 @@ export class BatchWorker {
     return leases.length;
   }
 
+  /** Server close: no more claims or heartbeats; resolves once the ones under way have answered. Runs stop with the server's lifetime. */
+  async close(): Promise<void> {
+    this.accepting = false;
+    this.stopTimers();
+    await Promise.allSettled([this.polling, this.beating]);
+  }
+
   private launch(claimed: ClaimedTask, media: DecodedTrack | undefined): void {
     const id = claimed.task.id;
     const abort = new AbortController();
@@ -134,7 +151,7 @@ export class BatchWorker {
         if (!this.accepting && claimed.length > 0) await this.store.leases.release(claimed.map((c) => c.lease));
       } catch (error) {
         // The store cannot answer now: the tasks stay due and are claimed at a later poll.
-        console.error('soundclone server: could not claim batch tasks:', error);
+        if (!this.lifetime.aborted) console.error('soundclone server: could not claim batch tasks:', error);
       }
     })().finally(() => {
       this.polling = undefined;
@@ -151,7 +168,7 @@ export class BatchWorker {
       } catch (error) {
         // Not extended: the leases run out unless a later heartbeat gets through, and then another node
         // takes the tasks over; this node's fenced writes find that out and stop.
-        console.error('soundclone server: could not extend batch leases:', error);
+        if (!this.lifetime.aborted) console.error('soundclone server: could not extend batch leases:', error);
       }
     })().finally(() => {
       this.beating = undefined;
