@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PgStore } from '../src/store/pg/pg-store.js';
+import { loadMigrations, migrate } from '../src/store/pg/migrate.js';
 import { idem, KEY_A, start, upload, type TestServer } from './support/server.js';
 import { startMediaHost } from './support/media-host.js';
 import { postgresForFile } from './support/postgres.js';
@@ -196,5 +197,31 @@ describe('batch tasks across two servers on one database', () => {
       await thief.close();
       await a.close();
     }
+  });
+
+  it('a batch task left running from before leases is left to its server for ten minutes, then failed by the server that claims it (its media was not recorded), nothing charged', async () => {
+    const url = await pgsql.emptyDatabase();
+    const all = loadMigrations();
+    await migrate(url, { migrations: all.filter((m) => m.version < 3) });
+    await pgsql.query(url, "INSERT INTO account (id, plan_key, period_ends_at, monthly_total, monthly_used, order_total, order_used, reserved) VALUES ('acct_old', 'pro', 0, 0, 0, 1000, 0, 600)");
+    await pgsql.query(
+      url,
+      `INSERT INTO task (id, owner_id, kind, model_id, title, language_hint, request_id, options, status, audio_duration_ms, billing_state, plan_key, reserved, settled, released, billable_duration_ms, created_at, updated_at)
+       VALUES ('tr_old', 'acct_old', 'batch', 'm', 't', 'auto', 'req_old', '{"entityCategories":[],"exportFormats":[]}', 'PROCESSING', 0, 'RESERVED', 'pro', 600, 0, 0, 0, 0, 0)`,
+    );
+    await migrate(url, { migrations: all });
+    expect(await pgsql.query(url, "SELECT lease_expires_at BETWEEN now() + interval '9 minutes' AND now() + interval '11 minutes' AS later FROM task")).toEqual([{ later: true }]);
+    // The ten minutes pass.
+    await pgsql.query(url, "UPDATE task SET lease_expires_at = now() - interval '1 second'");
+    const s = await open(url);
+    type Row = { status: string; error: { errorCode: string; retryable: boolean } | null; released: string };
+    let row: Row | undefined;
+    for (let i = 0; i < 100; i++) {
+      [row] = await pgsql.query<Row>(url, 'SELECT status, error, released::text FROM task');
+      if (row?.status === 'FAILED') break;
+      await sleep(50);
+    }
+    expect(row).toMatchObject({ status: 'FAILED', error: { errorCode: 'INTERNAL', retryable: true }, released: '600' });
+    expect(await pgsql.query(url, "SELECT kind, node_id FROM ledger_entry WHERE task_id = 'tr_old'")).toEqual([{ kind: 'release', node_id: nodeOf(s) }]);
   });
 });

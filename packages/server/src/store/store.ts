@@ -10,7 +10,7 @@ import type { TranscriptionOptions } from '../domain/transcriptions/request.js';
  *
  * Shape:
  *   - sub-stores per concept for reads and single-row writes (accounts, voices, covers, tasks,
- *     idempotency, uploads, outbox, events);
+ *     idempotency, leases, uploads, outbox, events);
  *   - one named operation for every change that moves money or spans rows (createBatchTask,
  *     settleBatch, failTask, openRealtime, accrueRealtime, settleRealtime, recoverInterrupted). Each is
  *     one transaction in an engine that has them; domain code never sees a transaction object, so every

@@ -561,7 +561,8 @@ export class PgStore implements Store {
       if (sqlState(error) === '23505' && (error as { constraint?: string }).constraint === 'ledger_entry_once') return 'already';
       throw error;
     }
-    if (next === 'already' || next === 'lost-lease') return next as 'already';
+    // 'lost-lease' only ever comes with a lease (L is Lease then).
+    if (next === 'already' || next === 'lost-lease') return next as 'already' | (L extends Lease ? LostLease : never);
     if (notifies(next) !== undefined) for (const listener of [...this.deliveryListeners]) listener();
     return this.told(next);
   }

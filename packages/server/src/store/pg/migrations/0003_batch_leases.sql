@@ -19,3 +19,9 @@ CREATE INDEX task_runnable ON task (seq) WHERE kind = 'batch' AND status IN ('QU
 -- gone, or answer differently, and a fetch would bill another copy against the quota).
 ALTER TABLE media_hold ADD COLUMN content_type text;
 ALTER TABLE media_hold ADD COLUMN bytes bytea;
+
+-- Batch tasks running when this migration is applied were started by servers that hold no leases (an
+-- older version, perhaps still running during a rolling upgrade): they are left to them for ten minutes
+-- before any server may claim them (and fail them: their media was not recorded with them).
+UPDATE task SET lease_expires_at = now() + interval '10 minutes'
+WHERE kind = 'batch' AND status IN ('QUEUED', 'PROCESSING', 'RECONCILING');
