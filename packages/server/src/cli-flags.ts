@@ -47,7 +47,8 @@ export const SERVER_USAGE =
   '               [--max-sessions-per-account N] (realtime sessions open at once, default 8)\n' +
   '  state: [--data-dir DIR] (keep accounts, voices and transcriptions there across restarts; default in memory)\n' +
   '         [--database-url postgres://...] (keep them in PostgreSQL instead; or SOUNDCLONE_DATABASE_URL)\n' +
-  '  media: [--upload-quota-bytes N] (media bytes one account may hold, default 536870912)\n';
+  '  media: [--upload-quota-bytes N] (media bytes one account may hold, default 536870912)\n' +
+  '  address: [--public-url URL] (where clients reach the service behind a balancer or proxy; default the listen address)\n';
 
 const SUPPLEMENT_KINDS: readonly SupplementKind[] = ['alignment', 'entities', 'revision', 'language'];
 
