@@ -99,6 +99,11 @@ export const BATCH_LEASES = {
    * creator that died in between leaves it to claimDue, once this has passed.
    */
   creatorGraceMs: 5000,
+  /**
+   * Claims of one task before the next claim fails it (INTERNAL, retryable, nothing charged) instead of
+   * running it: a task whose run ends its node every time must not take down one node after another.
+   */
+  maxClaims: 8,
 } as const;
 
 export const WEBHOOK_DELIVERY = {

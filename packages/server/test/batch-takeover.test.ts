@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PgStore } from '../src/store/pg/pg-store.js';
+import { BATCH_LEASES } from '../src/protocol.js';
 import { loadMigrations, migrate } from '../src/store/pg/migrate.js';
 import { idem, KEY_A, start, upload, type TestServer } from './support/server.js';
 import { startMediaHost } from './support/media-host.js';
@@ -223,5 +224,22 @@ describe('batch tasks across two servers on one database', () => {
     }
     expect(row).toMatchObject({ status: 'FAILED', error: { errorCode: 'INTERNAL', retryable: true }, released: '600' });
     expect(await pgsql.query(url, "SELECT kind, node_id FROM ledger_entry WHERE task_id = 'tr_old'")).toEqual([{ kind: 'release', node_id: nodeOf(s) }]);
+  });
+
+  it('a task claimed as often as BATCH_LEASES.maxClaims without finishing is failed by the next claim, nothing charged', async () => {
+    const url = await pgsql.freshDatabase();
+    const a = await open(url, { taskTiming: { queueMs: 1, processingMs: 60_000, reconcilingMs: 1 } });
+    const b = await open(url);
+    const uploadId = await upload(a, speechWav());
+    const created = await a.call('POST', '/stt/transcriptions', { json: { uploadId }, headers: { 'Idempotency-Key': idem() } });
+    const id = created.body.data.transcriptionId as string;
+    await running(a, id);
+    await a.close();
+    servers.splice(servers.indexOf(a), 1);
+    // Stands in for seven more servers that claimed it and died, one after another.
+    await pgsql.query(url, `UPDATE task SET lease_token = ${BATCH_LEASES.maxClaims} WHERE id = $1`, [id]);
+    const ended = await terminal(b, id);
+    expect(ended).toMatchObject({ status: 'FAILED', error: { errorCode: 'INTERNAL', retryable: true }, billing: { state: 'RELEASED', settledCharacters: '0' } });
+    expect(ended.error.message).toContain(`started ${BATCH_LEASES.maxClaims} times`);
   });
 });

@@ -1,6 +1,6 @@
 import type { DecodedTrack } from '../../media/decode.js';
 import { collect, feedOf } from '../../media/recognizer-feed.js';
-import { RECOGNIZER_REFUSALS } from '../../protocol.js';
+import { BATCH_LEASES, RECOGNIZER_REFUSALS } from '../../protocol.js';
 import { isRecognizerError } from '../../recognition/errors.js';
 import type { Recognizer } from '../../recognition/recognizer.js';
 import { sleep, type Clock } from '../../util/clock.js';
@@ -59,6 +59,10 @@ export class TranscriptionRunner {
     let task = claimed.task;
     let ended = false;
     try {
+      if (lease.token > BigInt(BATCH_LEASES.maxClaims)) {
+        ended = await this.fail(task, lease, 'INTERNAL', `this transcription was started ${lease.token - 1n} times without finishing; nothing was charged, submit it again`, true, 'RETRY');
+        return;
+      }
       const options = task.options;
       const track = media ?? (task.source === undefined ? undefined : await this.uploads.trackOf(task.ownerId, task.source));
       if (options === undefined || track === undefined) {
