@@ -37,6 +37,8 @@ import type { ServerOptions } from './server.js';
  * default its listen address), --node-id ID (default random), --drain-grace-ms N (on SIGTERM, how long
  * GET /health answers 503 before the node closes, default 2,000), --drain-timeout-ms N (past it the
  * process exits anyway, default 15,000).
+ * TEST-ONLY, not a flag: SOUNDCLONE_TEST_TASK_PROCESSING_MS in `env` holds every batch task PROCESSING
+ * that long (startServer taskTiming.processingMs).
  */
 
 export const SERVER_USAGE =
@@ -156,6 +158,14 @@ export function parseServerFlags(argv: readonly string[], env: Readonly<Record<s
     throw new ServerFlagError(`--data-dir and ${given} are mutually exclusive: the state is kept in one place, a directory or PostgreSQL`);
   }
 
+  // TEST-ONLY, from the environment and not a flag: how long each batch task stays PROCESSING (ms), so a
+  // test can kill a server process while it runs a task (startServer taskTiming.processingMs).
+  const rawProcessing = env['SOUNDCLONE_TEST_TASK_PROCESSING_MS'];
+  const processingMs = rawProcessing === undefined || rawProcessing === '' ? undefined : Number(rawProcessing);
+  if (processingMs !== undefined && (!Number.isSafeInteger(processingMs) || processingMs < 0)) {
+    throw new ServerFlagError(`SOUNDCLONE_TEST_TASK_PROCESSING_MS takes a whole number of milliseconds, got ${rawProcessing}`);
+  }
+
   const rawPublicUrl = values['public-url'] as string | undefined;
   let publicUrl: string | undefined;
   try {
@@ -206,6 +216,7 @@ export function parseServerFlags(argv: readonly string[], env: Readonly<Record<s
       : {}),
     ...(numbers['max-sessions-per-account'] !== undefined ? { maxRealtimeSessionsPerAccount: numbers['max-sessions-per-account'] } : {}),
     ...(numbers['upload-quota-bytes'] !== undefined ? { uploadQuotaBytes: numbers['upload-quota-bytes'] } : {}),
+    ...(processingMs !== undefined ? { taskTiming: { processingMs } } : {}),
   };
 
   // --withhold-acks wins over --delay-acks-ms, and --withhold-supplements over --delay-supplements-ms.

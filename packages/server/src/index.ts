@@ -31,6 +31,7 @@ export type { SocketConfig, SocketLogEntry } from './realtime/socket/config.js';
 export type { SocketFaults, SocketFaultRule, SocketFaultHandle, SocketFaultTarget, AckMode } from './realtime/socket/faults.js';
 export type { Clock } from './util/clock.js';
 export type { TaskTiming } from './domain/transcriptions/runner.js';
+export type { LeaseTiming } from './domain/transcriptions/batch-worker.js';
 export { refusalForAddress, refusalForName } from './media/address-policy.js';
 export { signWebhook } from './webhooks/signing.js';
 export { parseServerFlags, SERVER_USAGE, SERVER_FLAG_OPTIONS, ServerFlagError, isServerFlagError, type ServerFlags } from './cli-flags.js';

@@ -82,6 +82,30 @@ export const RATE = { ratePerMinute: 600, rateVersion: '2026-01.v1' } as const;
  * Retried on network errors and non-2xx answers after each delay of retryDelaysMs (a new t and v1 per
  * attempt, the same event id and body). The scheme, event types and tolerance are core's WEBHOOK.
  */
+/**
+ * Batch leases on a store several nodes share (docs/protocol.md "Batch leases"): a node holds the lease
+ * of each batch task it runs for leaseMs, extends it every heartbeatMs, and looks for tasks whose lease
+ * is free or has passed every pollMs. A node that dies leaves its tasks to another node within about
+ * leaseMs + pollMs. A store only this process uses takes none of these timers.
+ */
+export const BATCH_LEASES = {
+  leaseMs: 4000,
+  heartbeatMs: 1000,
+  pollMs: 1000,
+  /** Tasks one poll claims at most. */
+  claimBatch: 4,
+  /**
+   * How long a new task is left to the node that created it, which claims it in its next step; only a
+   * creator that died in between leaves it to claimDue, once this has passed.
+   */
+  creatorGraceMs: 5000,
+  /**
+   * Claims of one task before the next claim fails it (INTERNAL, retryable, nothing charged) instead of
+   * running it: a task whose run ends its node every time must not take down one node after another.
+   */
+  maxClaims: 8,
+} as const;
+
 export const WEBHOOK_DELIVERY = {
   defaultRetryDelaysMs: [1000, 5000, 30_000, 120_000, 600_000],
   timeoutMs: 10_000,

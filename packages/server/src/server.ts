@@ -3,7 +3,7 @@ import { setMaxListeners } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { API_PREFIX, REALTIME, SOCKET_DEFAULTS } from '@soundclone/core/internal';
-import { ACCOUNT_LIMITS, HTTP_LIMITS, NODES, SERVER_LIMITS, WEBHOOK_DELIVERY } from './protocol.js';
+import { ACCOUNT_LIMITS, BATCH_LEASES, HTTP_LIMITS, NODES, SERVER_LIMITS, WEBHOOK_DELIVERY } from './protocol.js';
 import { answerHealth, isHealthCheck } from './cluster/health.js';
 import { NodeMembership, type MembershipTiming } from './cluster/membership.js';
 import { SessionOwners } from './cluster/session-owners.js';
@@ -14,6 +14,7 @@ import { TtsHistory } from './domain/accounts/tts-history.js';
 import { Voices } from './domain/accounts/voices.js';
 import { Tasks } from './domain/transcriptions/tasks.js';
 import { DEFAULT_TIMING, TranscriptionRunner, type TaskTiming } from './domain/transcriptions/runner.js';
+import { BatchWorker, type LeaseTiming } from './domain/transcriptions/batch-worker.js';
 import { TranscriptionService } from './domain/transcriptions/service.js';
 import { Uploads } from './domain/transcriptions/uploads.js';
 import { Faults } from './http/faults.js';
@@ -71,6 +72,12 @@ export interface ServerOptions {
   readonly clock?: Clock;
   /** Batch phase durations (ms); hold a task non-terminal with a long processingMs. */
   readonly taskTiming?: Partial<TaskTiming>;
+  /**
+   * With databaseUrl: how long a batch task's lease holds, how often the node extends the leases of
+   * its tasks and looks for tasks to take over (ms; defaults protocol.ts BATCH_LEASES, docs/protocol.md
+   * "Batch leases"). Tests shorten them.
+   */
+  readonly batchLeases?: Partial<LeaseTiming>;
   /**
    * Realtime: supplementWaitMs, recoveryWindowMs (default protocol.ts REALTIME.recoveryWindowMs), and
    * the rotation schedule rotateEveryMs / rotateEverySamples (off by default), and the per-socket
@@ -198,11 +205,6 @@ export interface RunningServer {
  * Batch work this node holds goes back to the queue on a drain, when the transcription service can
  * hand it back (a `drain()` of its own); otherwise it simply stops with the process.
  */
-async function handBackBatchWork(transcriptions: object): Promise<void> {
-  const drain = (transcriptions as { drain?: unknown }).drain;
-  if (typeof drain === 'function') await (drain as () => Promise<void>).call(transcriptions);
-}
-
 /** maxRealtimeSessionsPerAccount, checked, or its default. */
 function openSessionLimit(value: number | undefined): number {
   if (value === undefined) return ACCOUNT_LIMITS.defaultMaxOpenSessions;
@@ -269,7 +271,8 @@ async function start(
   const recognizer = chosen.recognizer;
   // A shared store (PostgreSQL) may hold deliveries other nodes added or left behind: look for them too.
   const webhooks = new WebhookDispatcher(store, guard, options.webhookRetryDelaysMs ?? WEBHOOK_DELIVERY.defaultRetryDelaysMs, clock, store.engine === 'postgres' ? WEBHOOK_DELIVERY.sharedStorePollMs : undefined);
-  const runner = new TranscriptionRunner(store, tasks, recognizer, { ...DEFAULT_TIMING, ...options.taskTiming }, clock, lifetime.signal);
+  const runner = new TranscriptionRunner(store, tasks, uploads, recognizer, { ...DEFAULT_TIMING, ...options.taskTiming }, clock);
+  const batch = new BatchWorker(store, runner, { ...BATCH_LEASES, ...options.batchLeases }, store.engine === 'postgres', lifetime.signal);
   const faults = new Faults();
   const supplementPolicy: SupplementPolicy = (line, kind, context) =>
     faults.socket.supplementDecision(context.sessionId, kind) ?? options.supplementPolicy?.(line, kind, context) ?? 'now';
@@ -299,7 +302,7 @@ async function start(
     covers: new Covers(accounts.all, options.coverSeedCount ?? 600, store),
     uploads,
     tasks,
-    transcriptions: new TranscriptionService(store, tasks, uploads, runner, { ...guard, timeoutMs: options.mediaFetchTimeoutMs ?? 15_000 }, clock, lifetime.signal),
+    transcriptions: new TranscriptionService(store, tasks, uploads, batch, { ...guard, timeoutMs: options.mediaFetchTimeoutMs ?? 15_000 }, clock, lifetime.signal),
     realtime: new RealtimeSessions(
       { nodeId: node.id, tokenSecret },
       store,
@@ -319,9 +322,8 @@ async function start(
     owners,
     baseUrl: '',
   };
-  // Tasks that were running when the last process stopped (kept state only). Not on PostgreSQL: other
-  // servers may share the database and run the tasks this start would fail; that needs tasks that
-  // record which server runs them (a lease), which the shared batch queue brings.
+  // Tasks that were running when the last process stopped (kept state only). PostgreSQL fails none:
+  // their leases pass and another node, or this one, takes them over (docs/protocol.md "Batch leases").
   if (journal !== undefined) await store.recoverInterrupted(accounts.all.map((a) => a.id), clock.now());
   const router = new Router();
   for (const route of [...accountRoutes(services), ...sttRoutes(services)]) router.add(route);
@@ -379,6 +381,7 @@ async function start(
       lifetime.abort();
       await sockets.close();
       services.realtime.dispose();
+      await batch.close();
       await webhooks.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -421,7 +424,7 @@ async function start(
       const marked = joined.drain();
       services.realtime.drain();
       await marked;
-      await handBackBatchWork(services.transcriptions);
+      await services.transcriptions.handBackBatchWork();
       await sleep(drainOptions.graceMs ?? NODES.drainGraceMs, lifetime.signal);
       await close();
     },
