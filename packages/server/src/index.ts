@@ -34,7 +34,7 @@ export { refusalForAddress, refusalForName } from './media/address-policy.js';
 export { signWebhook } from './webhooks/signing.js';
 export { parseServerFlags, SERVER_USAGE, SERVER_FLAG_OPTIONS, ServerFlagError, isServerFlagError, type ServerFlags } from './cli-flags.js';
 export { ChaosProxy } from './testing/chaos-proxy.js';
-export { LocalPostgres, LocalPostgresError, isLocalPostgresError, type LocalPostgresOptions, type LocalPostgresErrorCode } from './cluster/local-postgres.js';
+export { LocalPostgres, LocalPostgresError, isLocalPostgresError, createDatabase, type LocalPostgresOptions, type LocalPostgresErrorCode } from './cluster/local-postgres.js';
 export { LocalCluster, type LocalClusterOptions } from './cluster/local-cluster.js';
 export { LocalClusterError, isLocalClusterError, type LocalClusterErrorCode } from './cluster/cluster-error.js';
 export type { ClusterNode } from './cluster/cluster-node.js';

@@ -250,3 +250,24 @@ export class LocalPostgres {
     rmSync(this.root, { recursive: true, force: true });
   }
 }
+
+/**
+ * Creates an empty database on the server `serverUrl` names (a URL of any of its databases, e.g.
+ * LocalPostgres.url()) and returns its URL: one server, a database per cluster or test. `name` takes
+ * lower-case letters, digits and underscores.
+ */
+export async function createDatabase(serverUrl: string, name: string): Promise<string> {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new TypeError(`a database name takes a-z, 0-9 and _ (got ${name})`);
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: serverUrl });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
