@@ -39,3 +39,4 @@ export { LocalCluster, type LocalClusterOptions } from './cluster/local-cluster.
 export { LocalClusterError, isLocalClusterError, type LocalClusterErrorCode } from './cluster/cluster-error.js';
 export type { ClusterNode } from './cluster/cluster-node.js';
 export type { HealthCheck } from './cluster/haproxy.js';
+export { parseClusterFlags, CLUSTER_USAGE, type ClusterFlags } from './cluster/cluster-flags.js';

@@ -107,7 +107,7 @@ export class ProcessNode implements ClusterNode {
     if (this.running) return;
     this.log = new LogTail();
     const args = [this.options.cli, '--port', String(this.boundPort), ...this.options.args];
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: this.options.env ?? process.env });
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: this.options.env ?? process.env, detached: true });
     this.child = child;
     this.log.follow(child.stdout);
     this.log.follow(child.stderr);

@@ -100,7 +100,7 @@ export class Haproxy {
 
   static async start(bin: string, configFile: string, port: number, readyTimeoutMs = 10_000): Promise<Haproxy> {
     const log = new LogTail();
-    const child = spawn(bin, ['-db', '-f', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(bin, ['-db', '-f', configFile], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     log.follow(child.stdout);
     log.follow(child.stderr);
     const spawned = await new Promise<Error | undefined>((resolve) => {

@@ -30,6 +30,8 @@ import { LocalPostgres, type LocalPostgresOptions } from './local-postgres.js';
 export interface LocalClusterOptions {
   /** How many nodes (default 3). */
   readonly nodes?: number;
+  /** The balancer's port on 127.0.0.1 (default 0: a free one). */
+  readonly balancerPort?: number;
   readonly accessKeys: readonly string[];
   /** More server flags for every node process (`--recognizer auto`, `--max-decoders 2`, ...; not --port). */
   readonly nodeArgs?: readonly string[];
@@ -64,6 +66,21 @@ export function builtServerCli(): string {
 
 export class LocalCluster {
   private stopped = false;
+  /**
+   * If this process exits without stop() (an uncaught error), its children are killed on the way out:
+   * the node processes and haproxy run in process groups of their own (so a terminal's Ctrl-C reaches
+   * only this process, which then stops them in order). PostgreSQL's directory is swept by the next start.
+   */
+  private readonly onExit = (): void => {
+    for (const pid of [this.balancer.pid, ...this.nodes.map((n) => n.pid)]) {
+      if (pid === undefined) continue;
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+  };
 
   private constructor(
     /** The temporary directory (haproxy.cfg); removed by stop(). */
@@ -77,7 +94,9 @@ export class LocalCluster {
     /** The PostgreSQL this cluster started (undefined with options.databaseUrl). */
     readonly postgres: LocalPostgres | undefined,
     private readonly balancer: Haproxy,
-  ) {}
+  ) {
+    process.on('exit', this.onExit);
+  }
 
   /** The balancer's process id. */
   get balancerPid(): number | undefined {
@@ -102,7 +121,7 @@ export class LocalCluster {
     const nodes: ClusterNode[] = [];
     let balancer: Haproxy | undefined;
     try {
-      const balancerPort = await freePort();
+      const balancerPort = options.balancerPort !== undefined && options.balancerPort !== 0 ? options.balancerPort : await freePort();
       const url = `http://127.0.0.1:${balancerPort}`;
       if (options.databaseUrl === undefined) postgres = await LocalPostgres.start(options.postgres ?? {});
       const databaseUrl = options.databaseUrl ?? (postgres as LocalPostgres).url();
@@ -168,6 +187,7 @@ export class LocalCluster {
   async stop(graceMs = 10_000): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    process.off('exit', this.onExit);
     try {
       await this.balancer.stop();
       await Promise.all(this.nodes.map((n) => n.stop(graceMs)));
