@@ -23,7 +23,7 @@ import { LocalPostgres, type LocalPostgresOptions } from './local-postgres.js';
  *        clients ──> haproxy 127.0.0.1:B ──round robin, per request──> n1 | n2 | n3 ──> PostgreSQL
  *
  * Failures to stage: killNode(i) (kill -9), restartNode(i) (same port), stopPostgres() / restartPostgres()
- * (fast shutdown, then the same data directory and port). A start that fails stops whatever it started
+ * (fast shutdown, then the same data directory and port), stopBalancer() / restartBalancer(). A start that fails stops whatever it started
  * and rejects with LocalClusterError (HAPROXY_NOT_INSTALLED, SERVER_NOT_BUILT, NODE_START_FAILED with the
  * node's last output lines, HAPROXY_START_FAILED) or LocalPostgresError.
  */
@@ -93,7 +93,8 @@ export class LocalCluster {
     readonly healthCheck: HealthCheck,
     /** The PostgreSQL this cluster started (undefined with options.databaseUrl). */
     readonly postgres: LocalPostgres | undefined,
-    private readonly balancer: Haproxy,
+    private balancer: Haproxy,
+    private readonly haproxyBin: string,
   ) {
     process.on('exit', this.onExit);
   }
@@ -145,7 +146,7 @@ export class LocalCluster {
       const configFile = join(root, 'haproxy.cfg');
       writeFileSync(configFile, haproxyConfig({ port: balancerPort, servers: nodes.map((n) => ({ name: n.name, port: n.port })), healthCheck }));
       balancer = await Haproxy.start(haproxyBin, configFile, balancerPort);
-      return new LocalCluster(root, url, options.accessKeys, databaseUrl, nodes, healthCheck, postgres, balancer);
+      return new LocalCluster(root, url, options.accessKeys, databaseUrl, nodes, healthCheck, postgres, balancer, haproxyBin);
     } catch (error) {
       await balancer?.stop();
       await Promise.all(nodes.map((n) => n.kill()));
@@ -169,6 +170,17 @@ export class LocalCluster {
   /** Starts node `index` again on its port; resolves once it answers HTTP. */
   restartNode(index: number): Promise<void> {
     return this.node(index).restart();
+  }
+
+  /** Stops haproxy (open connections and socket tunnels are cut); the nodes and PostgreSQL keep running. */
+  async stopBalancer(): Promise<void> {
+    await this.balancer.stop();
+  }
+
+  /** haproxy again, on the same port with the same config. */
+  async restartBalancer(): Promise<void> {
+    if (this.balancer.running) return;
+    this.balancer = await Haproxy.start(this.haproxyBin, join(this.root, 'haproxy.cfg'), this.balancer.port);
   }
 
   /** PostgreSQL's fast shutdown: connections are cut; nodes answer 503 SERVICE_UNAVAILABLE meanwhile. */

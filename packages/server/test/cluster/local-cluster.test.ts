@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,6 +24,21 @@ function alive(pid: number): boolean {
   }
 }
 
+/** This process's children running `what` (from /proc): what a cluster must not leave behind. */
+function childrenRunning(what: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]);
+      if (ppid === process.pid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(what)) found.push(Number(entry));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found;
+}
+
 async function userInfo(url: string): Promise<{ status: number; retryAfter: string | null; body: unknown }> {
   const res = await fetch(`${url}${API_PREFIX}/user/info`, { headers: { accessKey: KEY } });
   return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json() };
@@ -45,6 +60,7 @@ describe('LocalCluster with node processes', () => {
     const pids = cluster.nodes.map((n) => n.pid as number);
     expect(new Set(pids).size).toBe(2);
     expect(pids.every(alive)).toBe(true);
+    expect(childrenRunning('cli.js').sort()).toEqual([...pids].sort());
     expect((await userInfo(cluster.url)).status).toBe(200);
     // Each node answers on its own port too (the balancer's health check and a debugger use it).
     for (const node of cluster.nodes) expect((await userInfo(node.url)).status).toBe(200);
@@ -85,11 +101,20 @@ describe('LocalCluster with node processes', () => {
     expect(status).toBe(200);
   });
 
+  it('with the balancer stopped its address refuses connections while the nodes answer; it restarts on the same address', async () => {
+    await cluster.stopBalancer();
+    await expect(fetch(cluster.url)).rejects.toThrow();
+    expect((await userInfo(cluster.nodes[1]!.url)).status).toBe(200);
+    await cluster.restartBalancer();
+    expect((await userInfo(cluster.url)).status).toBe(200);
+  });
+
   it('stop() leaves nothing running and nothing on disk', async () => {
     const pids = [...cluster.nodes.map((n) => n.pid as number), cluster.balancerPid as number];
     const dirs = [cluster.root, cluster.postgres!.root];
     await cluster.stop();
     expect(pids.filter(alive)).toEqual([]);
+    expect([...childrenRunning('cli.js'), ...childrenRunning('haproxy'), ...childrenRunning('postgres')]).toEqual([]);
     expect(dirs.filter((d) => existsSync(d))).toEqual([]);
     await expect(fetch(cluster.url)).rejects.toThrow();
   });
@@ -124,6 +149,8 @@ describe('LocalCluster refusals', () => {
     expect(failure.code).toBe('NODE_START_FAILED');
     expect(failure.logTail.join('\n')).toContain('--recognizer takes');
     expect(failure.message).toContain('--recognizer takes');
+    expect(childrenRunning('cli.js')).toEqual([]);
+    expect(childrenRunning('postgres')).toEqual([]);
   });
 
   it('the balancer config balances per request, tunnels sockets and checks health as told', () => {
