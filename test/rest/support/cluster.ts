@@ -1,5 +1,5 @@
 import { inject } from 'vitest';
-import { createDatabase, LocalCluster, type FaultHandle, type FaultRule, type Faults, type RequestLogEntry, type RunningServer, type ServerOptions } from '@soundclone/server';
+import { createDatabase, LocalCluster, type FaultHandle, type FaultRule, type Faults, type RequestLogEntry, type RunningServer, type ServerOptions, type SocketFaultRule } from '@soundclone/server';
 
 /**
  * The REST suite's cluster target (SOUNDCLONE_TEST_TARGET=cluster): three nodes of the service in this
@@ -9,7 +9,8 @@ import { createDatabase, LocalCluster, type FaultHandle, type FaultRule, type Fa
  *   requests               every node's request log, merged in the order this object first saw the
  *                          entries (so `requests.length` and `requests.slice(from)` keep working)
  *   faults                 each rule injected into every node: `times` counts per node, and a handle's
- *                          hits and remaining add up the nodes'
+ *                          hits and remaining add up the nodes'; socket rules likewise, and an action on
+ *                          one session (rotateNow, closeSocket, halfOpen) acts on the node holding it
  *   sockets                the nodes' open sockets and logs together
  *   services, recognizer   the first node's (tests that read domain objects belong to the server package)
  *   close()                the whole cluster: haproxy, the nodes, the cluster's database stays until the run ends
@@ -42,10 +43,18 @@ export async function startTestCluster(options: Partial<ServerOptions> & { acces
       };
     },
     clear: () => servers().forEach((s) => s.faults.clear()),
-    get socket() {
-      return first.faults.socket;
+    // Socket rules go to every node; an action on one session acts where the session is.
+    socket: {
+      inject: (rule: SocketFaultRule) => {
+        const handles = servers().map((s) => s.faults.socket.inject(rule));
+        return { remove: () => handles.forEach((h) => h.remove()) };
+      },
+      clear: () => servers().forEach((s) => s.faults.socket.clear()),
+      rotateNow: (id: string) => servers().some((s) => s.faults.socket.rotateNow(id)),
+      closeSocket: (id: string, code?: number, reason?: string) => servers().some((s) => s.faults.socket.closeSocket(id, code, reason)),
+      halfOpen: (id: string) => servers().some((s) => s.faults.socket.halfOpen(id)),
     },
-  } as unknown as Faults; // Faults is a class; this stands for it across the nodes.
+  } as unknown as Faults; // Faults and SocketFaults are classes; this stands for them across the nodes.
   return {
     url: cluster.url,
     publicUrl: cluster.url,
