@@ -1,5 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +9,7 @@ import { API_PREFIX } from '@soundclone/core/internal';
 import { isLocalClusterError, LocalClusterError } from '../../src/cluster/cluster-error.js';
 import { haproxyConfig } from '../../src/cluster/haproxy.js';
 import { LocalCluster } from '../../src/cluster/local-cluster.js';
+import { isLocalPostgresError } from '../../src/cluster/local-postgres.js';
 
 /**
  * The local cluster: real node processes of the built server command, a real PostgreSQL and a real
@@ -140,6 +143,18 @@ describe('LocalCluster refusals', () => {
     const error = await LocalCluster.start({ accessKeys: [KEY], haproxyBin: '/nonexistent/haproxy' }).catch((e: unknown) => e);
     expect(isLocalClusterError(error)).toBe(true);
     expect(error).toMatchObject({ code: 'HAPROXY_NOT_INSTALLED', message: expect.stringContaining('/nonexistent/haproxy') });
+  });
+
+  it('without PostgreSQL: LocalPostgresError POSTGRES_NOT_INSTALLED, and no node started', async () => {
+    const empty = mkdtempSync(join(tmpdir(), 'no-postgres-'));
+    try {
+      const error = await LocalCluster.start({ nodes: 2, accessKeys: [KEY], postgres: { binDir: empty } }).catch((e: unknown) => e);
+      expect(isLocalPostgresError(error)).toBe(true);
+      expect(error).toMatchObject({ code: 'POSTGRES_NOT_INSTALLED' });
+      expect(childrenRunning('cli.js')).toEqual([]);
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
   });
 
   it('a node that cannot start: NODE_START_FAILED with its last output lines, and the rest stopped', async () => {
