@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SoundClone } from '@soundclone/core';
 import { API_PREFIX } from '@soundclone/core/internal';
 import { isLocalClusterError, LocalClusterError } from '../../src/cluster/cluster-error.js';
 import { haproxyConfig } from '../../src/cluster/haproxy.js';
@@ -85,6 +86,31 @@ describe('LocalCluster with node processes', () => {
     expect(first!.port).toBe(port);
     expect(first!.pid).not.toBe(pid);
     expect((await userInfo(first!.url)).status).toBe(200);
+  });
+
+  it('an SDK client under load does not notice a node killed with kill -9 (redispatch, then the health check; 502s retried)', async () => {
+    const client = new SoundClone({ accessKey: KEY, baseUrl: cluster.url, retryDelay: { baseMs: 20, maxMs: 100 } });
+    let ok = 0;
+    const failures: unknown[] = [];
+    const until = Date.now() + 2_000;
+    const load = Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (Date.now() < until) {
+          try {
+            await client.user.info();
+            ok += 1;
+          } catch (error) {
+            failures.push(error);
+          }
+        }
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    await cluster.killNode(1);
+    await load;
+    expect(failures).toEqual([]);
+    expect(ok).toBeGreaterThan(20);
+    await cluster.restartNode(1);
   });
 
   it('with PostgreSQL stopped the nodes answer 503 SERVICE_UNAVAILABLE (STORE_UNAVAILABLE, Retry-After), and resume after it restarts', async () => {
