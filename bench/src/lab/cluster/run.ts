@@ -1,5 +1,5 @@
 import { mkdir, writeFile } from 'node:fs/promises';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { SoundClone } from '@soundclone/core';
@@ -145,10 +145,10 @@ async function threeNodes(): Promise<Target> {
   return { label: '3 nodes, PostgreSQL, haproxy', url: cluster.url, stop: () => cluster.stop() };
 }
 
-function table(rows: readonly Row[], seconds: number, concurrency: number): string {
+function table(rows: readonly Row[], seconds: number, concurrency: number, load: number): string {
   const f = (n: number, digits = 1): string => n.toFixed(digits);
   return [
-    `Cluster bench: ${concurrency} concurrent clients, ${seconds} s per measurement, ${cpus().length} cores shared by every process (${new Date().toISOString().slice(0, 10)}).`,
+    `Cluster bench: ${concurrency} concurrent clients, ${seconds} s per measurement, ${cpus().length} cores shared by every process, load average ${load.toFixed(1)} before the run (other programs' work shows in the rows) (${new Date().toISOString().slice(0, 10)}).`,
     '',
     '| target | batch tasks/s | failed tasks | REST req/s | REST p50 ms | REST p99 ms | failed requests |',
     '|---|---:|---:|---:|---:|---:|---:|',
@@ -166,6 +166,7 @@ async function main(): Promise<void> {
   const seconds = Number(values.seconds);
   const concurrency = Number(values.concurrency);
   if (!(seconds > 0) || !Number.isInteger(concurrency) || concurrency < 1) throw new Error('--seconds takes a positive number, --concurrency a whole number of at least 1');
+  const load = loadavg()[0] ?? 0;
   const rows: Row[] = [];
   for (const start of [oneNodeMemory, oneNodePostgres, threeNodes]) {
     const target = await start();
@@ -181,7 +182,7 @@ async function main(): Promise<void> {
     }
     await sleep(500);
   }
-  const text = table(rows, seconds, concurrency);
+  const text = table(rows, seconds, concurrency, load);
   process.stdout.write(text);
   if (!values['no-write']) {
     await mkdir(RESULTS, { recursive: true });
