@@ -163,6 +163,33 @@ describe('soundclone captions in a terminal', () => {
       expect(indexOfSamples(audio, clip)).toBeGreaterThan(0);
     }, 60_000);
 
+    it('--mic with the local server on a fresh data directory, as a new user runs it: no capture gap at the start', async () => {
+      // The microphone opens once the local server is ready; opened before it, the server's start
+      // (modules, journal, recognizer model) left the capture more than a second behind its clock when
+      // the session began reading: a "capture gap ... at sample 0 (starved)" line and a discontinuity
+      // where the first words are.
+      const clip = SAMPLE.slice(113_600, 113_600 + 32_000);
+      const clipPath = writeWav(join(dir, 'first-words.wav'), clip, 16_000);
+      term = Terminal.open({ ...SHELL_ENV, ...mic.env, SOUNDCLONE_DATA_DIR: freshDataDir() });
+      term.run(`${soundclone} captions --mic`);
+      await term.waitFor(/listening on FakeMic \(pvrecorder, 16000 Hz, 1 ch\)/, 60_000);
+      // The first words come as soon as the command says it listens.
+      await mic.play(clipPath);
+      await term.waitFor(/\[session rs_\S+: streaming\]/);
+      await new Promise((r) => setTimeout(r, 1500));
+      term.ctrlC();
+      const done = await term.waitFor(/EXIT:(\d+)/, 30_000);
+      const screen = term.screen();
+      expect(done[1]).toBe('0');
+      expect(screen).toMatch(/started the local reference server at http:\/\/127\.0\.0\.1:\d+/);
+      expect(screen).not.toMatch(/capture gap/);
+      expect(screen).not.toMatch(/\[gap: /);
+      expect(screen).not.toMatch(/^lost: /m);
+      const frames = Number(/\((\d+) frames at 16000 Hz\)/.exec(screen)?.[1]);
+      expect(screen).toContain(`usage: ${String(frames)} samples received, ${String(frames)} captured`);
+      expect(frames).toBeGreaterThanOrEqual(clip.length);
+    }, 90_000);
+
     it('--mic with parec: the source goes away and comes back; the status line says so, the session goes on and finishes', async () => {
       const env = { ...process.env, ...mic.env };
       const pactl = (...args: string[]): string => execFileSync('pactl', args, { env, encoding: 'utf8' });

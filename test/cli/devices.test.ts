@@ -21,7 +21,7 @@ describe.skipIf(loadPvRecorder() instanceof Error)('soundclone without a microph
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('captions --mic fails with its one error line and nothing else (no "ALSA lib" lines), before any server', async () => {
+  it('captions --mic fails with its one error line and nothing else (no "ALSA lib" lines, no local server notes)', async () => {
     const run = await cli(['captions', '--mic', '--backend', 'pvrecorder'], env, 30_000);
     expect(run.code).toBe(1);
     expect(run.stderr).not.toContain('ALSA lib');

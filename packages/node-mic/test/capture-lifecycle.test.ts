@@ -60,6 +60,74 @@ describe('ResilientMicrophone decisions', () => {
     expect(mic.health).toMatchObject({ state: 'failed', gaps: 1, recoveries: 1, capturedFrames: 5 * 960 + 3 * 882 });
   });
 
+  it('a reader that starts late finds the audio queued for it: no starved episode, no break, every frame in order', async () => {
+    // A capture queues what the device gives until it is read (PushSource): here 1.5 s of 20 ms blocks
+    // wait, then blocks come in real time.
+    const rate = 16_000;
+    const openedAt = performance.now();
+    let delivered = 0;
+    let stopped = false;
+    const queued: OpenedCapture = {
+      format: { sampleRate: rate, channels: 1, encoding: 'pcm16' },
+      label: 'queued',
+      get deliveredFrames() {
+        return delivered;
+      },
+      droppedFrames: 0,
+      stop: async () => {
+        stopped = true;
+      },
+      async *[Symbol.asyncIterator]() {
+        for (let i = 0; i < 150 && !stopped; i++) {
+          // Block i was captured by (i + 1) · 20 ms after the open; wait for that when reading ahead of it.
+          const due = openedAt + (i + 1) * 20 - performance.now();
+          if (due > 0) await new Promise((r) => setTimeout(r, due));
+          delivered += rate / 50;
+          yield new Int16Array(rate / 50).fill(i);
+        }
+      },
+    };
+    const mic = await ResilientMicrophone.open('parec', 'queued', { open: async () => queued, recovery: { attempts: 1, retryDelayMs: 5, pollMs: 20 } });
+    const events: CaptureEvent[] = [];
+    mic.events$.subscribe((e) => events.push(e));
+    await new Promise((r) => setTimeout(r, 1_500));
+    const items: CaptureItem[] = [];
+    for await (const item of mic.items()) {
+      items.push(item);
+      if (items.length === 150) break;
+    }
+    await mic.stop();
+    expect(events.filter((e) => e.type === 'starved' || e.type === 'gap')).toEqual([]);
+    expect(items.every((i) => i.kind === 'audio')).toBe(true);
+    expect(items.map((i) => (i.kind === 'audio' ? i.block[0] : -1))).toEqual(Array.from({ length: 150 }, (_, i) => i));
+  });
+
+  it('a reader that reads while the device gives nothing still finds it starved', async () => {
+    let stopped = false;
+    const silent: OpenedCapture = {
+      format: { sampleRate: 16_000, channels: 1, encoding: 'pcm16' },
+      label: 'silent',
+      deliveredFrames: 0,
+      droppedFrames: 0,
+      stop: async () => {
+        stopped = true;
+      },
+      async *[Symbol.asyncIterator]() {
+        while (!stopped) await new Promise((r) => setTimeout(r, 20));
+      },
+    };
+    const mic = await ResilientMicrophone.open('parec', 'silent', { open: async () => silent, recovery: { attempts: 1, retryDelayMs: 5, pollMs: 20, starvationMs: 300, lostAfterMs: 60_000 } });
+    const events: CaptureEvent[] = [];
+    mic.events$.subscribe((e) => events.push(e));
+    const reading = (async () => {
+      for await (const _ of mic.items()) break;
+    })();
+    for (let i = 0; i < 100 && !events.some((e) => e.type === 'starved'); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(events.map((e) => e.type)).toContain('starved');
+    await mic.stop();
+    await reading;
+  });
+
   it('recovery: false ends on the first loss with MIC_DEVICE_LOST', async () => {
     const mic = await ResilientMicrophone.open('sox', undefined, { open: async () => device('default', 16_000, 2), recovery: { enabled: false } });
     await expect((async () => {

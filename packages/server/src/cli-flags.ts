@@ -3,6 +3,7 @@ import type { SupplementKind } from './realtime/session/audio.js';
 import type { SocketFaultRule } from './realtime/socket/faults.js';
 import { RECOGNIZER_CHOICES, type RecognizerChoice } from './recognition/select.js';
 import { normalizePublicUrl } from './public-url.js';
+import { NODES } from './protocol.js';
 import type { ServerOptions } from './server.js';
 
 /**
@@ -31,7 +32,13 @@ import type { ServerOptions } from './server.js';
  * --max-decoders-per-account N (default: all but a quarter of --max-decoders) and
  * --max-sessions-per-account N (realtime sessions open at once, default 8); past either, 429.
  * --public-url URL: the address clients reach the service at behind a balancer or proxy (startServer
- * publicUrl; the socket URLs it hands out use it; default the listen address).
+ * publicUrl; the socket URLs it hands out use it; default the listen address). Several nodes on one
+ * database (docs/protocol.md "Several nodes"): --internal-url URL (where the other nodes reach this one,
+ * default its listen address), --node-id ID (default random), --drain-grace-ms N (on SIGTERM, how long
+ * GET /health answers 503 before the node closes, default 2,000), --drain-timeout-ms N (past it the
+ * process exits anyway, default 15,000).
+ * TEST-ONLY, not a flag: SOUNDCLONE_TEST_TASK_PROCESSING_MS in `env` holds every batch task PROCESSING
+ * that long (startServer taskTiming.processingMs).
  */
 
 export const SERVER_USAGE =
@@ -45,6 +52,9 @@ export const SERVER_USAGE =
   '               [--max-sessions-per-account N] (realtime sessions open at once, default 8)\n' +
   '  state: [--data-dir DIR] (keep accounts, voices and transcriptions there across restarts; default in memory)\n' +
   '         [--database-url postgres://...] (keep them in PostgreSQL instead; or SOUNDCLONE_DATABASE_URL)\n' +
+  '  nodes: [--public-url URL] (where clients reach the service: the balancer) [--internal-url URL] (where other nodes reach this one)\n' +
+  '         [--node-id ID] [--drain-grace-ms N] (SIGTERM: /health 503 this long before closing, default 2000)\n' +
+  '         [--drain-timeout-ms N] (SIGTERM: exit after this long at most, default 15000)\n' +
   '  media: [--upload-quota-bytes N] (media bytes one account may hold, default 536870912)\n';
 
 const SUPPLEMENT_KINDS: readonly SupplementKind[] = ['alignment', 'entities', 'revision', 'language'];
@@ -52,6 +62,7 @@ const SUPPLEMENT_KINDS: readonly SupplementKind[] = ['alignment', 'entities', 'r
 const NUMERIC = [
   'rotate-every-ms', 'rotate-every-samples', 'recovery-window-ms', 'heartbeat-interval-ms', 'heartbeat-timeout-ms', 'delay-acks-ms',
   'delay-supplements-ms', 'socket-lifetime-ms', 'retain-audio', 'max-decoders', 'upload-quota-bytes', 'max-decoders-per-account', 'max-sessions-per-account',
+  'drain-grace-ms', 'drain-timeout-ms',
 ] as const;
 
 /**
@@ -70,6 +81,8 @@ export const SERVER_FLAG_OPTIONS = {
   'data-dir': { type: 'string' },
   'public-url': { type: 'string' },
   'database-url': { type: 'string' },
+  'internal-url': { type: 'string' },
+  'node-id': { type: 'string' },
   ...(Object.fromEntries(NUMERIC.map((name) => [name, { type: 'string' }])) as Record<(typeof NUMERIC)[number], { type: 'string' }>),
   help: { type: 'boolean', default: false },
 } as const;
@@ -95,6 +108,8 @@ export interface ServerFlags {
   readonly options: ServerOptions;
   /** Socket faults the flags asked for; inject each into `server.faults.socket` once started. */
   readonly socketFaults: readonly SocketFaultRule[];
+  /** SIGTERM drain: /health 503 for graceMs, then close; exit after timeoutMs at most. */
+  readonly drain: { readonly graceMs: number; readonly timeoutMs: number };
 }
 
 /**
@@ -143,6 +158,14 @@ export function parseServerFlags(argv: readonly string[], env: Readonly<Record<s
     throw new ServerFlagError(`--data-dir and ${given} are mutually exclusive: the state is kept in one place, a directory or PostgreSQL`);
   }
 
+  // TEST-ONLY, from the environment and not a flag: how long each batch task stays PROCESSING (ms), so a
+  // test can kill a server process while it runs a task (startServer taskTiming.processingMs).
+  const rawProcessing = env['SOUNDCLONE_TEST_TASK_PROCESSING_MS'];
+  const processingMs = rawProcessing === undefined || rawProcessing === '' ? undefined : Number(rawProcessing);
+  if (processingMs !== undefined && (!Number.isSafeInteger(processingMs) || processingMs < 0)) {
+    throw new ServerFlagError(`SOUNDCLONE_TEST_TASK_PROCESSING_MS takes a whole number of milliseconds, got ${rawProcessing}`);
+  }
+
   const rawPublicUrl = values['public-url'] as string | undefined;
   let publicUrl: string | undefined;
   try {
@@ -151,8 +174,20 @@ export function parseServerFlags(argv: readonly string[], env: Readonly<Record<s
     throw new ServerFlagError(`--public-url: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
 
+  const rawInternalUrl = values['internal-url'] as string | undefined;
+  let internalUrl: string | undefined;
+  try {
+    internalUrl = rawInternalUrl === undefined ? undefined : normalizePublicUrl(rawInternalUrl, 'internalUrl');
+  } catch (error) {
+    throw new ServerFlagError(`--internal-url: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  const nodeId = values['node-id'] as string | undefined;
+  if (nodeId !== undefined && !/^[A-Za-z0-9_.-]{1,64}$/.test(nodeId)) throw new ServerFlagError(`--node-id takes 1-64 letters, digits, '_', '.', '-', got ${nodeId}`);
+
   const options: ServerOptions = {
     port,
+    ...(internalUrl !== undefined ? { internalUrl } : {}),
+    ...(nodeId !== undefined ? { nodeId } : {}),
     ...(dataDir !== undefined ? { dataDir } : {}),
     ...(publicUrl !== undefined ? { publicUrl } : {}),
     ...(databaseUrl !== undefined ? { databaseUrl } : {}),
@@ -181,6 +216,7 @@ export function parseServerFlags(argv: readonly string[], env: Readonly<Record<s
       : {}),
     ...(numbers['max-sessions-per-account'] !== undefined ? { maxRealtimeSessionsPerAccount: numbers['max-sessions-per-account'] } : {}),
     ...(numbers['upload-quota-bytes'] !== undefined ? { uploadQuotaBytes: numbers['upload-quota-bytes'] } : {}),
+    ...(processingMs !== undefined ? { taskTiming: { processingMs } } : {}),
   };
 
   // --withhold-acks wins over --delay-acks-ms, and --withhold-supplements over --delay-supplements-ms.
@@ -190,7 +226,8 @@ export function parseServerFlags(argv: readonly string[], env: Readonly<Record<s
   if (kinds !== undefined) socketFaults.push({ kind: 'withholdSupplements', kinds: kinds as SupplementKind[] });
   else if (numbers['delay-supplements-ms'] !== undefined) socketFaults.push({ kind: 'delaySupplements', ms: numbers['delay-supplements-ms'] });
 
-  return { help, options, socketFaults };
+  const drain = { graceMs: numbers['drain-grace-ms'] ?? NODES.drainGraceMs, timeoutMs: numbers['drain-timeout-ms'] ?? NODES.drainTimeoutMs };
+  return { help, options, socketFaults, drain };
 }
 
 /** --database-url, else the environment's, checked: a postgres:// or postgresql:// URL. */

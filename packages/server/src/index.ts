@@ -3,7 +3,8 @@
  * `protocol` holds the service's own decisions; the wire facts both sides share are
  * @soundclone/core's (`@soundclone/core/internal`).
  */
-export { startServer, type RunningServer, type ServerOptions, type RequestLogEntry, type HttpLimits } from './server.js';
+export { startServer, type RunningServer, type ServerOptions, type RequestLogEntry, type HttpLimits, type DrainOptions } from './server.js';
+export type { MembershipTiming } from './cluster/membership.js';
 export * as protocol from './protocol.js';
 export { ApiError, type Violation } from './errors.js';
 export { StateStoreError, isStateStoreError, type StateErrorCode } from './store/journal/state-error.js';
@@ -30,6 +31,7 @@ export type { SocketConfig, SocketLogEntry } from './realtime/socket/config.js';
 export type { SocketFaults, SocketFaultRule, SocketFaultHandle, SocketFaultTarget, AckMode } from './realtime/socket/faults.js';
 export type { Clock } from './util/clock.js';
 export type { TaskTiming } from './domain/transcriptions/runner.js';
+export type { LeaseTiming } from './domain/transcriptions/batch-worker.js';
 export { refusalForAddress, refusalForName } from './media/address-policy.js';
 export { signWebhook } from './webhooks/signing.js';
 export { parseServerFlags, SERVER_USAGE, SERVER_FLAG_OPTIONS, ServerFlagError, isServerFlagError, type ServerFlags } from './cli-flags.js';

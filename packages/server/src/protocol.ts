@@ -82,6 +82,30 @@ export const RATE = { ratePerMinute: 600, rateVersion: '2026-01.v1' } as const;
  * Retried on network errors and non-2xx answers after each delay of retryDelaysMs (a new t and v1 per
  * attempt, the same event id and body). The scheme, event types and tolerance are core's WEBHOOK.
  */
+/**
+ * Batch leases on a store several nodes share (docs/protocol.md "Batch leases"): a node holds the lease
+ * of each batch task it runs for leaseMs, extends it every heartbeatMs, and looks for tasks whose lease
+ * is free or has passed every pollMs. A node that dies leaves its tasks to another node within about
+ * leaseMs + pollMs. A store only this process uses takes none of these timers.
+ */
+export const BATCH_LEASES = {
+  leaseMs: 4000,
+  heartbeatMs: 1000,
+  pollMs: 1000,
+  /** Tasks one poll claims at most. */
+  claimBatch: 4,
+  /**
+   * How long a new task is left to the node that created it, which claims it in its next step; only a
+   * creator that died in between leaves it to claimDue, once this has passed.
+   */
+  creatorGraceMs: 5000,
+  /**
+   * Claims of one task before the next claim fails it (INTERNAL, retryable, nothing charged) instead of
+   * running it: a task whose run ends its node every time must not take down one node after another.
+   */
+  maxClaims: 8,
+} as const;
+
 export const WEBHOOK_DELIVERY = {
   defaultRetryDelaysMs: [1000, 5000, 30_000, 120_000, 600_000],
   timeoutMs: 10_000,
@@ -139,4 +163,50 @@ export const ID_PREFIXES = {
   upload: 'up_',
   request: 'req_',
   event: 'evt_',
+} as const;
+
+/**
+ * Ours: several nodes on one database behind a balancer (docs/protocol.md "Several nodes"). A request
+ * about a realtime session that reaches a node not holding it is forwarded to the node that does, once:
+ * the forwarded request carries `hopHeader`, and a node that does not hold the session either answers
+ * 503 SERVICE_UNAVAILABLE with `details.reason` `ownerMovedReason` instead of forwarding again.
+ */
+export const NODES = {
+  hopHeader: 'x-soundclone-forwarded-by',
+  /** The session's node stopped beating (died) and its session is not failed yet (the sweeper will). */
+  ownerUnavailableReason: 'SESSION_OWNER_UNAVAILABLE',
+  /** A forwarded request reached a node that does not hold the session: not forwarded again. */
+  ownerMovedReason: 'SESSION_OWNER_MOVED',
+  /** A node beats this often (ms). */
+  heartbeatMs: 1000,
+  /** A node whose last beat is older than this (ms) is dead: its realtime sessions are failed. */
+  staleAfterMs: 5000,
+  /** Every node looks for dead nodes' sessions this often (ms). */
+  sweepEveryMs: 1000,
+  /**
+   * A forwarded request whose owner sends nothing for this long (ms) is given up (503
+   * SESSION_OWNER_UNAVAILABLE if nothing was answered yet): longer than a finish waits for supplements.
+   */
+  forwardIdleTimeoutMs: 30_000,
+  /** A forwarded socket upgrade the owner does not answer within this (ms) is refused the same way. */
+  forwardUpgradeTimeoutMs: 10_000,
+  /** The internal health check, outside the API prefix, unauthenticated. */
+  healthPath: '/health',
+  /** How long GET /health may wait for the database before it answers 503 (ms). */
+  healthStoreTimeoutMs: 2000,
+  /** Drain: how long /health answers 503 while the node still serves, before it closes (ms). */
+  drainGraceMs: 2000,
+  /** Drain: past this (ms) the process exits anyway. */
+  drainTimeoutMs: 15_000,
+} as const;
+
+/**
+ * `error` of a realtime session whose node died (Store.nodes.failOrphanedSessions): its audio and
+ * recogniser were in that node's memory; nothing is charged, a new session may be started.
+ */
+export const ORPHANED_SESSION_ERROR = {
+  errorCode: 'INTERNAL',
+  message: 'the server holding this realtime session stopped; its audio is gone and nothing was charged; start a new session',
+  retryable: true,
+  action: 'RETRY',
 } as const;

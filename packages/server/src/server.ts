@@ -1,14 +1,20 @@
+import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { API_PREFIX, REALTIME, SOCKET_DEFAULTS } from '@soundclone/core/internal';
-import { ACCOUNT_LIMITS, HTTP_LIMITS, SERVER_LIMITS, WEBHOOK_DELIVERY } from './protocol.js';
+import { ACCOUNT_LIMITS, BATCH_LEASES, HTTP_LIMITS, NODES, SERVER_LIMITS, WEBHOOK_DELIVERY } from './protocol.js';
+import { answerHealth, isHealthCheck } from './cluster/health.js';
+import { NodeMembership, type MembershipTiming } from './cluster/membership.js';
+import { SessionOwners } from './cluster/session-owners.js';
+import { upgradeElsewhere } from './cluster/socket-elsewhere.js';
 import { Accounts, initialLedger, type AccountOverrides } from './domain/accounts/accounts.js';
 import { Covers } from './domain/accounts/covers.js';
 import { TtsHistory } from './domain/accounts/tts-history.js';
 import { Voices } from './domain/accounts/voices.js';
 import { Tasks } from './domain/transcriptions/tasks.js';
 import { DEFAULT_TIMING, TranscriptionRunner, type TaskTiming } from './domain/transcriptions/runner.js';
+import { BatchWorker, type LeaseTiming } from './domain/transcriptions/batch-worker.js';
 import { TranscriptionService } from './domain/transcriptions/service.js';
 import { Uploads } from './domain/transcriptions/uploads.js';
 import { Faults } from './http/faults.js';
@@ -30,7 +36,7 @@ import { JournalStore, type StateReport } from './store/journal/journal-store.js
 import { MemoryStore } from './store/memory-store.js';
 import { normalizePublicUrl } from './public-url.js';
 import type { Store } from './store/store.js';
-import { systemClock, type Clock } from './util/clock.js';
+import { sleep, systemClock, type Clock } from './util/clock.js';
 import { WebhookDispatcher } from './webhooks/delivery.js';
 
 export interface ServerOptions {
@@ -66,6 +72,12 @@ export interface ServerOptions {
   readonly clock?: Clock;
   /** Batch phase durations (ms); hold a task non-terminal with a long processingMs. */
   readonly taskTiming?: Partial<TaskTiming>;
+  /**
+   * With databaseUrl: how long a batch task's lease holds, how often the node extends the leases of
+   * its tasks and looks for tasks to take over (ms; defaults protocol.ts BATCH_LEASES, docs/protocol.md
+   * "Batch leases"). Tests shorten them.
+   */
+  readonly batchLeases?: Partial<LeaseTiming>;
   /**
    * Realtime: supplementWaitMs, recoveryWindowMs (default protocol.ts REALTIME.recoveryWindowMs), and
    * the rotation schedule rotateEveryMs / rotateEverySamples (off by default), and the per-socket
@@ -131,6 +143,25 @@ export interface ServerOptions {
    * that need it answer 503 SERVICE_UNAVAILABLE with Retry-After. Not with dataDir.
    */
   readonly databaseUrl?: string;
+  /**
+   * Where the other nodes sharing the database reach this one, when that is not its listen address
+   * (`http://host:port`, the default); recorded in the store's node registry and used to forward
+   * requests about the realtime sessions this node holds (docs/protocol.md "Several nodes").
+   */
+  readonly internalUrl?: string;
+  /** This node's id in the registry (default: random per start, `node_…`). */
+  readonly nodeId?: string;
+  /**
+   * Node heartbeat and sweeper timing (ms): heartbeatMs (default NODES.heartbeatMs), staleAfterMs (a
+   * node silent this long is dead and its realtime sessions are failed; NODES.staleAfterMs),
+   * sweepEveryMs (NODES.sweepEveryMs). Tests make them short.
+   */
+  readonly nodeTiming?: Partial<MembershipTiming>;
+}
+
+export interface DrainOptions {
+  /** How long GET /health answers 503 while the node still serves, before it closes (default NODES.drainGraceMs). */
+  readonly graceMs?: number;
 }
 
 export type HttpLimits = { readonly [K in keyof typeof HTTP_LIMITS]: number };
@@ -157,9 +188,23 @@ export interface RunningServer {
   readonly recognizer: { readonly id: string; readonly notice?: string };
   /** With a dataDir: where the state is kept and what the start found there. */
   readonly state?: StateReport;
+  /** This node in the store's registry: its id, where the other nodes reach it, and whether it drains. */
+  readonly node: { readonly id: string; readonly internalUrl: string; readonly draining: boolean };
+  /**
+   * Leaves gracefully (SIGTERM): GET /health answers 503 at once and the registry says draining, new
+   * realtime sessions are refused (503 NODE_DRAINING), batch work is handed back; after `graceMs`
+   * (the balancer has taken the node out) live sockets get close 4503 and the server closes as close()
+   * does. Resolves when closed.
+   */
+  drain(options?: DrainOptions): Promise<void>;
+  /** Stops at once: sockets get 4503, the HTTP server and the store close. Idempotent. */
   close(): Promise<void>;
 }
 
+/**
+ * Batch work this node holds goes back to the queue on a drain, when the transcription service can
+ * hand it back (a `drain()` of its own); otherwise it simply stops with the process.
+ */
 /** maxRealtimeSessionsPerAccount, checked, or its default. */
 function openSessionLimit(value: number | undefined): number {
   if (value === undefined) return ACCOUNT_LIMITS.defaultMaxOpenSessions;
@@ -186,16 +231,21 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   if (options.store !== undefined && options.dataDir !== undefined) throw new TypeError('startServer takes a store or a dataDir, not both');
   const journal = options.dataDir !== undefined ? JournalStore.open(options.dataDir) : undefined;
   // node-postgres is loaded only by a server that uses it.
-  const store: Store = journal ?? options.store ?? (options.databaseUrl !== undefined ? await (await import('./store/pg/pg-store.js')).PgStore.open(options.databaseUrl) : new MemoryStore());
+  const nodeId = options.nodeId ?? `node_${randomBytes(6).toString('hex')}`;
+  const internalUrl = options.internalUrl === undefined ? undefined : normalizePublicUrl(options.internalUrl, 'internalUrl');
+  const store: Store = journal ?? options.store ?? (options.databaseUrl !== undefined ? await (await import('./store/pg/pg-store.js')).PgStore.open(options.databaseUrl, { nodeId }) : new MemoryStore());
   try {
-    return await start(options, clock, store, journal, maxOpenSessionsPerAccount, publicUrl);
+    return await start(options, clock, store, journal, maxOpenSessionsPerAccount, publicUrl, { id: nodeId, internalUrl });
   } catch (error) {
     await store.close();
     throw error;
   }
 }
 
-async function start(options: ServerOptions, clock: Clock, store: Store, journal: JournalStore | undefined, maxOpenSessionsPerAccount: number, publicUrl: string | undefined): Promise<RunningServer> {
+async function start(
+  options: ServerOptions, clock: Clock, store: Store, journal: JournalStore | undefined, maxOpenSessionsPerAccount: number, publicUrl: string | undefined,
+  node: { readonly id: string; readonly internalUrl: string | undefined },
+): Promise<RunningServer> {
   const lifetime = new AbortController();
   // Every sleeping task and waiting request listens to the lifetime signal; there is no leak to warn of.
   setMaxListeners(0, lifetime.signal);
@@ -204,6 +254,14 @@ async function start(options: ServerOptions, clock: Clock, store: Store, journal
   // Seeded TTS items count as this period's usage (initialLedger); a kept ledger wins over the seeded one.
   const now = clock.now();
   await store.seed({ ledgers: accounts.all.map((a) => initialLedger(a, now, BigInt(tts.usedChars(a)))), ...Voices.seedFor(accounts.all) });
+  // Socket tokens verify on every node sharing the store.
+  const tokenSecret = await store.nodes.socketTokenSecret();
+  const nodeTiming: MembershipTiming = {
+    heartbeatMs: options.nodeTiming?.heartbeatMs ?? NODES.heartbeatMs,
+    staleAfterMs: options.nodeTiming?.staleAfterMs ?? NODES.staleAfterMs,
+    sweepEveryMs: options.nodeTiming?.sweepEveryMs ?? NODES.sweepEveryMs,
+  };
+  const owners = new SessionOwners(store, node.id, nodeTiming.staleAfterMs);
   const guard = { allowHosts: new Set(options.allowMediaHosts ?? []), ...(options.resolveHost ? { resolve: options.resolveHost } : {}) };
   const tasks = new Tasks(store);
   const quota = options.uploadQuotaBytes ?? SERVER_LIMITS.uploadQuotaBytesDefault;
@@ -213,7 +271,8 @@ async function start(options: ServerOptions, clock: Clock, store: Store, journal
   const recognizer = chosen.recognizer;
   // A shared store (PostgreSQL) may hold deliveries other nodes added or left behind: look for them too.
   const webhooks = new WebhookDispatcher(store, guard, options.webhookRetryDelaysMs ?? WEBHOOK_DELIVERY.defaultRetryDelaysMs, clock, store.engine === 'postgres' ? WEBHOOK_DELIVERY.sharedStorePollMs : undefined);
-  const runner = new TranscriptionRunner(store, tasks, recognizer, { ...DEFAULT_TIMING, ...options.taskTiming }, clock, lifetime.signal);
+  const runner = new TranscriptionRunner(store, tasks, uploads, recognizer, { ...DEFAULT_TIMING, ...options.taskTiming }, clock);
+  const batch = new BatchWorker(store, runner, { ...BATCH_LEASES, ...options.batchLeases }, store.engine === 'postgres', lifetime.signal);
   const faults = new Faults();
   const supplementPolicy: SupplementPolicy = (line, kind, context) =>
     faults.socket.supplementDecision(context.sessionId, kind) ?? options.supplementPolicy?.(line, kind, context) ?? 'now';
@@ -243,8 +302,9 @@ async function start(options: ServerOptions, clock: Clock, store: Store, journal
     covers: new Covers(accounts.all, options.coverSeedCount ?? 600, store),
     uploads,
     tasks,
-    transcriptions: new TranscriptionService(store, tasks, uploads, runner, { ...guard, timeoutMs: options.mediaFetchTimeoutMs ?? 15_000 }, clock, lifetime.signal),
+    transcriptions: new TranscriptionService(store, tasks, uploads, batch, { ...guard, timeoutMs: options.mediaFetchTimeoutMs ?? 15_000 }, clock, lifetime.signal),
     realtime: new RealtimeSessions(
+      { nodeId: node.id, tokenSecret },
       store,
       recognizer,
       {
@@ -258,11 +318,12 @@ async function start(options: ServerOptions, clock: Clock, store: Store, journal
       { maxOpenSessionsPerAccount },
     ),
     webhooks,
+    nodeId: node.id,
+    owners,
     baseUrl: '',
   };
-  // Tasks that were running when the last process stopped (kept state only). Not on PostgreSQL: other
-  // servers may share the database and run the tasks this start would fail; that needs tasks that
-  // record which server runs them (a lease), which the shared batch queue brings.
+  // Tasks that were running when the last process stopped (kept state only). PostgreSQL fails none:
+  // their leases pass and another node, or this one, takes them over (docs/protocol.md "Batch leases").
   if (journal !== undefined) await store.recoverInterrupted(accounts.all.map((a) => a.id), clock.now());
   const router = new Router();
   for (const route of [...accountRoutes(services), ...sttRoutes(services)]) router.add(route);
@@ -274,6 +335,8 @@ async function start(options: ServerOptions, clock: Clock, store: Store, journal
     signal: lifetime.signal,
   });
 
+  // Made once the listen address is known (its default internal URL); until then /health says starting.
+  let membership: NodeMembership | undefined;
   const connections = new Set<Socket>();
   const server = createServer(
     {
@@ -282,7 +345,11 @@ async function start(options: ServerOptions, clock: Clock, store: Store, journal
       keepAliveTimeout: httpLimits.keepAliveTimeoutMs,
       connectionsCheckingInterval: httpLimits.timeoutCheckIntervalMs,
     },
-    pipeline.listener,
+    // GET /health, outside the API prefix and the request pipeline (no admission, no authentication).
+    (req, res) => {
+      if (isHealthCheck(req)) void answerHealth(req, res, membership);
+      else pipeline.listener(req, res);
+    },
   );
   server.on('connection', (socket) => {
     connections.add(socket);
@@ -290,7 +357,7 @@ async function start(options: ServerOptions, clock: Clock, store: Store, journal
     refuseBlankLinePreamble(socket);
   });
   server.on('clientError', answerClientError);
-  const sockets = new SocketServer({ accounts, realtime: services.realtime, faults, config: socketConfig });
+  const sockets = new SocketServer({ accounts, realtime: services.realtime, faults, config: socketConfig, elsewhere: upgradeElsewhere(owners, node.id, () => clock.now()) });
   sockets.attachTo(server);
   try {
     await new Promise<void>((resolve, reject) => {
@@ -306,6 +373,34 @@ async function start(options: ServerOptions, clock: Clock, store: Store, journal
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
   services.baseUrl = publicUrl ?? url;
+  membership = new NodeMembership({ id: node.id, internalUrl: node.internalUrl ?? url, publicUrl: services.baseUrl }, store, nodeTiming, clock);
+  const joined = membership;
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      lifetime.abort();
+      await sockets.close();
+      services.realtime.dispose();
+      await batch.close();
+      await webhooks.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const socket of connections) socket.destroy();
+      });
+      if (chosen.owned) recognizer.close?.();
+      // Leaves the registry; what this node still held is failed (its audio ends here).
+      await joined.stop();
+      await store.close();
+    })();
+    return closing;
+  };
+  try {
+    // On a store other nodes may share, this node also fails the sessions of nodes that died.
+    await joined.start({ shared: store.engine === 'postgres' });
+  } catch (error) {
+    await close();
+    throw error;
+  }
 
   return {
     url,
@@ -317,18 +412,23 @@ async function start(options: ServerOptions, clock: Clock, store: Store, journal
     sockets,
     recognizer: { id: recognizer.id, ...(chosen.notice !== undefined ? { notice: chosen.notice } : {}) },
     ...(journal !== undefined ? { state: journal.report } : {}),
-    close: async () => {
-      lifetime.abort();
-      await sockets.close();
-      services.realtime.dispose();
-      await webhooks.close();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const socket of connections) socket.destroy();
-      });
-      if (chosen.owned) recognizer.close?.();
-      await store.close();
+    node: {
+      id: node.id,
+      internalUrl: joined.node.internalUrl,
+      get draining() {
+        return joined.draining;
+      },
     },
+    drain: async (drainOptions: DrainOptions = {}) => {
+      // Health says 503 and new sessions are refused at once; the registry learns it as the store answers.
+      const marked = joined.drain();
+      services.realtime.drain();
+      await marked;
+      await services.transcriptions.handBackBatchWork();
+      await sleep(drainOptions.graceMs ?? NODES.drainGraceMs, lifetime.signal);
+      await close();
+    },
+    close,
   };
 }
 

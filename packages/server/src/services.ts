@@ -1,4 +1,5 @@
 import type { Accounts } from './domain/accounts/accounts.js';
+import type { SessionOwners } from './cluster/session-owners.js';
 import type { Covers } from './domain/accounts/covers.js';
 import type { RealtimeSessions } from './realtime/session/sessions.js';
 import type { Tasks } from './domain/transcriptions/tasks.js';
@@ -32,6 +33,10 @@ export interface Services {
   readonly webhooks: WebhookDispatcher;
   /** Connection limits in force (capabilities `limits`, docs/protocol.md "Connection limits"). */
   readonly limits: ConnectionLimits;
+  /** This node's id in the store's node registry (Store.nodes). */
+  readonly nodeId: string;
+  /** Where the realtime sessions this node does not hold live (forwarding). */
+  readonly owners: SessionOwners;
   /** The base URL clients reach the service at (ServerOptions.publicUrl, else the listen URL), for URLs the service hands out (socket URL). */
   baseUrl: string;
 }

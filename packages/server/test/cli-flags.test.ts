@@ -32,6 +32,20 @@ describe('parseServerFlags', () => {
     expect(SERVER_USAGE).toContain('[--database-url postgres://...]');
   });
 
+  it('node flags: --internal-url and --node-id go to startServer, the drain timing to the command; bad values are refused', () => {
+    const parsed = parseServerFlags(['--access-key', 'k', '--internal-url', 'http://10.0.0.7:8787/', '--node-id', 'node-7', '--drain-grace-ms', '500', '--drain-timeout-ms', '9000']);
+    expect(parsed.options).toMatchObject({ internalUrl: 'http://10.0.0.7:8787', nodeId: 'node-7' });
+    expect(parsed.drain).toEqual({ graceMs: 500, timeoutMs: 9000 });
+    const defaults = parseServerFlags(['--access-key', 'k']);
+    expect(defaults.options).not.toHaveProperty('internalUrl');
+    expect(defaults.options).not.toHaveProperty('nodeId');
+    expect(defaults.drain).toEqual({ graceMs: 2000, timeoutMs: 15_000 });
+    expect(() => parseServerFlags(['--access-key', 'k', '--internal-url', '10.0.0.7:8787'])).toThrow(/--internal-url: internalUrl must be an absolute http\(s\) URL/);
+    expect(() => parseServerFlags(['--access-key', 'k', '--node-id', 'a b'])).toThrow(/--node-id takes/);
+    expect(() => parseServerFlags(['--access-key', 'k', '--drain-grace-ms', '0'])).toThrow(/--drain-grace-ms takes a positive integer/);
+    for (const flag of ['--internal-url', '--node-id', '--drain-grace-ms', '--drain-timeout-ms']) expect(SERVER_USAGE).toContain(flag);
+  });
+
   it('maps every realtime, recognition and fault flag', () => {
     const { options, socketFaults } = parseServerFlags([
       '--', '--port', '0', '--host', '::1', '--access-key', 'k', '--allow-media-host', '[::1]:9000', '--rotate-every-ms', '500', '--rotate-every-samples', '16000',

@@ -12,7 +12,8 @@ import { createDatabase, LocalCluster, type FaultHandle, type FaultRule, type Fa
  *                          hits and remaining add up the nodes'; socket rules likewise, and an action on
  *                          one session (rotateNow, closeSocket, halfOpen) acts on the node holding it
  *   sockets                the nodes' open sockets and logs together
- *   services, recognizer   the first node's (tests that read domain objects belong to the server package)
+ *   services, recognizer,  the first node's (tests that read domain objects belong to the server package)
+ *   node
  *   close()                the whole cluster: haproxy, the nodes, the cluster's database stays until the run ends
  *
  * The nodes run in this process (LocalCluster `inProcess`) so that their request logs and fault switches
@@ -73,6 +74,12 @@ export async function startTestCluster(options: Partial<ServerOptions> & { acces
     },
     services: first.services,
     recognizer: first.recognizer,
+    node: first.node,
+    // Every node drains at once, then the cluster stops.
+    drain: async (drainOptions) => {
+      await Promise.all(servers().map((s) => s.drain(drainOptions)));
+      await cluster.stop();
+    },
     close: () => cluster.stop(),
   };
 }

@@ -85,7 +85,7 @@ async function sessionOverhead(client: SoundClone, server: ServerChild, count: n
   return (server.cpuMs() - before) / count;
 }
 
-async function streamLevel(client: SoundClone, server: ServerChild, recognizer: string, sessions: number, seconds: number): Promise<CapacityRow> {
+export async function streamLevel(client: SoundClone, server: ServerChild, recognizer: string, sessions: number, seconds: number): Promise<CapacityRow> {
   const pcm = Array.from({ length: sessions }, (_, i) => speech(seconds, i + 1));
   const open = await Promise.all(pcm.map(() => client.stt.realtime.connect({})));
   const serverBefore = server.cpuMs();

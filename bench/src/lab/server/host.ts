@@ -167,7 +167,7 @@ export class ServerChild {
 
 let ticks: number | undefined;
 
-function clockTicks(): number {
+export function clockTicks(): number {
   if (ticks === undefined) {
     try {
       ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;

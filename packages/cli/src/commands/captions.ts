@@ -7,7 +7,7 @@ import { HealthLines } from '../session-health-lines.js';
 import { CaptionFiles } from '../caption-files.js';
 import { GapLines } from '../gap-lines.js';
 import { CliUsageError } from '../cli-error.js';
-import { connect, type Connection } from '../context.js';
+import { connect, openConnection, type Connection } from '../context.js';
 import { defaultTitle } from '../session-title.js';
 import type { CommandContext } from '../command.js';
 
@@ -57,7 +57,12 @@ export async function captions(ctx: CommandContext): Promise<number> {
   const channels = positiveInt(values, 'channels');
   const pcm = { ...(rate !== undefined ? { sampleRate: rate } : {}), ...(channels !== undefined ? { channels } : {}) };
 
-  // The source opens first: a missing device or file fails before any server or session exists.
+  // A file or stdin opens first: a missing file fails before any server or session exists. A
+  // microphone opens once the server is ready: its health runs on the clock from the moment it opens,
+  // and a session that starts reading only after a local server's start (a second or more: modules,
+  // journal, recognizer model) finds it more than its starvation limit behind, so the start of the
+  // session is a "starved" capture gap and a discontinuity, just where a person begins to speak. The
+  // server's notes wait until the microphone opened, so a missing device is still the one line on stderr.
   let source: AudioSource | undefined;
   let connection: Connection | undefined;
   const drops = new DropRelay();
@@ -65,7 +70,10 @@ export async function captions(ctx: CommandContext): Promise<number> {
   const files = new CaptionFiles({ vtt: str(values, 'vtt'), srt: str(values, 'srt'), hls: str(values, 'hls') });
   try {
     if (mic !== undefined) {
+      const pending = await openConnection(values, ctx.env, ctx.out);
+      connection = pending.connection;
       source = await openMicrophone({ ...(mic !== '' ? { device: mic } : {}), ...(backend !== undefined ? { backend } : {}), ...pcm, onOverflow: (o) => drops.add(o.frames) });
+      for (const line of pending.notes) ctx.out.note(line);
       ctx.out.note(`listening on ${source.label} (${(source as { backend?: string }).backend ?? ''}, ${String(source.format.sampleRate)} Hz, ${String(source.format.channels)} ch); Ctrl-C to finish`);
     } else if (file === '-') {
       source = await stdinSource({ type: values['raw'] === true ? 'raw' : 'auto', ...pcm, stream: ctx.stdin });
@@ -73,7 +81,7 @@ export async function captions(ctx: CommandContext): Promise<number> {
       source = values['raw'] === true ? rawPcmSource(file as string, pcm) : await wavFileSource(file as string);
       ctx.out.note(`captions of ${file as string} (${String(source.format.sampleRate)} Hz, ${String(source.format.channels)} ch)`);
     }
-    connection = await connect(values, ctx.env, ctx.out);
+    connection ??= await connect(values, ctx.env, ctx.out);
     const live = await transcribeLive(connection.client, source, {
       ...(pace !== undefined ? { pace } : {}),
       connect: { title: str(values, 'title') ?? defaultTitle(mic !== undefined ? 'microphone' : sample ? 'sample' : (file as string)), ...(str(values, 'language') !== undefined ? { languageHint: str(values, 'language') as string } : {}) },

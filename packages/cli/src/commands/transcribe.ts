@@ -69,9 +69,10 @@ export async function transcribe(ctx: CommandContext): Promise<number> {
       if (ctx.out.json) ctx.out.data(task);
       else ctx.out.print(task.transcriptionId);
       if (connection.keepsState) {
-        // The local server stops with this command: the work is finished here, so the kept task has a
-        // result for `transcripts get` in a later command instead of being failed as interrupted.
-        ctx.out.note(`the local server stops with this command, so the transcription finishes first; then: soundclone transcripts get ${task.transcriptionId}`);
+        // The local server stops once no command uses it (this one may be the last): the work is finished
+        // here, so the kept task has a result for `transcripts get` in a later command instead of being
+        // failed as interrupted.
+        ctx.out.note(`the local server stops once no command uses it, so the transcription finishes first; then: soundclone transcripts get ${task.transcriptionId}`);
         let status = task.status;
         for await (const done of client.stt.transcriptions.watch(task.transcriptionId)) status = done.status;
         ctx.out.note(`transcription ${task.transcriptionId}: ${status}`);

@@ -39,6 +39,8 @@ export class HealthTracker {
   #recoveries = 0;
   #drift: DriftEstimator | null = null;
   #starvation: StarvationDetector | null = null;
+  /** Blocks are measured as the reader takes them: until it starts, no audio is late. */
+  #reading = false;
 
   constructor(options: { now: () => number; starvationMs: number }) {
     this.#now = options.now;
@@ -80,7 +82,7 @@ export class HealthTracker {
 
   snapshot(): CaptureHealth {
     const now = this.#now();
-    const silent = this.#state === 'running' || this.#state === 'recovering' ? Math.max(0, now - this.#lastAudioMs) : 0;
+    const silent = this.#reading && (this.#state === 'running' || this.#state === 'recovering') ? Math.max(0, now - this.#lastAudioMs) : 0;
     return {
       state: this.#state,
       reason: this.#reason,
@@ -113,6 +115,19 @@ export class HealthTracker {
     this.setState('running', 'capturing');
   }
 
+  /**
+   * The reader began taking blocks. A capture queues what the device gives until it is read, so audio
+   * that waited for a late reader (an app that connects first, then reads) is not missing: the clock
+   * of the stretch starts here, and the queued blocks arrive ahead of it.
+   */
+  reading(): void {
+    if (this.#reading) return;
+    this.#reading = true;
+    const now = this.#now();
+    this.#starvation?.rebase(this.#segmentFrames, now);
+    this.#lastAudioMs = now;
+  }
+
   /** A block arrived; returns nothing, measures everything. */
   block(block: AudioBlock): void {
     const device = this.#device;
@@ -131,7 +146,7 @@ export class HealthTracker {
   /** A timer reading (no block is news too): returns how far behind the clock the capture is, when starved. */
   checkStarvation(): { started: boolean; behindMs: number } | null {
     const s = this.#starvation;
-    if (s === null || this.#state !== 'running') return null;
+    if (s === null || this.#state !== 'running' || !this.#reading) return null;
     const reading = s.check(this.#segmentFrames, this.#now());
     if (reading.started) this.#underruns += 1;
     return reading.starved ? { started: reading.started, behindMs: reading.behindMs } : null;

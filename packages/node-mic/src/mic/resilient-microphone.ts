@@ -209,6 +209,7 @@ export class ResilientMicrophone implements AsyncIterable<AudioBlock> {
   async *items(): AsyncGenerator<CaptureItem> {
     if (this.#iterating) throw new MicrophoneError('MIC_CAPTURE_FAILED', 'a microphone is read by one reader at a time', { backend: this.backend });
     this.#iterating = true;
+    this.#health.reading();
     try {
       yield* this.#run();
     } finally {

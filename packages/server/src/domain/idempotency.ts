@@ -34,7 +34,7 @@ export class IdempotencyStore<T> {
     const bodyHash = hashBody(body);
     const existing = this.entries.get(id);
     if (existing !== undefined) {
-      if (existing.bodyHash !== bodyHash) throw conflict(key);
+      if (existing.bodyHash !== bodyHash) throw idempotencyConflict(key);
       return { value: await existing.outcome, replayed: true };
     }
     let fromKept = false;
@@ -43,7 +43,7 @@ export class IdempotencyStore<T> {
       : (async () => {
           const kept = await this.kept?.(scope, key);
           if (kept === undefined) return create(bodyHash);
-          if (kept.bodyHash !== bodyHash) throw conflict(key);
+          if (kept.bodyHash !== bodyHash) throw idempotencyConflict(key);
           fromKept = true;
           return kept.value;
         })();
@@ -59,7 +59,8 @@ export class IdempotencyStore<T> {
   }
 }
 
-function conflict(key: string): ApiError {
+/** 409 IDEMPOTENCY_CONFLICT: the key was used with another body. */
+export function idempotencyConflict(key: string): ApiError {
   return new ApiError('IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was already used with a different request body', { idempotencyKey: key });
 }
 

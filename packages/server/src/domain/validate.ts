@@ -51,7 +51,22 @@ export function str(v: Violations, field: string, value: unknown, maxChars: numb
   }
   if (nonEmpty && value.trim() === '') v.add(field, 'must not be empty');
   else if ([...value].length > maxChars) v.add(field, `must be at most ${maxChars} characters`);
+  else if (!isText(value)) v.add(field, NOT_TEXT);
   return value;
+}
+
+/** The rule a string breaks when it is not text every store can keep. */
+export const NOT_TEXT = 'must be text: no U+0000 and no unpaired surrogate (ill-formed UTF-16)';
+
+const NUL_OR_LONE_SURROGATE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Whether `value` is text a database keeps as sent: PostgreSQL's text refuses U+0000, and an unpaired
+ * surrogate has no UTF-8 form (it would come back as U+FFFD). Names, titles and other short strings
+ * are refused with INPUT_INVALID rather than changed or failed later.
+ */
+export function isText(value: string): boolean {
+  return !NUL_OR_LONE_SURROGATE.test(value);
 }
 
 export function strArray(v: Violations, field: string, value: unknown, maxItems: number, maxChars: number): string[] | undefined {
@@ -70,6 +85,7 @@ export function strArray(v: Violations, field: string, value: unknown, maxItems:
     const item: unknown = value[i];
     if (typeof item !== 'string' || item === '') v.add(`${field}[${i}]`, 'must be a non-empty string');
     else if (codePoints(item, maxChars) > maxChars) v.add(`${field}[${i}]`, `must be at most ${maxChars} characters`);
+    else if (!isText(item)) v.add(`${field}[${i}]`, NOT_TEXT);
   }
   if (checked < value.length) {
     v.checkingStopped = true;

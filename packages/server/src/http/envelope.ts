@@ -5,11 +5,13 @@ import { ENVELOPE_CODE, HEADERS } from '@soundclone/core/internal';
 /**
  * What a route handler returns. `data` goes into the success envelope (spec "REST response envelope");
  * `raw` bypasses the envelope (downloads: spec "JSON transcript downloads ... return the transcript
- * view directly").
+ * view directly"); `answered`: the handler passed the answer on itself (a request forwarded to the node
+ * holding its realtime session), with this status.
  */
 export type Reply =
   | { readonly kind: 'envelope'; readonly status?: number; readonly data?: unknown; readonly message?: string; readonly headers?: Record<string, string> }
-  | { readonly kind: 'raw'; readonly status?: number; readonly body: Buffer | string; readonly contentType: string; readonly headers?: Record<string, string> };
+  | { readonly kind: 'raw'; readonly status?: number; readonly body: Buffer | string; readonly contentType: string; readonly headers?: Record<string, string> }
+  | { readonly kind: 'answered'; readonly status: number; readonly headers?: undefined };
 
 export function ok(data?: unknown, extra: { status?: number; headers?: Record<string, string>; message?: string } = {}): Reply {
   return { kind: 'envelope', data, ...extra };
@@ -41,6 +43,7 @@ export function writeJson(res: ServerResponse, status: number, body: string, hea
 }
 
 export function writeReply(res: ServerResponse, reply: Reply, requestId: string): void {
+  if (reply.kind === 'answered') return;
   const base = { [HEADERS.requestId]: requestId, ...reply.headers };
   if (reply.kind === 'raw') {
     const body = typeof reply.body === 'string' ? Buffer.from(reply.body, 'utf8') : reply.body;

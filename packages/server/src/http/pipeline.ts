@@ -35,7 +35,8 @@ export interface PipelineDeps {
 const REQUEST_LOG_SIZE = 1000;
 
 /**
- * Every REST request, in this order:
+ * Every REST request, in this order (GET /health, the balancer's internal check, never gets here:
+ * server.ts answers it before the pipeline, cluster/health.ts):
  *
  *   admission       one request of a connection at a time, behind its unread answers
  *                   (response-budget.ts), then a turn for heavy bodies (heavy-turns.ts)
@@ -149,7 +150,7 @@ const STORE_RETRY_AFTER_SEC = 1;
  * STORE_UNAVAILABLE: nothing was written) 503 SERVICE_UNAVAILABLE, details.reason STORE_UNAVAILABLE,
  * with Retry-After; anything else 500 INTERNAL.
  */
-function asApiError(caught: unknown): ApiError {
+export function asApiError(caught: unknown): ApiError {
   if (isApiError(caught)) return caught;
   if (isStoreError(caught) && caught.code === 'STORE_UNAVAILABLE') {
     return new ApiError('SERVICE_UNAVAILABLE', 'the service cannot reach its database right now; try again shortly', { reason: 'STORE_UNAVAILABLE' }, { cause: caught, retryAfterSec: STORE_RETRY_AFTER_SEC });

@@ -5,22 +5,46 @@ import { API_PREFIX, type DownloadFormat, HEADERS, LIMITS, PATHS, REALTIME_PATHS
 import { DOWNLOAD_CONTENT_TYPES } from '../protocol.js';
 import { download } from '../domain/transcriptions/downloads.js';
 import { requireIdempotencyKey } from '../domain/idempotency.js';
+import { isText, NOT_TEXT } from '../domain/validate.js';
 import { validateRealtimeCreate } from '../realtime/session/options.js';
 import { taskView } from '../domain/transcriptions/tasks.js';
 import { uploadView } from '../domain/transcriptions/uploads.js';
 import { EXPORTERS } from '../exports/index.js';
-import type { Route } from '../http/router.js';
+import type { Handler, RequestContext, Route } from '../http/router.js';
+import type { Reply } from '../http/envelope.js';
+import { forwardRequest } from '../cluster/forward.js';
+import { wasForwarded, type Located } from '../cluster/session-owners.js';
+import type { Session } from '../realtime/session/sessions.js';
+import { storedSessionView } from '../realtime/session/view.js';
 import type { Services } from '../services.js';
 import { capabilities } from './capabilities.js';
 
 /** Speech-to-text: capabilities, uploads, transcriptions, downloads, realtime session REST. */
 export function sttRoutes(s: Services): Route[] {
   const replayHeaders = (replayed: boolean): Record<string, string> => (replayed ? { [HEADERS.idempotentReplayed]: 'true' } : {});
+  /**
+   * A call about one live realtime session (its audio lives in one node's memory): done here when this
+   * node holds it; else forwarded to the node that does, body unread, or, once that node is gone and
+   * the session ended, `ended` answers from the store (cluster/session-owners.ts).
+   */
+  const ownerBound = (local: (session: Session, context: RequestContext) => Promise<Reply>, ended: (located: Extract<Located, { kind: 'ended' }>) => Reply): Handler => async (context) => {
+    const id = context.params['sessionId'] as string;
+    const session = s.realtime.find(context.account, id);
+    if (session !== undefined) return local(session, context);
+    const located = await s.owners.locate(id, context.account.id, wasForwarded(context.req.headers));
+    if (located.kind === 'not-found') throw ApiError.notFound('realtime session');
+    if (located.kind === 'forward') return { kind: 'answered', status: await forwardRequest(context.req, context.res, located.url, s.nodeId) };
+    return ended(located);
+  };
+  const storedView = (located: Extract<Located, { kind: 'ended' }>): Reply => ok(storedSessionView(located.row.id, located.task, s.clock.now()));
+  const closed = (): Reply => {
+    throw new ApiError('SESSION_CLOSED', 'the session is finished');
+  };
   return [
     { method: 'GET', path: PATHS.sttCapabilities, handler: async ({ account }) => {
         const ledger = await s.store.accounts.ledger(account.id);
         if (ledger === undefined) throw new Error(`no ledger for account ${account.id}`);
-        return ok(capabilities(account, ledger, await s.voices.usedVoices(account), await s.uploads.usage(account), s.realtime.limitsView(account), s.limits));
+        return ok(capabilities(account, ledger, await s.voices.usedVoices(account), await s.uploads.usage(account), await s.realtime.limitsView(account), s.limits));
       },
     },
 
@@ -28,11 +52,13 @@ export function sttRoutes(s: Services): Route[] {
       method: 'POST',
       path: PATHS.uploads,
       handler: async ({ account, req, query }) => {
+        const filename = query.get('filename') ?? undefined;
+        if (filename !== undefined && !isText(filename)) throw ApiError.invalidField('filename', NOT_TEXT);
         // A declared length past the quota is refused before the body is read (the connection then closes).
         const declared = Number(req.headers['content-length']);
         if (Number.isSafeInteger(declared) && declared > 0 && declared <= LIMITS.uploadMaxBytes) await s.uploads.checkRoom(account, declared);
         const bytes = await readBody(req, LIMITS.uploadMaxBytes);
-        const upload = await s.uploads.create(account, bytes, req.headers['content-type'], query.get('filename') ?? undefined, s.clock.now());
+        const upload = await s.uploads.create(account, bytes, req.headers['content-type'], filename, s.clock.now());
         return ok(uploadView(upload));
       },
     },
@@ -101,48 +127,50 @@ export function sttRoutes(s: Services): Route[] {
       // expired gets one from its backend (docs/protocol.md "URL and authentication").
       method: 'POST',
       path: PATHS.realtimeSocketToken,
-      handler: async ({ account, params }) => {
-        const session = s.realtime.get(account, params['sessionId'] as string);
+      handler: ownerBound(async (session) => {
         const socketUrl = s.baseUrl.replace(/^http/, 'ws') + API_PREFIX + REALTIME_PATHS.socket;
         return ok({ url: socketUrl, ...s.realtime.issueToken(session) });
-      },
+      }, closed),
     },
 
     {
       method: 'GET',
       path: PATHS.realtimeSession,
-      handler: async ({ account, params }) => ok(s.realtime.view(s.realtime.get(account, params['sessionId'] as string))),
+      handler: ownerBound(async (session) => ok(s.realtime.view(session)), storedView),
     },
 
     {
       // TEST-ONLY: the samples the session stored, raw PCM16 LE, when the server retains them.
       method: 'GET',
       path: REALTIME_PATHS.debugAudio,
-      handler: async ({ account, params }) => {
-        const stored = s.realtime.get(account, params['sessionId'] as string).audio.storedAudio();
+      handler: ownerBound(async (session) => {
+        const stored = session.audio.storedAudio();
         if (stored === undefined) throw new ApiError('NOT_FOUND', 'stored audio is kept only when the server runs with retainRealtimeAudioSamples (test-only)');
         return { kind: 'raw', body: Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength), contentType: 'audio/L16; rate=16000; channels=1' };
-      },
+      }, () => {
+        throw new ApiError('NOT_FOUND', 'the stored audio ended with the server that held the session');
+      }),
     },
 
     {
       method: 'POST',
       path: PATHS.realtimePause,
-      handler: async ({ account, params, req }) => {
-        const session = s.realtime.get(account, params['sessionId'] as string);
+      handler: ownerBound(async (session, { req }) => {
         s.realtime.pause(session, asObject(await readJson(req)));
         return ok(s.realtime.view(session));
-      },
+      }, () => {
+        throw new ApiError('SESSION_CLOSED', 'the session is finished or finishing');
+      }),
     },
 
     {
       method: 'POST',
       path: PATHS.realtimeFinish,
-      handler: async ({ account, params, req }) => {
-        const session = s.realtime.get(account, params['sessionId'] as string);
+      // Finishing an ended session answers its view, as a second finish does.
+      handler: ownerBound(async (session, { req }) => {
         await s.realtime.finish(session, asObject(await readJson(req)));
         return ok(s.realtime.view(session));
-      },
+      }, storedView),
     },
   ];
 }

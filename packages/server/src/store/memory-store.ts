@@ -1,15 +1,16 @@
+import { randomBytes } from 'node:crypto';
 import { TERMINAL_STATUSES, type TaskStatus } from '@soundclone/core/internal';
 import {
   accrue, affordableSamples, available, chargeFor, quoteFor, receivedDurationMs, release, releaseRealtime, settle, settleRealtime,
   type BillingRecord, type Ledger, type LedgerChars,
 } from '../domain/accounts/billing.js';
-import { ID_PREFIXES } from '../protocol.js';
+import { BATCH_LEASES, ID_PREFIXES } from '../protocol.js';
 import { DecimalIdSequence, randomId } from '../util/ids.js';
 import {
   StoreError,
   type BatchSettlement, type IdempotencyRow, type InsufficientRefusal, type LedgerRow, type NewTask, type NewVoice, type QuotaRefusal,
-  type DeliveryAttempt, type DeliveryOutcome, type DeliveryRow, type RealtimeSettlement, type SeedInput, type StorageRefusal, type Store, type TaskError, type TaskPatch, type TaskRow, type UnknownDesignRefusal,
-  type UploadRow, type VoiceRow,
+  type DeliveryAttempt, type DeliveryOutcome, type DeliveryRow, type NodeRow, type RealtimeSessionPlacement, type RealtimeSessionRow, type RealtimeSettlement, type SessionLimitRefusal, type SeedInput, type StorageRefusal, type Store, type TaskError, type TaskPatch, type TaskRow, type UnknownDesignRefusal,
+  type UploadRow, type VoiceRow, type ClaimedTask, type ExistingKey, type HeldMediaBytes, type Lease, type LostLease,
 } from './store.js';
 
 /**
@@ -39,6 +40,16 @@ function isTerminal(status: TaskStatus): boolean {
   return (TERMINAL_STATUSES as readonly TaskStatus[]).includes(status);
 }
 
+/** A batch task's lease as this engine holds it (store.ts leases). */
+interface HeldLease {
+  token: bigint;
+  expiresAt: number;
+}
+
+function runnable(row: TaskRow): boolean {
+  return row.kind === 'batch' && (row.status === 'QUEUED' || row.status === 'PROCESSING' || row.status === 'RECONCILING');
+}
+
 function ledgerRow(l: HeldLedger): LedgerRow {
   return { accountId: l.accountId, planKey: l.planKey, periodEndsAt: l.periodEndsAt, chars: { ...l.chars } };
 }
@@ -66,9 +77,21 @@ export class MemoryStore implements Store {
   private readonly deliveryListeners = new Set<() => void>();
   /** Uploads are not kept by the journal engine either: an uploadId lives as long as the process. */
   private readonly uploadRows = new Map<string, { readonly row: UploadRow; readonly bytes: Buffer }>();
-  private readonly holds = new Map<string, { readonly accountId: string; readonly sizeBytes: number }>();
+  private readonly holds = new Map<string, { readonly accountId: string; readonly sizeBytes: number; readonly media: HeldMediaBytes | undefined }>();
+  /**
+   * Leases of batch tasks. Only this process uses this store, so the node that creates a task claims it
+   * at once and nobody else ever claims it; the leases still follow the contract (tokens, expiry by
+   * this process's clock) so the domain code is one for every engine.
+   */
+  private readonly leaseRows = new Map<string, HeldLease>();
   /** Account id -> bytes of media held (uploads and holds). */
   private readonly mediaBytes = new Map<string, number>();
+
+  /** The node registry: in one process, this process (and what a test enters); never kept. */
+  private readonly nodeRows = new Map<string, { readonly id: string; internalUrl: string; publicUrl: string; heartbeatAt: number; draining: boolean }>();
+  /** Realtime sessions and their node; never kept (a session's audio ends with its process). */
+  private readonly sessionRows = new Map<string, { readonly row: Omit<RealtimeSessionRow, 'node'>; open: boolean }>();
+  private readonly tokenSecret = randomBytes(32);
 
   /** Hook for an engine that keeps the state (journal-store.ts); called after the memory state moved. */
   protected changed(_change: StoreChange): void {}
@@ -183,14 +206,16 @@ export class MemoryStore implements Store {
       this.addMedia(ownerId, -kept.row.sizeBytes);
       return kept.row;
     },
-    hold: async (accountId: string, holdId: string, sizeBytes: number, quotaBytes: number): Promise<StorageRefusal | undefined> => {
+    hold: async (accountId: string, holdId: string, sizeBytes: number, quotaBytes: number, media?: HeldMediaBytes): Promise<StorageRefusal | undefined> => {
       if (this.holds.has(holdId)) throw new TypeError(`hold ${holdId} is already held`);
       const refusal = this.room(accountId, sizeBytes, quotaBytes);
       if (refusal !== undefined) return refusal;
-      this.holds.set(holdId, { accountId, sizeBytes });
+      // The caller's buffer, not a copy: it is held for as long as the caller held it anyway.
+      this.holds.set(holdId, { accountId, sizeBytes, media });
       this.addMedia(accountId, sizeBytes);
       return undefined;
     },
+    heldBytes: async (holdId: string): Promise<HeldMediaBytes | undefined> => this.holds.get(holdId)?.media,
     releaseHold: async (holdId: string): Promise<void> => {
       const held = this.holds.get(holdId);
       if (held === undefined) return;
@@ -198,6 +223,59 @@ export class MemoryStore implements Store {
       this.addMedia(held.accountId, -held.sizeBytes);
     },
     usedBytes: async (accountId: string): Promise<number> => this.mediaBytes.get(accountId) ?? 0,
+  };
+
+  readonly leases = {
+    claim: async (taskId: string, leaseMs: number): Promise<ClaimedTask | undefined> => {
+      const row = this.taskRows.get(taskId);
+      if (row === undefined || !runnable(row)) return undefined;
+      const held = this.leaseRows.get(taskId);
+      const now = Date.now();
+      // Never claimed (token 0): its creator's to claim at once.
+      if (held !== undefined && held.token !== 0n && held.expiresAt > now) return undefined;
+      const token = (held?.token ?? 0n) + 1n;
+      this.leaseRows.set(taskId, { token, expiresAt: now + leaseMs });
+      return { task: row, lease: { taskId, token } };
+    },
+    claimDue: async (max: number, leaseMs: number): Promise<readonly ClaimedTask[]> => {
+      const due: TaskRow[] = [];
+      const now = Date.now();
+      for (const ids of this.taskOrder.values()) {
+        for (const id of ids) {
+          const row = this.taskRows.get(id) as TaskRow;
+          if (runnable(row) && (this.leaseRows.get(id)?.expiresAt ?? 0) <= now) due.push(row);
+        }
+      }
+      // Oldest first, across owners.
+      due.sort((a, b) => a.createdAt - b.createdAt);
+      const claimed: ClaimedTask[] = [];
+      for (const row of due.slice(0, max)) {
+        const token = (this.leaseRows.get(row.id)?.token ?? 0n) + 1n;
+        this.leaseRows.set(row.id, { token, expiresAt: now + leaseMs });
+        claimed.push({ task: row, lease: { taskId: row.id, token } });
+      }
+      return claimed;
+    },
+    heartbeat: async (leases: readonly Lease[], leaseMs: number): Promise<readonly string[]> => {
+      const lost: string[] = [];
+      const now = Date.now();
+      for (const lease of leases) {
+        const held = this.leaseRows.get(lease.taskId);
+        if (held === undefined || held.token !== lease.token) lost.push(lease.taskId);
+        else held.expiresAt = now + leaseMs;
+      }
+      return lost;
+    },
+    release: async (leases: readonly Lease[]): Promise<void> => {
+      for (const lease of leases) {
+        const held = this.leaseRows.get(lease.taskId);
+        if (held?.token === lease.token) held.expiresAt = 0;
+      }
+    },
+    update: async (lease: Lease, patch: TaskPatch, now: number): Promise<TaskRow | LostLease> => {
+      if (!this.leaseHeld(lease)) return 'lost-lease';
+      return this.tasks.update(lease.taskId, patch, now);
+    },
   };
 
   readonly outbox = {
@@ -237,7 +315,12 @@ export class MemoryStore implements Store {
     },
   };
 
-  async createBatchTask(input: { task: NewTask; durationMs: bigint; idempotency?: Omit<IdempotencyRow, 'taskId'> }): Promise<TaskRow | InsufficientRefusal> {
+  createBatchTask(input: { task: NewTask; durationMs: bigint }): Promise<TaskRow | InsufficientRefusal>;
+  createBatchTask(input: { task: NewTask; durationMs: bigint; idempotency: Omit<IdempotencyRow, 'taskId'> | undefined }): Promise<TaskRow | InsufficientRefusal | ExistingKey>;
+  async createBatchTask(input: { task: NewTask; durationMs: bigint; idempotency?: Omit<IdempotencyRow, 'taskId'> }): Promise<TaskRow | InsufficientRefusal | ExistingKey> {
+    const k = input.idempotency;
+    const existing = k === undefined ? undefined : this.keys.get(`${k.scope}\n${k.key}`);
+    if (existing !== undefined) return { existing };
     const ledger = this.ledgerOrThrow(input.task.ownerId);
     const amount = quoteFor(input.durationMs);
     const left = available(ledger);
@@ -245,6 +328,8 @@ export class MemoryStore implements Store {
     ledger.chars.reserved += amount;
     const billing: BillingRecord = { state: 'RESERVED', planKey: ledger.planKey, reserved: amount, settled: 0n, released: 0n, billableDurationMs: 0n };
     const row = this.insertTask({ ...input.task, billing });
+    // Left to its creator, which claims it next (protocol.ts BATCH_LEASES.creatorGraceMs).
+    this.leaseRows.set(row.id, { token: 0n, expiresAt: Date.now() + BATCH_LEASES.creatorGraceMs });
     if (input.idempotency !== undefined) {
       const key: IdempotencyRow = { ...input.idempotency, taskId: row.id };
       this.keys.set(`${key.scope}\n${key.key}`, key);
@@ -253,26 +338,98 @@ export class MemoryStore implements Store {
     return row;
   }
 
-  async settleBatch(taskId: string, s: BatchSettlement): Promise<TaskRow | 'already'> {
+  settleBatch(taskId: string, s: BatchSettlement): Promise<TaskRow | 'already'>;
+  settleBatch(taskId: string, s: BatchSettlement, lease: Lease | undefined): Promise<TaskRow | 'already' | LostLease>;
+  async settleBatch(taskId: string, s: BatchSettlement, lease?: Lease): Promise<TaskRow | 'already' | LostLease> {
     const row = this.taskOrThrow(taskId);
     if (row.billing.state !== 'RESERVED' || isTerminal(row.status)) return 'already';
+    if (lease !== undefined && !this.leaseHeld(lease)) return 'lost-lease';
     const billing = { ...row.billing };
     settle(this.ledgerOrThrow(row.ownerId), billing, s.durationMs);
     return this.ended(this.putTask({ ...row, billing, status: s.status, updatedAt: s.now, completedAt: s.now }), s.now);
   }
 
-  async failTask(taskId: string, error: TaskError, now: number): Promise<TaskRow | 'already'> {
+  failTask(taskId: string, error: TaskError, now: number): Promise<TaskRow | 'already'>;
+  failTask(taskId: string, error: TaskError, now: number, lease: Lease | undefined): Promise<TaskRow | 'already' | LostLease>;
+  async failTask(taskId: string, error: TaskError, now: number, lease?: Lease): Promise<TaskRow | 'already' | LostLease> {
     const row = this.taskOrThrow(taskId);
     if (isTerminal(row.status)) return 'already';
+    if (lease !== undefined && !this.leaseHeld(lease)) return 'lost-lease';
     return this.ended(this.putTask(this.failed(row, error, now)), now);
   }
 
-  async openRealtime(input: { task: NewTask; minimum: bigint }): Promise<TaskRow | InsufficientRefusal> {
+  async openRealtime(input: { task: NewTask; minimum: bigint; session?: RealtimeSessionPlacement }): Promise<TaskRow | InsufficientRefusal | SessionLimitRefusal> {
     const ledger = this.ledgerOrThrow(input.task.ownerId);
     const left = available(ledger);
     if (left < input.minimum) return { refused: 'insufficient', required: input.minimum, available: left };
+    const placement = input.session;
+    if (placement !== undefined) {
+      const open = this.countOpen(input.task.ownerId);
+      if (open >= placement.maxOpen) return { refused: 'sessions', open, limit: placement.maxOpen };
+    }
     const billing: BillingRecord = { state: 'ACCRUING', planKey: ledger.planKey, reserved: 0n, settled: 0n, released: 0n, billableDurationMs: 0n };
-    return this.insertTask({ ...input.task, billing });
+    const row = this.insertTask({ ...input.task, billing });
+    if (placement !== undefined) {
+      this.sessionRows.set(placement.id, { row: { id: placement.id, taskId: row.id, accountId: row.ownerId, nodeId: placement.nodeId }, open: true });
+    }
+    return row;
+  }
+
+  readonly nodes = {
+    register: async (node: { id: string; internalUrl: string; publicUrl: string }): Promise<void> => {
+      this.nodeRows.set(node.id, { id: node.id, internalUrl: node.internalUrl, publicUrl: node.publicUrl, heartbeatAt: Date.now(), draining: false });
+    },
+    heartbeat: async (id: string, node: { internalUrl: string; publicUrl: string }): Promise<void> => {
+      const row = this.nodeRows.get(id);
+      if (row === undefined) this.nodeRows.set(id, { id, ...node, heartbeatAt: Date.now(), draining: false });
+      else row.heartbeatAt = Date.now();
+    },
+    setDraining: async (id: string): Promise<void> => {
+      const row = this.nodeRows.get(id);
+      if (row !== undefined) row.draining = true;
+    },
+    leave: async (id: string): Promise<void> => {
+      this.nodeRows.delete(id);
+    },
+    list: async (): Promise<readonly NodeRow[]> => [...this.nodeRows.keys()].map((id) => this.nodeRow(id) as NodeRow),
+    socketTokenSecret: async (): Promise<Buffer> => Buffer.from(this.tokenSecret),
+    session: async (id: string): Promise<RealtimeSessionRow | undefined> => {
+      const held = this.sessionRows.get(id);
+      return held === undefined ? undefined : { ...held.row, node: this.nodeRow(held.row.nodeId) };
+    },
+    closeSession: async (id: string): Promise<void> => {
+      const held = this.sessionRows.get(id);
+      if (held !== undefined) held.open = false;
+    },
+    openSessions: async (accountId: string): Promise<number> => this.countOpen(accountId),
+    failOrphanedSessions: async (staleAfterMs: number, error: (task: TaskRow) => TaskError, now: number): Promise<readonly string[]> => {
+      const failed: string[] = [];
+      for (const held of this.sessionRows.values()) {
+        const node = this.nodeRow(held.row.nodeId);
+        if (node !== undefined && node.heartbeatAgeMs < staleAfterMs) continue;
+        const task = this.taskRows.get(held.row.taskId);
+        if (task === undefined || isTerminal(task.status)) continue;
+        held.open = false;
+        if ((await this.failTask(task.id, error(task), now)) !== 'already') failed.push(task.id);
+      }
+      return failed;
+    },
+  };
+
+  private nodeRow(id: string): NodeRow | undefined {
+    const row = this.nodeRows.get(id);
+    return row === undefined ? undefined : { id, internalUrl: row.internalUrl, publicUrl: row.publicUrl, heartbeatAgeMs: Math.max(0, Date.now() - row.heartbeatAt), draining: row.draining };
+  }
+
+  /** The account's sessions that can take audio: not closed, task not ended. */
+  private countOpen(accountId: string): number {
+    let open = 0;
+    for (const held of this.sessionRows.values()) {
+      if (held.row.accountId !== accountId || !held.open) continue;
+      const task = this.taskRows.get(held.row.taskId);
+      if (task !== undefined && !isTerminal(task.status)) open += 1;
+    }
+    return open;
   }
 
   /**
@@ -348,13 +505,22 @@ export class MemoryStore implements Store {
     this.deliveryListeners.clear();
     this.uploadRows.clear();
     this.holds.clear();
+    this.leaseRows.clear();
     this.mediaBytes.clear();
   }
 
   // ---- helpers -----------------------------------------------------------------------------------
 
+  /** True while `lease` is the task's latest claim (a passed lease no one claimed since still holds). */
+  private leaseHeld(lease: Lease): boolean {
+    this.taskOrThrow(lease.taskId);
+    return this.leaseRows.get(lease.taskId)?.token === lease.token;
+  }
+
   /** A batch task that asks for a completion webhook gets its delivery as it ends; the senders hear of it. */
   private ended(row: TaskRow, now: number): TaskRow {
+    // An ended task is never claimed again: its lease is forgotten.
+    this.leaseRows.delete(row.id);
     const url = row.options?.notify === true ? row.options.notifyUrl : undefined;
     if (row.kind !== 'batch' || url === undefined) return row;
     const delivery: DeliveryRow = { eventId: randomId(ID_PREFIXES.event), taskId: row.id, url, createdAt: now, attempts: [], outcome: 'pending' };

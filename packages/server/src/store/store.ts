@@ -10,7 +10,7 @@ import type { TranscriptionOptions } from '../domain/transcriptions/request.js';
  *
  * Shape:
  *   - sub-stores per concept for reads and single-row writes (accounts, voices, covers, tasks,
- *     idempotency, uploads, outbox, events);
+ *     idempotency, leases, uploads, outbox, nodes, events);
  *   - one named operation for every change that moves money or spans rows (createBatchTask,
  *     settleBatch, failTask, openRealtime, accrueRealtime, settleRealtime, recoverInterrupted). Each is
  *     one transaction in an engine that has them; domain code never sees a transaction object, so every
@@ -79,6 +79,46 @@ export interface TaskRow {
   readonly error?: TaskError;
   readonly updatedAt: number;
   readonly completedAt: number | null;
+  /** A batch task's media, where any node can read it again (absent for realtime tasks). */
+  readonly source?: TaskSource;
+}
+
+/**
+ * Where a batch task's media is kept: an upload (its bytes are in the store until it is deleted) or
+ * the hold of media fetched from a mediaUrl (its bytes are kept with the hold until the task ends), and
+ * which audio track of it the task transcribes.
+ */
+export type TaskSource =
+  | { readonly kind: 'upload'; readonly uploadId: string; readonly trackIndex: number }
+  | { readonly kind: 'hold'; readonly holdId: string; readonly trackIndex: number };
+
+/**
+ * A node's claim on a batch task (docs/protocol.md "Batch leases"): the fencing token grows by one with
+ * every claim of the task, so a write carrying an older token is refused ('lost-lease').
+ */
+export interface Lease {
+  readonly taskId: string;
+  readonly token: bigint;
+}
+
+/** A claimed batch task: the row as it was claimed and the claim. */
+export interface ClaimedTask {
+  readonly task: TaskRow;
+  readonly lease: Lease;
+}
+
+/** The answer to a fenced write whose lease another claim has replaced: nothing was written. */
+export type LostLease = 'lost-lease';
+
+/** Fetched media kept with its hold (Store.uploads.hold). */
+export interface HeldMediaBytes {
+  readonly bytes: Buffer;
+  readonly contentType: string | undefined;
+}
+
+/** createBatchTask's answer when the Idempotency-Key was taken first (by another node): nothing was written. */
+export interface ExistingKey {
+  readonly existing: IdempotencyRow;
 }
 
 /** A task to create: its billing record is made by the operation that reserves for it. */
@@ -171,10 +211,55 @@ export interface StorageRefusal {
   readonly limit: number;
 }
 
-export type Refusal = InsufficientRefusal | QuotaRefusal | UnknownDesignRefusal | StorageRefusal;
+/** The account has as many realtime sessions open as it may, counted on every node (Store.openRealtime). */
+export interface SessionLimitRefusal {
+  readonly refused: 'sessions';
+  readonly open: number;
+  readonly limit: number;
+}
+
+export type Refusal = InsufficientRefusal | QuotaRefusal | UnknownDesignRefusal | StorageRefusal | SessionLimitRefusal;
+
+export function isExistingKey(value: unknown): value is ExistingKey {
+  return typeof value === 'object' && value !== null && 'existing' in value;
+}
 
 export function isRefusal(value: unknown): value is Refusal {
   return typeof value === 'object' && value !== null && 'refused' in value;
+}
+
+/**
+ * One service node in the registry (Store.nodes): where the others reach it, and whether it is alive,
+ * judged by the store's own clock (a database's now(), so the nodes' clocks do not matter).
+ */
+export interface NodeRow {
+  readonly id: string;
+  /** The node's own address, reachable by the other nodes (forwarding). */
+  readonly internalUrl: string;
+  /** The address clients reach the service at (the balancer's). */
+  readonly publicUrl: string;
+  /** Milliseconds since its last heartbeat, by the store's clock. */
+  readonly heartbeatAgeMs: number;
+  /** Draining: it takes no new realtime sessions and is on its way out. */
+  readonly draining: boolean;
+}
+
+/** The node a realtime session lives on, as a session is created (Store.openRealtime). */
+export interface RealtimeSessionPlacement {
+  /** The session's id (`rs_…`). */
+  readonly id: string;
+  readonly nodeId: string;
+  /** Refused ('sessions') when the account already has this many open, on any node. */
+  readonly maxOpen: number;
+}
+
+/** A realtime session's row: its task, account and owner node (undefined once the node left the registry). */
+export interface RealtimeSessionRow {
+  readonly id: string;
+  readonly taskId: string;
+  readonly accountId: string;
+  readonly nodeId: string;
+  readonly node: NodeRow | undefined;
 }
 
 /** A finished batch run: the status it ends in and the duration it is charged for. */
@@ -239,6 +324,31 @@ export interface Store {
   };
 
   /**
+   * Batch work under leases (docs/protocol.md "Batch leases"). A node runs a batch task only while it
+   * holds the task's lease: the node that creates a task claims it at once (`claim`), and on a store
+   * several nodes share, each node also claims tasks whose lease is free or has passed (`claimDue`: a
+   * node that died, or handed them back) and keeps the leases of the tasks it runs alive (`heartbeat`).
+   * Every write a run makes carries its lease (`update` here, settleBatch and failTask with `lease`);
+   * once another claim replaced it, the write answers 'lost-lease', nothing is written, and the run
+   * stops. A lease is measured by the store's own clock (PostgreSQL: the database's now(), one clock for
+   * every node); `leaseMs` is how long a claim or a heartbeat holds.
+   *
+   * Only QUEUED, PROCESSING and RECONCILING batch tasks can be claimed.
+   */
+  readonly leases: {
+    /** Claims this task if it is runnable and its lease is free or has passed; undefined otherwise. */
+    claim(taskId: string, leaseMs: number): Promise<ClaimedTask | undefined>;
+    /** Claims up to `max` runnable tasks whose lease is free or has passed, oldest first. */
+    claimDue(max: number, leaseMs: number): Promise<readonly ClaimedTask[]>;
+    /** Extends these leases by `leaseMs` from now; returns the ids of the tasks whose lease was lost (nothing extended for them). */
+    heartbeat(leases: readonly Lease[], leaseMs: number): Promise<readonly string[]>;
+    /** Hands these tasks back at once (a draining node): any node may claim them now. A lost lease is left alone. */
+    release(leases: readonly Lease[]): Promise<void>;
+    /** A fenced tasks.update: the change, or 'lost-lease' with nothing written. */
+    update(lease: Lease, patch: TaskPatch, now: number): Promise<TaskRow | LostLease>;
+  };
+
+  /**
    * Media an account holds, counted against its storage quota: uploads until deleted, and holds (media
    * fetched from a mediaUrl, while its task runs). The quota check and the write are one step, so two
    * requests, on one node or two, never pass the quota together.
@@ -251,8 +361,14 @@ export interface Store {
     bytes(id: string): Promise<Buffer | undefined>;
     /** Forgets an owned upload and frees its share; undefined for an id the account does not own. */
     delete(ownerId: string, id: string): Promise<UploadRow | undefined>;
-    /** Counts `sizeBytes` against the quota under `holdId` until releaseHold; a refusal holds nothing. */
-    hold(accountId: string, holdId: string, sizeBytes: number, quotaBytes: number): Promise<StorageRefusal | undefined>;
+    /**
+     * Counts `sizeBytes` against the quota under `holdId` until releaseHold; a refusal holds nothing.
+     * With `media`, its bytes are kept with the hold (heldBytes) until then, so a node that takes the
+     * task over reads them from the store.
+     */
+    hold(accountId: string, holdId: string, sizeBytes: number, quotaBytes: number, media?: HeldMediaBytes): Promise<StorageRefusal | undefined>;
+    /** The bytes kept with a hold; undefined once released (or when it was made without them). */
+    heldBytes(holdId: string): Promise<HeldMediaBytes | undefined>;
     /** Idempotent: a hold released twice, or never made, frees nothing more. */
     releaseHold(holdId: string): Promise<void>;
     usedBytes(accountId: string): Promise<number>;
@@ -273,6 +389,41 @@ export interface Store {
     list(): Promise<readonly DeliveryRow[]>;
   };
 
+  /**
+   * The service nodes sharing this store, and which node each realtime session lives on (its audio
+   * and recogniser are in that node's memory). The memory and journal engines hold one node: the
+   * process itself.
+   */
+  readonly nodes: {
+    /** Enters the node in the registry (again, after a restart with the same id): heartbeat now, not draining. */
+    register(node: { readonly id: string; readonly internalUrl: string; readonly publicUrl: string }): Promise<void>;
+    /** The node is alive: its heartbeat is now (the store's clock). A node that left is entered again. */
+    heartbeat(id: string, node: { readonly internalUrl: string; readonly publicUrl: string }): Promise<void>;
+    /** The node drains: it takes no new realtime sessions. */
+    setDraining(id: string): Promise<void>;
+    /** The node leaves the registry (its sessions, if any are left running, are then orphans: failOrphanedSessions). */
+    leave(id: string): Promise<void>;
+    /** Every node in the registry. */
+    list(): Promise<readonly NodeRow[]>;
+    /**
+     * The secret socket tokens are signed with: made by the first node that asks, the same for every
+     * node after, so a token one node issued verifies on another.
+     */
+    socketTokenSecret(): Promise<Buffer>;
+    /** Where a realtime session lives; undefined for an id no node created. */
+    session(id: string): Promise<RealtimeSessionRow | undefined>;
+    /** The session no longer counts as open (finishing, or its recovery window passed). */
+    closeSession(id: string): Promise<void>;
+    /** The account's open realtime sessions on every node: not closed, task not ended. */
+    openSessions(accountId: string): Promise<number>;
+    /**
+     * Fails every realtime session still running whose node has not beaten for `staleAfterMs`, or has
+     * left the registry: its audio is gone with that node. Each ends as failTask ends it (FAILED with
+     * `error`, its reservation released, nothing charged), once. Returns the failed tasks' ids.
+     */
+    failOrphanedSessions(staleAfterMs: number, error: (task: TaskRow) => TaskError, now: number): Promise<readonly string[]>;
+  };
+
   readonly events: {
     /** Hears every change of the task's row (status, content, billing), after it is made; returns the unsubscribe. */
     onTaskChanged(id: string, listener: (row: TaskRow) => void): () => void;
@@ -282,25 +433,37 @@ export interface Store {
 
   /**
    * Batch create: reserves the quote of `durationMs` (billing.ts quoteFor) and creates the task QUEUED
-   * (and its Idempotency-Key, when given) in one step, or refuses with nothing written.
+   * (and its Idempotency-Key, when given) in one step, or refuses with nothing written. A key another
+   * create took first (another node racing with the same key) answers with that key's row
+   * (ExistingKey), nothing written: the caller replays its task or refuses another body.
    */
-  createBatchTask(input: { readonly task: NewTask; readonly durationMs: bigint; readonly idempotency?: Omit<IdempotencyRow, 'taskId'> }): Promise<TaskRow | InsufficientRefusal>;
+  createBatchTask(input: { readonly task: NewTask; readonly durationMs: bigint }): Promise<TaskRow | InsufficientRefusal>;
+  createBatchTask(input: { readonly task: NewTask; readonly durationMs: bigint; readonly idempotency: Omit<IdempotencyRow, 'taskId'> | undefined }): Promise<TaskRow | InsufficientRefusal | ExistingKey>;
 
   /**
    * Batch success: settles min(charge, reserved), releases the rest and moves the task to its terminal
    * status, with its webhook delivery when it asks for one, once: a task that is no longer RESERVED
-   * answers 'already' and nothing changes.
+   * answers 'already' and nothing changes. With `lease`, fenced: 'lost-lease' once another claim
+   * replaced it (leases).
    */
   settleBatch(taskId: string, settlement: BatchSettlement): Promise<TaskRow | 'already'>;
+  settleBatch(taskId: string, settlement: BatchSettlement, lease: Lease | undefined): Promise<TaskRow | 'already' | LostLease>;
 
   /**
    * Any failure, batch or realtime: the reservation released (nothing charged), FAILED with `error`,
    * its webhook delivery added when it asks for one, once: a task already terminal answers 'already'.
+   * With `lease`, fenced as settleBatch is.
    */
   failTask(taskId: string, error: TaskError, now: number): Promise<TaskRow | 'already'>;
+  failTask(taskId: string, error: TaskError, now: number, lease: Lease | undefined): Promise<TaskRow | 'already' | LostLease>;
 
-  /** Realtime create: refused unless `minimum` Characters are available; the task is created ACCRUING, PROCESSING. */
-  openRealtime(input: { readonly task: NewTask; readonly minimum: bigint }): Promise<TaskRow | InsufficientRefusal>;
+  /**
+   * Realtime create: refused unless `minimum` Characters are available; the task is created ACCRUING,
+   * PROCESSING. With `session`, also refused ('sessions') when the account has `session.maxOpen`
+   * sessions open on any node (Store.nodes.openSessions), checked under the same account lock, and the
+   * session's row (its owner node) is created with the task.
+   */
+  openRealtime(input: { readonly task: NewTask; readonly minimum: bigint; readonly session?: RealtimeSessionPlacement }): Promise<TaskRow | InsufficientRefusal | SessionLimitRefusal>;
 
   /**
    * The realtime spending guard, check and reservation in one step: the session's limit is the most
@@ -323,6 +486,8 @@ export interface Store {
    * worker; each ends FAILED, retryable, with its reservation released (and its webhook delivery, as
    * failTask adds it), and the accounts' ledgers hold
    * no reservation for work that is gone. Returns how many were failed. The memory engine has none.
+   * A store several nodes share (PostgreSQL) fails nothing and answers 0: a running task there belongs to
+   * the node whose lease it holds, and one whose lease passed is taken over by another node (leases).
    */
   recoverInterrupted(accountIds: readonly string[], now: number): Promise<number>;
 

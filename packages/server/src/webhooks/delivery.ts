@@ -35,6 +35,7 @@ export class WebhookDispatcher {
   private readonly unsubscribe: () => void;
   private claiming: Promise<void> | undefined;
   private claimAgain = false;
+  private claimFailing = false;
 
   constructor(
     private readonly store: Store,
@@ -78,10 +79,14 @@ export class WebhookDispatcher {
     try {
       due = await this.store.outbox.claimDue(this.clock.now(), CLAIM_BATCH, this.leaseFor(0));
     } catch (error) {
-      // The store cannot answer now: the deliveries stay due and are claimed at the next addition.
-      console.error('soundclone server: could not claim webhook deliveries:', error);
+      // The store cannot answer now: the deliveries stay due and are claimed at the next addition or
+      // poll. Said once per outage, not at every poll.
+      if (!this.claimFailing) console.error('soundclone server: cannot claim webhook deliveries (will keep trying):', error);
+      this.claimFailing = true;
       return;
     }
+    if (this.claimFailing) console.error('soundclone server: claiming webhook deliveries again');
+    this.claimFailing = false;
     for (const delivery of due) {
       const run = this.deliver(delivery)
         .catch((error: unknown) => console.error(`soundclone server: webhook delivery ${delivery.eventId} stopped:`, error))

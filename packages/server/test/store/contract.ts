@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { isRefusal, type LedgerRow, type NewTask, type Refusal, type SeedInput, type Store, type TaskRow, type UploadRow, type VoiceRow, type DeliveryRow } from '../../src/store/store.js';
+import { isExistingKey, isRefusal, type ExistingKey, type LedgerRow, type NewTask, type Refusal, type SeedInput, type Store, type TaskRow, type UploadRow, type VoiceRow, type DeliveryRow } from '../../src/store/store.js';
 
 /**
  * The Store contract (src/store/store.ts): every engine runs this suite. `open` gives a fresh store;
@@ -14,6 +14,11 @@ export interface StoreUnderTest {
    * default) or 'async' (a Promise: a database engine). The suite awaits it either way.
    */
   readonly spending?: 'sync' | 'async';
+  /**
+   * Several nodes share the engine (PostgreSQL): recoverInterrupted fails nothing there, since running
+   * tasks belong to the nodes whose leases they hold.
+   */
+  readonly shared?: boolean;
 }
 
 const A = 'acct_aaaaaaaaaaaaaaaa';
@@ -45,9 +50,9 @@ function newTask(ownerId: string, kind: 'batch' | 'realtime' = 'batch', at = T0)
 }
 
 /** The row of an answer that must be one (a refusal or 'already' fails the test, saying what it was). */
-function row<T extends object>(value: T | 'already'): Exclude<T, Refusal> {
-  if (value === 'already' || isRefusal(value)) throw new Error(`expected a row, got ${JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? String(v) : v))}`);
-  return value as Exclude<T, Refusal>;
+function row<T extends object>(value: T | 'already' | 'lost-lease'): Exclude<T, Refusal | ExistingKey> {
+  if (value === 'already' || value === 'lost-lease' || isRefusal(value) || isExistingKey(value)) throw new Error(`expected a row, got ${JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? String(v) : v))}`);
+  return value as Exclude<T, Refusal | ExistingKey>;
 }
 
 const transcript = { text: 'hi', languageCode: null, languageConfidence: null, speakers: [], segments: [], channelResults: [], entities: [], revisionStatus: 'NOT_REQUESTED', revisedText: null, revisionErrorCode: null } as unknown as NonNullable<TaskRow['transcript']>;
@@ -388,7 +393,202 @@ export function describeStoreContract(name: string, engine: StoreUnderTest): voi
       });
     });
 
+    describe('nodes and where realtime sessions live', () => {
+      const node = (id: string) => ({ id, internalUrl: `http://127.0.0.1:1/${id}`, publicUrl: 'http://lb.example' });
+      const orphaned = (task: TaskRow) => ({ errorCode: 'INTERNAL', message: 'node gone', retryable: true, action: 'RETRY' as const, requestId: task.requestId });
+
+      it('registers, beats, drains and leaves; ages are the store\'s', async () => {
+        const store = await open();
+        await store.nodes.register(node('n1'));
+        await store.nodes.register(node('n2'));
+        await store.nodes.setDraining('n2');
+        const listed = await store.nodes.list();
+        expect(listed.map((n) => [n.id, n.internalUrl, n.publicUrl, n.draining])).toEqual([
+          ['n1', 'http://127.0.0.1:1/n1', 'http://lb.example', false],
+          ['n2', 'http://127.0.0.1:1/n2', 'http://lb.example', true],
+        ]);
+        for (const n of listed) expect(n.heartbeatAgeMs).toBeGreaterThanOrEqual(0);
+        await new Promise((resolve) => setTimeout(resolve, 60));
+        await store.nodes.heartbeat('n1', node('n1'));
+        const [n1, n2] = await store.nodes.list();
+        expect(n1?.heartbeatAgeMs).toBeLessThan(n2?.heartbeatAgeMs as number);
+        expect(n2?.heartbeatAgeMs).toBeGreaterThanOrEqual(50);
+        await store.nodes.leave('n2');
+        expect((await store.nodes.list()).map((n) => n.id)).toEqual(['n1']);
+        // A node that left and beats again is entered again (it was only thought gone).
+        await store.nodes.heartbeat('n2', node('n2'));
+        expect((await store.nodes.list()).map((n) => n.id)).toEqual(['n1', 'n2']);
+      });
+
+      it('hands out one socket token secret', async () => {
+        const store = await open();
+        const secret = await store.nodes.socketTokenSecret();
+        expect(secret.length).toBe(32);
+        expect((await store.nodes.socketTokenSecret()).equals(secret)).toBe(true);
+      });
+
+      it('openRealtime records the session\'s node and refuses past the open-session limit; closed or ended sessions do not count', async () => {
+        const store = await open(seedInput(10_000n));
+        await store.nodes.register(node('n1'));
+        const place = (id: string, nodeId = 'n1') => ({ id, nodeId, maxOpen: 2 });
+        const a = row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n, session: place('rs_1') }));
+        row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n, session: place('rs_2', 'n2') }));
+        const refusedTask = newTask(A, 'realtime');
+        expect(await store.openRealtime({ task: refusedTask, minimum: 10n, session: place('rs_3') })).toEqual({ refused: 'sessions', open: 2, limit: 2 });
+        expect(await store.tasks.get(refusedTask.id)).toBeUndefined();
+        expect(await store.nodes.session('rs_3')).toBeUndefined();
+        // Another account has its own count.
+        row(await store.openRealtime({ task: newTask(B, 'realtime'), minimum: 10n, session: place('rs_b') }));
+        expect(await store.nodes.openSessions(A)).toBe(2);
+        const held = await store.nodes.session('rs_1');
+        expect(held).toMatchObject({ id: 'rs_1', taskId: a.id, accountId: A, nodeId: 'n1', node: { id: 'n1', internalUrl: 'http://127.0.0.1:1/n1' } });
+        expect((await store.nodes.session('rs_2'))?.node).toBeUndefined();
+        await store.nodes.closeSession('rs_2');
+        expect(await store.nodes.openSessions(A)).toBe(1);
+        row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n, session: place('rs_4') }));
+        expect(isRefusal(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n, session: place('rs_5') }))).toBe(true);
+        await store.settleRealtime(a.id, { status: 'COMPLETED', durationMs: 0n, transcript, detectedLanguage: null, now: T0 });
+        expect(await store.nodes.openSessions(A)).toBe(1);
+        row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n, session: place('rs_6') }));
+      });
+
+      it('failOrphanedSessions fails the running sessions of nodes that stopped beating or left, releasing their reservations, once', async () => {
+        const store = await open(seedInput(10_000n));
+        await store.nodes.register(node('live'));
+        await store.nodes.register(node('dead'));
+        const onLive = row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n, session: { id: 'rs_live', nodeId: 'live', maxOpen: 8 } }));
+        const onDead = row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n, session: { id: 'rs_dead', nodeId: 'dead', maxOpen: 8 } }));
+        const onGone = row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n, session: { id: 'rs_gone', nodeId: 'gone', maxOpen: 8 } }));
+        await store.accrueRealtime(onDead.id, 16_000n);
+        await store.accrueRealtime(onLive.id, 16_000n);
+        expect((await store.accounts.ledger(A))?.chars.reserved).toBe(20n);
+        await new Promise((resolve) => setTimeout(resolve, 120));
+        await store.nodes.heartbeat('live', node('live'));
+        const failed = await store.nodes.failOrphanedSessions(100, orphaned, T0 + 5);
+        expect([...failed].sort()).toEqual([onDead.id, onGone.id].sort());
+        expect(await store.tasks.get(onDead.id)).toMatchObject({ status: 'FAILED', error: { errorCode: 'INTERNAL', retryable: true, action: 'RETRY' }, billing: { state: 'RELEASED', settled: 0n, released: 10n } });
+        expect((await store.tasks.get(onLive.id))?.status).toBe('PROCESSING');
+        expect((await store.accounts.ledger(A))?.chars).toMatchObject({ reserved: 10n, orderUsed: 0n });
+        expect(await store.nodes.openSessions(A)).toBe(1);
+        expect(await store.nodes.failOrphanedSessions(100, orphaned, T0 + 6)).toEqual([]);
+      });
+    });
+
+    describe('batch leases', () => {
+      const error = { errorCode: 'INTERNAL', message: 'm', retryable: true, action: 'RETRY', requestId: 'r' } as const;
+      const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+      it('the creator claims a new task at once; a held lease cannot be claimed again; only runnable batch tasks can be', async () => {
+        const store = await open(seedInput(10_000n));
+        const task = row(await store.createBatchTask({ task: newTask(A), durationMs: 1n }));
+        const claimed = await store.leases.claim(task.id, 60_000);
+        expect(claimed).toEqual({ task, lease: { taskId: task.id, token: 1n } });
+        expect(await store.leases.claim(task.id, 60_000)).toBeUndefined();
+        // A new task is its creator's: no other node's claimDue takes it in the meantime.
+        const fresh = row(await store.createBatchTask({ task: newTask(A), durationMs: 1n }));
+        expect(await store.leases.claimDue(10, 60_000)).toEqual([]);
+        expect((await store.leases.claim(fresh.id, 60_000))?.lease.token).toBe(1n);
+        const live = row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 1n }));
+        expect(await store.leases.claim(live.id, 60_000)).toBeUndefined();
+        const done = row(await store.createBatchTask({ task: newTask(A), durationMs: 1n }));
+        row(await store.settleBatch(done.id, { status: 'COMPLETED', durationMs: 1n, now: T0 }));
+        expect(await store.leases.claim(done.id, 60_000)).toBeUndefined();
+        expect(await store.leases.claim('tr_missing', 60_000)).toBeUndefined();
+      });
+
+      it('a lease that passed is claimed again with the next token; the old lease\'s writes answer lost-lease and change nothing', async () => {
+        const store = await open(seedInput(10_000n));
+        const task = row(await store.createBatchTask({ task: newTask(A, 'batch'), durationMs: 61_000n }));
+        const first = (await store.leases.claim(task.id, 50))?.lease;
+        if (first === undefined) throw new Error('not claimed');
+        row(await store.leases.update(first, { status: 'PROCESSING' }, T0 + 1));
+        await sleep(150);
+        const [second, ...more] = await store.leases.claimDue(10, 60_000);
+        expect(more).toEqual([]);
+        expect(second?.lease).toEqual({ taskId: task.id, token: 2n });
+        expect(second?.task.status).toBe('PROCESSING');
+        expect(await store.leases.update(first, { status: 'RECONCILING' }, T0 + 2)).toBe('lost-lease');
+        expect(await store.settleBatch(task.id, { status: 'COMPLETED', durationMs: 1_000n, now: T0 + 3 }, first)).toBe('lost-lease');
+        expect(await store.failTask(task.id, error, T0 + 3, first)).toBe('lost-lease');
+        expect(await store.leases.heartbeat([first], 60_000)).toEqual([task.id]);
+        expect(await store.tasks.get(task.id)).toMatchObject({ status: 'PROCESSING', billing: { state: 'RESERVED', reserved: 1200n } });
+        const lease = (second as { lease: { taskId: string; token: bigint } }).lease;
+        row(await store.leases.update(lease, { status: 'RECONCILING' }, T0 + 4));
+        expect(row(await store.settleBatch(task.id, { status: 'COMPLETED', durationMs: 1_000n, now: T0 + 5 }, lease)).billing).toMatchObject({ state: 'SETTLED', settled: 10n });
+        expect(await store.settleBatch(task.id, { status: 'COMPLETED', durationMs: 1_000n, now: T0 + 6 }, lease)).toBe('already');
+        expect((await store.accounts.ledger(A))?.chars).toMatchObject({ reserved: 0n, orderUsed: 10n });
+      });
+
+      it('a heartbeat keeps a lease from passing; a released lease is claimed at once; a stale release changes nothing', async () => {
+        const store = await open(seedInput(10_000n));
+        const task = row(await store.createBatchTask({ task: newTask(A), durationMs: 1n }));
+        const lease = (await store.leases.claim(task.id, 300))?.lease;
+        if (lease === undefined) throw new Error('not claimed');
+        for (let i = 0; i < 4; i++) {
+          await sleep(100);
+          expect(await store.leases.heartbeat([lease], 300)).toEqual([]);
+        }
+        // 400 ms after a claim of 300 ms: held only because of the heartbeats.
+        expect(await store.leases.claimDue(10, 60_000)).toEqual([]);
+        await store.leases.release([{ taskId: task.id, token: 7n }]);
+        expect(await store.leases.claimDue(10, 60_000)).toEqual([]);
+        await store.leases.release([lease]);
+        const [again] = await store.leases.claimDue(10, 60_000);
+        expect(again?.lease).toEqual({ taskId: task.id, token: 2n });
+      });
+
+      it('claimDue takes runnable tasks whose lease passed, oldest first, at most max', async () => {
+        const store = await open(seedInput(10_000n));
+        const tasks = [];
+        for (let i = 0; i < 3; i++) {
+          const t = row(await store.createBatchTask({ task: newTask(i === 1 ? B : A, 'batch', T0 + i), durationMs: 1n }));
+          await store.leases.claim(t.id, 1);
+          tasks.push(t);
+        }
+        await sleep(20);
+        const firstTwo = await store.leases.claimDue(2, 60_000);
+        expect(firstTwo.map((c) => c.task.id)).toEqual([tasks[0]?.id, tasks[1]?.id]);
+        expect((await store.leases.claimDue(5, 60_000)).map((c) => c.task.id)).toEqual([tasks[2]?.id]);
+        expect(await store.leases.claimDue(5, 60_000)).toEqual([]);
+      });
+
+      it('a create whose Idempotency-Key is taken answers with the kept key and writes nothing', async () => {
+        const store = await open(seedInput(10_000n));
+        const k = { scope: `${A}/transcriptions`, key: 'k1', bodyHash: 'h', requestId: 'r1' };
+        const first = row(await store.createBatchTask({ task: newTask(A), durationMs: 61_000n, idempotency: k }));
+        const second = await store.createBatchTask({ task: newTask(A), durationMs: 61_000n, idempotency: { ...k, bodyHash: 'other', requestId: 'r2' } });
+        expect(second).toEqual({ existing: { ...k, taskId: first.id } });
+        expect((await store.accounts.ledger(A))?.chars.reserved).toBe(1200n);
+        expect((await store.tasks.page(A, 1, 10)).total).toBe(1);
+      });
+
+      it('fetched media is kept with its hold until the hold is released', async () => {
+        const store = await open();
+        const bytes = Buffer.from([1, 2, 3, 0, 255]);
+        expect(await store.uploads.hold(A, 'hold_k', bytes.length, 1000, { bytes, contentType: 'audio/wav' })).toBeUndefined();
+        expect(await store.uploads.hold(A, 'hold_n', 1, 1000)).toBeUndefined();
+        const kept = await store.uploads.heldBytes('hold_k');
+        expect(kept?.contentType).toBe('audio/wav');
+        expect(Buffer.compare(kept?.bytes ?? Buffer.alloc(0), bytes)).toBe(0);
+        expect(await store.uploads.heldBytes('hold_n')).toBeUndefined();
+        await store.uploads.releaseHold('hold_k');
+        expect(await store.uploads.heldBytes('hold_k')).toBeUndefined();
+        expect(await store.uploads.usedBytes(A)).toBe(1);
+      });
+    });
+
     describe('recoverInterrupted', () => {
+      if (engine.shared === true) {
+        it('fails nothing on a shared store: running tasks belong to the nodes holding their leases', async () => {
+          const store = await open(seedInput(10_000n));
+          const queued = row(await store.createBatchTask({ task: newTask(A), durationMs: 1n }));
+          const live = row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n }));
+          expect(await store.recoverInterrupted([A], T0 + 1)).toBe(0);
+          expect((await store.tasks.get(queued.id))?.status).toBe('QUEUED');
+          expect((await store.tasks.get(live.id))?.status).toBe('PROCESSING');
+        });
+        return;
+      }
       it('fails the running tasks of the given accounts, releases them and leaves nothing reserved, once', async () => {
         const store = await open(seedInput(10_000n));
         const queued = row(await store.createBatchTask({ task: newTask(A), durationMs: 1n }));

@@ -12,6 +12,7 @@ const urlOf = new WeakMap<Store, string>();
 
 describeStoreContract('postgres', {
   spending: 'async',
+  shared: true,
   open: async () => {
     const url = await pgsql.freshDatabase();
     const store = await PgStore.open(url);
@@ -242,5 +243,101 @@ describe('PgStore: several stores on one database', () => {
     expect(await store.accrueRealtime(open.id, 16_000n)).toBeGreaterThan(0n);
     const { columns, entries } = await books(url);
     expect(entries).toEqual(columns);
+  });
+});
+
+describe('PgStore: batch leases, events and keys across stores', () => {
+  const stores: PgStore[] = [];
+  const openOn = async (url: string, options: Parameters<typeof PgStore.open>[1] = {}): Promise<PgStore> => {
+    const store = await PgStore.open(url, options);
+    stores.push(store);
+    return store;
+  };
+  afterEach(async () => {
+    for (const store of stores.splice(0)) await store.close();
+  });
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it('stores claiming together never claim one task twice; the lease records the node and the database\'s expiry', async () => {
+    const url = await pgsql.freshDatabase();
+    const [one, two] = [await openOn(url, { nodeId: 'node_one' }), await openOn(url, { nodeId: 'node_two' })] as const;
+    await one.seed(seedFor(1_000_000n));
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const made = await one.createBatchTask({ task: task(), durationMs: 1n });
+      if (isRefusal(made)) throw new Error('refused');
+      ids.push(made.id);
+    }
+    // Handed back at once, as a draining node does: every task is due.
+    await one.leases.release(ids.map((id) => ({ taskId: id, token: 0n })));
+    const rounds = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? one : two).leases.claimDue(3, 60_000)));
+    const claimed = rounds.flat().map((c) => c.task.id);
+    expect(new Set(claimed).size).toBe(claimed.length);
+    expect(claimed.sort()).toEqual([...ids].sort());
+    const rows = await pgsql.query<{ lease_node: string; lease_token: string; ahead: boolean }>(
+      url, "SELECT lease_node, lease_token::text, lease_expires_at BETWEEN now() + interval '50 seconds' AND now() + interval '61 seconds' AS ahead FROM task",
+    );
+    expect(new Set(rows.map((r) => r.lease_node))).toEqual(new Set(['node_one', 'node_two']));
+    expect(rows.every((r) => r.lease_token === '1' && r.ahead)).toBe(true);
+  });
+
+  it('two stores racing one Idempotency-Key: one task, one reservation; the other answers with the kept key', async () => {
+    const url = await pgsql.freshDatabase();
+    const [one, two] = [await openOn(url), await openOn(url)] as const;
+    await one.seed(seedFor(100_000n));
+    for (let round = 0; round < 5; round++) {
+      const key = { scope: `${A}/transcriptions`, key: `race-${round}`, bodyHash: 'h', requestId: `req_${round}` };
+      const answers = await Promise.all([one, two].map((s) => s.createBatchTask({ task: task(), durationMs: 61_000n, idempotency: key })));
+      const made = answers.filter((a) => !isRefusal(a) && !('existing' in a));
+      const kept = answers.filter((a) => 'existing' in a);
+      expect(made).toHaveLength(1);
+      expect(kept).toEqual([{ existing: { ...key, taskId: (made[0] as { id: string }).id } }]);
+    }
+    expect(await pgsql.query(url, 'SELECT id FROM task')).toHaveLength(5);
+    expect(await pgsql.query(url, "SELECT id FROM ledger_entry WHERE kind = 'reserve'")).toHaveLength(5);
+    expect((await one.accounts.ledger(A))?.chars.reserved).toBe(6_000n);
+  });
+
+  it('a listener on one store hears changes another store makes, also after PostgreSQL restarted under it', async () => {
+    const url = await pgsql.freshDatabase();
+    const feedErrors: Error[] = [];
+    const listening = await openOn(url, { eventPollMs: 60_000, onFeedError: (e) => feedErrors.push(e), onIdleError: () => undefined });
+    const writing = await openOn(url, { onIdleError: () => undefined });
+    await writing.seed(seedFor(100_000n));
+    const made = await writing.createBatchTask({ task: task(), durationMs: 1n });
+    if (isRefusal(made)) throw new Error('refused');
+    const heard: string[] = [];
+    const unsubscribe = listening.events.onTaskChanged(made.id, (row) => heard.push(row.status));
+    // The listening connection opens with the first listener.
+    for (let i = 0; i < 100 && (await pgsql.query(url, "SELECT 1 FROM pg_stat_activity WHERE query LIKE 'LISTEN%'")).length === 0; i++) await sleep(20);
+    await writing.tasks.update(made.id, { status: 'PROCESSING' }, T0 + 1);
+    for (let i = 0; i < 100 && heard.length < 1; i++) await sleep(20);
+    // Heard through NOTIFY: the poll is a minute away.
+    expect(heard).toEqual(['PROCESSING']);
+    await pgsql.server.halt();
+    await pgsql.server.resume();
+    // Not heard by anyone while it was down, nor afterwards until the feed reconnects: the reconnect reads it.
+    await writing.settleBatch(made.id, { status: 'COMPLETED', durationMs: 1n, now: T0 + 2 }).catch(async () => {
+      await sleep(200);
+      return writing.settleBatch(made.id, { status: 'COMPLETED', durationMs: 1n, now: T0 + 2 });
+    });
+    for (let i = 0; i < 300 && heard.length < 2; i++) await sleep(20);
+    expect(heard).toEqual(['PROCESSING', 'COMPLETED']);
+    expect(feedErrors.length).toBeGreaterThan(0);
+    unsubscribe();
+  });
+
+  it('a store\'s own changes are heard once, not again through NOTIFY or the poll', async () => {
+    const url = await pgsql.freshDatabase();
+    const store = await openOn(url, { eventPollMs: 50 });
+    await store.seed(seedFor(100_000n));
+    const made = await store.createBatchTask({ task: task(), durationMs: 1n });
+    if (isRefusal(made)) throw new Error('refused');
+    const heard: string[] = [];
+    store.events.onTaskChanged(made.id, (row) => heard.push(row.status));
+    await store.tasks.update(made.id, { status: 'PROCESSING' }, T0 + 1);
+    await store.settleBatch(made.id, { status: 'COMPLETED', durationMs: 1n, now: T0 + 2 });
+    await sleep(300);
+    expect(heard).toEqual(['PROCESSING', 'COMPLETED']);
   });
 });

@@ -2,6 +2,7 @@ import { ApiError, Violations } from '../../errors.js';
 import { LIMITS } from '@soundclone/core/internal';
 import { DecimalIdSequence } from '../../util/ids.js';
 import type { Account } from './accounts.js';
+import { isText, NOT_TEXT } from '../validate.js';
 import { isRefusal, type QuotaRefusal, type SeedInput, type Store, type VoiceRow } from '../../store/store.js';
 
 /**
@@ -95,6 +96,8 @@ export function checkName(v: Violations, name: unknown, field: string): void {
     v.add(field, 'is required and must be a non-empty string');
   } else if ([...name].length > LIMITS.voiceNameMaxChars) {
     v.add(field, `must be at most ${LIMITS.voiceNameMaxChars} characters`);
+  } else if (!isText(name)) {
+    v.add(field, NOT_TEXT);
   }
 }
 

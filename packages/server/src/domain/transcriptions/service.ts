@@ -5,11 +5,11 @@ import { guardedFetch, failureForStatus, type GuardOptions } from '../../media/g
 import { UndecodableMediaError, type DecodedMedia, type DecodedTrack } from '../../media/decode.js';
 import type { Clock } from '../../util/clock.js';
 import type { Account } from '../accounts/accounts.js';
-import { IdempotencyStore } from '../idempotency.js';
-import { isRefusal, type IdempotencyRow, type Store } from '../../store/store.js';
+import { IdempotencyStore, idempotencyConflict } from '../idempotency.js';
+import { isExistingKey, isRefusal, type IdempotencyRow, type Store, type TaskSource } from '../../store/store.js';
 import { dec } from '../../util/decimal.js';
 import { isTerminal, newTask, taskView, type Task, type Tasks } from './tasks.js';
-import type { TranscriptionRunner } from './runner.js';
+import type { BatchWorker } from './batch-worker.js';
 import { checkNotifyDestination, validateTranscriptionRequest, type TranscriptionRequest } from './request.js';
 import type { HeldMedia, Uploads } from './uploads.js';
 
@@ -23,6 +23,8 @@ import type { HeldMedia, Uploads } from './uploads.js';
 export interface CreateResult {
   readonly taskId: string;
   readonly requestId: string;
+  /** The key was taken by another create first (another node): this is its task, replayed. */
+  readonly replayed?: boolean;
 }
 
 export class TranscriptionService {
@@ -32,7 +34,7 @@ export class TranscriptionService {
     private readonly store: Store,
     private readonly tasks: Tasks,
     private readonly uploads: Uploads,
-    private readonly runner: TranscriptionRunner,
+    private readonly worker: BatchWorker,
     private readonly guard: Omit<GuardOptions, 'maxBytes' | 'timeoutMs'> & { timeoutMs: number },
     private readonly clock: Clock,
     private readonly signal: AbortSignal,
@@ -57,11 +59,19 @@ export class TranscriptionService {
       await this.tasks.waitForTerminal(task.id, request.waitTimeoutMs, this.signal);
       task = await this.tasks.get(account, value.taskId);
     }
-    return { data: { ...taskView(task), requestId: value.requestId }, replayed };
+    return { data: { ...taskView(task), requestId: value.requestId }, replayed: replayed || value.replayed === true };
+  }
+
+  /**
+   * For a node that drains (SIGTERM): stops claiming batch tasks and hands the ones running here back
+   * to the store at once, for another node to finish (BatchWorker.handBack). Call it before close().
+   */
+  handBackBatchWork(): Promise<number> {
+    return this.worker.handBack();
   }
 
   private async start(account: Account, request: TranscriptionRequest, requestId: string, idempotency: Omit<IdempotencyRow, 'taskId'>): Promise<CreateResult> {
-    const { media, release } = await this.resolveSource(account, request);
+    const { media, source, release } = await this.resolveSource(account, request);
     let track: DecodedTrack;
     try {
       track = checkSourceRules(request, media);
@@ -80,10 +90,21 @@ export class TranscriptionService {
       status: 'QUEUED',
       options: request.options,
     }, now);
+    const trackIndex = media.tracks.indexOf(track);
+    // Kept with the task, so a node that takes it over reads the same media (Store.leases).
+    const taskSource: TaskSource = source.kind === 'upload' ? { kind: 'upload', uploadId: source.uploadId, trackIndex } : { kind: 'hold', holdId: source.holdId, trackIndex };
+    const withSource = { ...task, source: taskSource };
     let created: Task;
     try {
       // The reservation is priced on the duration the payload holds (checked in media/), never a declared one.
-      const outcome = await this.store.createBatchTask({ task, durationMs: BigInt(track.durationMs), idempotency });
+      const outcome = await this.store.createBatchTask({ task: withSource, durationMs: BigInt(track.durationMs), idempotency });
+      if (isExistingKey(outcome)) {
+        // Another node took the key first (this node's own concurrent creates share one outcome in
+        // front of the store): its task, as a retry would find it.
+        await release();
+        if (outcome.existing.bodyHash !== idempotency.bodyHash) throw idempotencyConflict(idempotency.key);
+        return { taskId: outcome.existing.taskId, requestId: outcome.existing.requestId, replayed: true };
+      }
       if (isRefusal(outcome)) {
         throw new ApiError('INSUFFICIENT_CHARACTERS', `this task needs ${outcome.required} Characters; ${outcome.available} are available`, {
           requiredCharacters: dec(outcome.required),
@@ -95,8 +116,9 @@ export class TranscriptionService {
       await release();
       throw error;
     }
-    // Fetched media counts against the storage quota until its task ends, whatever the outcome.
-    void this.runner.run(created, account, track, request.options).finally(release);
+    // Fetched media counts against the storage quota until its task ends, whatever the outcome: the
+    // run that ends the task releases it (runner.ts), on this node or the one that took it over.
+    this.worker.start(created, track);
     return { taskId: created.id, requestId };
   }
 
@@ -104,7 +126,7 @@ export class TranscriptionService {
     if (request.source.kind === 'upload') {
       const upload = await this.uploads.get(account, request.source.uploadId);
       if (upload === undefined) throw ApiError.notFound('upload');
-      return { media: upload.media, release: async () => undefined };
+      return { media: upload.media, source: { kind: 'upload', uploadId: upload.id }, release: async () => undefined };
     }
     // Full already: refused before anything is fetched.
     await this.uploads.checkRoom(account, 0);

@@ -3,7 +3,7 @@ import { type DownloadFormat, LIMITS, type TaskStatus, TERMINAL_STATUSES } from 
 import { dec } from '../../util/decimal.js';
 import type { Account } from '../accounts/accounts.js';
 import { billingView } from '../accounts/billing.js';
-import type { NewTask, Store, TaskPatch, TaskRow } from '../../store/store.js';
+import type { NewTask, Store, TaskRow } from '../../store/store.js';
 import { randomId } from '../../util/ids.js';
 import { ID_PREFIXES } from '../../protocol.js';
 
@@ -57,12 +57,6 @@ export class Tasks {
     const task = await this.store.tasks.get(id);
     if (task === undefined || task.ownerId !== account.id) throw ApiError.notFound('transcription');
     return task;
-  }
-
-  /** A status move (and content that goes with it); a move to the status the task has already changes nothing. */
-  async setStatus(task: Task, status: TaskStatus, now: number, patch: Omit<TaskPatch, 'status'> = {}): Promise<Task> {
-    if (task.status === status && Object.keys(patch).length === 0) return task;
-    return this.store.tasks.update(task.id, { ...patch, status }, now);
   }
 
   /** Resolves when the task is terminal or `timeoutMs` passed, whichever first; never rejects. */

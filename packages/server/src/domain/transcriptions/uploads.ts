@@ -1,9 +1,9 @@
 import { ApiError } from '../../errors.js';
 import { ID_PREFIXES } from '../../protocol.js';
-import { decodeMedia, UndecodableMediaError, type DecodedMedia } from '../../media/decode.js';
+import { decodeMedia, UndecodableMediaError, type DecodedMedia, type DecodedTrack } from '../../media/decode.js';
 import { dec } from '../../util/decimal.js';
 import { randomId } from '../../util/ids.js';
-import { isRefusal, type StorageRefusal, type Store, type UploadRow } from '../../store/store.js';
+import { isRefusal, type StorageRefusal, type Store, type TaskSource, type UploadRow } from '../../store/store.js';
 import type { Account } from '../accounts/accounts.js';
 
 /**
@@ -22,14 +22,24 @@ import type { Account } from '../accounts/accounts.js';
  *   POST /uploads        --room for sizeBytes?--> decode --> held += sizeBytes
  *   DELETE /uploads/{id} --> held -= sizeBytes (a task already reading it keeps its bytes until it ends)
  *   mediaUrl fetched     --room?--> held += size --task ends (any status)--> held -= size
+ *
+ * Fetched media is kept in the store with its hold, bytes and all, until its task ends, so a node that
+ * takes the task over (Store.leases) transcribes the very bytes the first node fetched. Fetching the
+ * URL again was the other choice, and the worse one: the resource may have changed or gone, a second
+ * fetch could answer another size than the quota counted, and the source may not welcome it
+ * (docs/protocol.md "Batch leases").
  */
 export interface Upload extends UploadRow {
   readonly media: DecodedMedia;
 }
 
-/** Media fetched for one task, counted against the quota until `release` (idempotent, never rejects). */
+/**
+ * The media a create resolved: an owned upload or media fetched for one task (`holdId`), counted
+ * against the quota until `release` (idempotent, never rejects) or until the task's run releases it.
+ */
 export interface HeldMedia {
   readonly media: DecodedMedia;
+  readonly source: { readonly kind: 'upload'; readonly uploadId: string } | { readonly kind: 'hold'; readonly holdId: string };
   release(): Promise<void>;
 }
 
@@ -86,23 +96,45 @@ export class Uploads {
     await this.checkRoom(account, bytes.length);
     const media = decodeMedia(bytes, contentType);
     const holdId = randomId(ID_PREFIXES.upload);
-    const refusal = await this.store.uploads.hold(account.id, holdId, bytes.length, this.quotaBytes);
+    const refusal = await this.store.uploads.hold(account.id, holdId, bytes.length, this.quotaBytes, { bytes, contentType });
     if (refusal !== undefined) throw this.quotaExceeded(refusal);
     let released: Promise<void> | undefined;
     return {
       media,
+      source: { kind: 'hold', holdId },
       release: () => {
-        // A release the store cannot make now leaves the bytes counted; it must not fail the task that
-        // already ended, so it is reported, not thrown.
-        released ??= this.store.uploads.releaseHold(holdId).catch((error: unknown) => {
-          console.error(`soundclone server: could not release ${bytes.length} bytes of fetched media held for account ${account.id}:`, error);
-        });
+        released ??= this.releaseHold(holdId, account.id);
         return released;
       },
     };
   }
 
-  async get(account: Account, id: string): Promise<Upload | undefined> {
+  /**
+   * Frees a hold of fetched media (idempotent). A release the store cannot make now leaves the bytes
+   * counted; it must not fail the task that already ended, so it is reported, not thrown.
+   */
+  releaseHold(holdId: string, accountId: string): Promise<void> {
+    return this.store.uploads.releaseHold(holdId).catch((error: unknown) => {
+      console.error(`soundclone server: could not release fetched media ${holdId} held for account ${accountId}:`, error);
+    });
+  }
+
+  /**
+   * A batch task's track, read from the store (a node that did not create the task); undefined when
+   * its media is no longer kept (the upload was deleted, the hold released).
+   */
+  async trackOf(ownerId: string, source: TaskSource): Promise<DecodedTrack | undefined> {
+    let media: DecodedMedia | undefined;
+    if (source.kind === 'upload') {
+      media = (await this.get({ id: ownerId }, source.uploadId))?.media;
+    } else {
+      const held = await this.store.uploads.heldBytes(source.holdId);
+      media = held === undefined ? undefined : decodeMedia(held.bytes, held.contentType);
+    }
+    return media?.tracks[source.trackIndex];
+  }
+
+  async get(account: Pick<Account, 'id'>, id: string): Promise<Upload | undefined> {
     const row = await this.store.uploads.get(account.id, id);
     if (row === undefined) {
       this.forget(id);

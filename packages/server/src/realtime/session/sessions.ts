@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '../../errors.js';
 import { MODELS, REALTIME_SPENDING } from '@soundclone/core/internal';
 import { ACCOUNT_LIMITS, ID_PREFIXES, RECOGNIZER_REFUSALS, SERVER_LIMITS, SOCKET_TOKEN } from '../../protocol.js';
@@ -72,12 +72,24 @@ export interface RealtimeLimits {
   readonly maxOpenSessionsPerAccount: number;
 }
 
+/**
+ * This node among the nodes sharing the store: sessions are recorded as living on `nodeId`, and socket
+ * tokens are signed with the secret every node shares (Store.nodes.socketTokenSecret), so a token one
+ * node issued verifies on another (which forwards the socket to this one).
+ */
+export interface RealtimeNode {
+  readonly nodeId: string;
+  readonly tokenSecret: Buffer;
+}
+
 export class RealtimeSessions {
   private readonly sessions = new Map<string, Session>();
   private readonly idempotency = new IdempotencyStore<Session>();
-  private readonly tokenSecret = randomBytes(32);
+  /** Draining: new sessions are refused (503, details.reason NODE_DRAINING); live ones go on. */
+  private draining = false;
 
   constructor(
+    private readonly node: RealtimeNode,
     private readonly store: Store,
     private readonly recognizer: Recognizer,
     private readonly timing: RealtimeTiming,
@@ -99,12 +111,13 @@ export class RealtimeSessions {
    * The limits a client should know (capabilities): decoder counts only for a recogniser with a
    * bounded pool (PocketSphinx), null otherwise.
    */
-  limitsView(account: Account): Record<string, unknown> {
+  async limitsView(account: Account): Promise<Record<string, unknown>> {
     const pool = this.recognizer as Partial<{ maxDecoders: number; maxDecodersPerAccount: number }>;
     return {
       minimumAvailableCharacters: dec(realtimeMinimum()),
       maxOpenSessionsPerAccount: this.limits.maxOpenSessionsPerAccount,
-      openSessions: this.openSessions(account),
+      // Every node's (the store counts them); this node's alone could say less.
+      openSessions: Math.max(this.openSessions(account), await this.store.nodes.openSessions(account.id)),
       maxDecoders: typeof pool.maxDecoders === 'number' ? pool.maxDecoders : null,
       maxDecodersPerAccount: typeof pool.maxDecodersPerAccount === 'number' ? pool.maxDecodersPerAccount : null,
     };
@@ -115,7 +128,15 @@ export class RealtimeSessions {
     return { session: value, replayed };
   }
 
+  /** The node drains: from now on creation is refused with 503 SERVICE_UNAVAILABLE, reason NODE_DRAINING. */
+  drain(): void {
+    this.draining = true;
+  }
+
   private async open(account: Account, request: RealtimeCreateRequest, requestId: string): Promise<Session> {
+    if (this.draining) {
+      throw new ApiError('SERVICE_UNAVAILABLE', 'this server is shutting down and takes no new realtime sessions; try again (another server takes it)', { reason: NODE_DRAINING_REASON }, { retryAfterSec: 1 });
+    }
     // Refused unless the balance covers the shortest session worth opening (REALTIME_SPENDING.minimumMs);
     // after that, the spending guard keeps the audio within what is left (docs/protocol.md). Asked
     // here first so the refusals come in their order; openRealtime checks it again as it creates.
@@ -124,9 +145,9 @@ export class RealtimeSessions {
     const left = ledger === undefined ? 0n : available(ledger);
     if (left < minimum) throw insufficient(minimum, left);
     const max = this.limits.maxOpenSessionsPerAccount;
-    if (this.openSessions(account) >= max) {
-      throw new ApiError('RATE_LIMITED', `this account has ${max} realtime sessions open, its most at once; finish one first`, { reason: ACCOUNT_LIMITS.sessionLimitReason, limit: max }, { retryAfterSec: ACCOUNT_LIMITS.retryAfterSec });
-    }
+    // This node's own count first, before a recogniser stream is opened; openRealtime counts every
+    // node's under the account's lock.
+    if (this.openSessions(account) >= max) throw sessionLimit(max);
     // The recogniser first: a refusal (no free decoder, a model that cannot load) must leave nothing
     // behind, least of all a History task that stays PROCESSING for ever.
     const stream = this.openStream(account, request);
@@ -154,13 +175,15 @@ export class RealtimeSessions {
   private async register(account: Account, request: RealtimeCreateRequest, requestId: string, stream: RecognizerStream): Promise<Session> {
     const now = this.clock.now();
     const minimum = realtimeMinimum();
+    const id = randomId(ID_PREFIXES.session);
+    const max = this.limits.maxOpenSessionsPerAccount;
     const task = await this.store.openRealtime({
       task: newTask({ ownerId: account.id, kind: 'realtime', modelId: MODELS.realtime, title: request.title ?? 'Realtime session', languageHint: request.languageHint, requestId, status: 'PROCESSING' }, now),
       minimum,
+      session: { id, nodeId: this.node.nodeId, maxOpen: max },
     });
-    if (isRefusal(task)) throw insufficient(minimum, task.available);
+    if (isRefusal(task)) throw task.refused === 'sessions' ? sessionLimit(max) : insufficient(minimum, task.available);
     const t = this.timing;
-    const id = randomId(ID_PREFIXES.session);
     const context = { sessionId: id };
     let session: Session | undefined;
     const audio = new SessionAudio(
@@ -183,7 +206,10 @@ export class RealtimeSessions {
       request,
       createdAt: now,
       notices: [],
-      recovery: new RecoveryWindow(t.recoveryWindowMs, () => this.clock.now(), () => audio.expire()),
+      recovery: new RecoveryWindow(t.recoveryWindowMs, () => this.clock.now(), () => {
+        audio.expire();
+        this.closeInStore(id);
+      }),
       attachedSockets: 0,
     };
     this.sessions.set(session.id, session);
@@ -209,6 +235,15 @@ export class RealtimeSessions {
   private fail(session: Session, error: unknown): void {
     if (session.finishing !== undefined) return;
     session.finishing = this.settleFailed(session, error);
+    this.closeInStore(session.id);
+  }
+
+  /**
+   * The session stops counting as open on every node (finishing, or its recovery window passed). Not
+   * awaited: a failed write only lets the store count the session until its task ends.
+   */
+  private closeInStore(id: string): void {
+    this.store.nodes.closeSession(id).catch(() => undefined);
   }
 
   /**
@@ -278,9 +313,15 @@ export class RealtimeSessions {
 
   /** An owned session or NOT_FOUND (another account's session looks exactly like a missing one). */
   get(account: Account, id: string): Session {
-    const session = this.sessions.get(id);
-    if (session === undefined || session.ownerId !== account.id) throw ApiError.notFound('realtime session');
+    const session = this.find(account, id);
+    if (session === undefined) throw ApiError.notFound('realtime session');
     return session;
+  }
+
+  /** The account's session when it lives on this node; undefined otherwise (elsewhere, or no such session). */
+  find(account: Account, id: string): Session | undefined {
+    const session = this.sessions.get(id);
+    return session === undefined || session.ownerId !== account.id ? undefined : session;
   }
 
   view(session: Session): Record<string, unknown> {
@@ -311,6 +352,7 @@ export class RealtimeSessions {
     if (session.finishing === undefined) {
       const captured = capturedFrom(body);
       session.finishing = this.settle(session, captured);
+      this.closeInStore(session.id);
     }
     await session.finishing;
   }
@@ -387,6 +429,7 @@ export class RealtimeSessions {
     session.notices.push(notice);
     session.audio.announce({ type: 'session.notice', notice });
     session.finishing = this.settle(session, session.audio.captured);
+    this.closeInStore(session.id);
   }
 
   /** Waits until no line has a pending supplement, at most supplementWaitMs and never past the recovery window. */
@@ -413,19 +456,31 @@ export class RealtimeSessions {
   /** Socket token for browsers (protocol.ts SOCKET_TOKEN); the socket verifies it with verifyToken. */
   issueToken(session: Session): { token: string; expiresAt: string } {
     const expires = Math.floor(this.clock.now() / 1000) + SOCKET_TOKEN.ttlSec;
-    const sig = createHmac('sha256', this.tokenSecret).update(`${session.id}.${expires}`).digest('base64url');
+    const sig = createHmac('sha256', this.node.tokenSecret).update(`${session.id}.${expires}`).digest('base64url');
     return { token: `${SOCKET_TOKEN.prefix}${session.id}.${expires}.${sig}`, expiresAt: new Date(expires * 1000).toISOString() };
   }
 
-  verifyToken(token: string): Session | undefined {
+  /**
+   * The session id a valid, unexpired token names (it may live on another node: the socket endpoint
+   * then forwards); undefined for a token this service did not sign or that expired.
+   */
+  verifyToken(token: string): string | undefined {
     if (!token.startsWith(SOCKET_TOKEN.prefix)) return undefined;
     const [id, expires, sig] = token.slice(SOCKET_TOKEN.prefix.length).split('.');
     if (id === undefined || expires === undefined || sig === undefined || Number(expires) * 1000 < this.clock.now()) return undefined;
-    const want = createHmac('sha256', this.tokenSecret).update(`${id}.${expires}`).digest();
+    const want = createHmac('sha256', this.node.tokenSecret).update(`${id}.${expires}`).digest();
     const got = Buffer.from(sig, 'base64url');
     if (got.length !== want.length || !timingSafeEqual(got, want)) return undefined;
-    return this.sessions.get(id);
+    return id;
   }
+}
+
+/** details.reason of a realtime creation refused because this server drains (docs/protocol.md "Several nodes"). */
+export const NODE_DRAINING_REASON = 'NODE_DRAINING';
+
+/** A realtime creation past the account's open-session limit. */
+function sessionLimit(max: number): ApiError {
+  return new ApiError('RATE_LIMITED', `this account has ${max} realtime sessions open, its most at once; finish one first`, { reason: ACCOUNT_LIMITS.sessionLimitReason, limit: max }, { retryAfterSec: ACCOUNT_LIMITS.retryAfterSec });
 }
 
 /** A realtime creation the balance does not cover. */

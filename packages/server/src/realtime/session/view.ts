@@ -4,6 +4,7 @@ import { chargeFor } from '../../domain/accounts/billing.js';
 import type { Line } from './audio.js';
 import type { Session } from './sessions.js';
 import type { Segment, Transcript } from '../../domain/transcriptions/transcript.js';
+import type { TaskRow } from '../../store/store.js';
 
 /** Spec "line fields". */
 export function lineView(line: Line): Record<string, unknown> {
@@ -89,4 +90,40 @@ export function realtimeTranscript(session: Session): Transcript {
 /** usage.estimatedCharacters: the charge the received audio would settle at now. */
 export function estimateCharacters(received: bigint): string {
   return dec(chargeFor(ceilDiv(received * 1000n, BigInt(REALTIME.sampleRate))));
+}
+
+/**
+ * The view of a session whose node is gone, from what the store kept (its History task): the status,
+ * the transcript's segments as lines, the charge. What only the node held (epoch, cursors, notices) is
+ * not known any more: epoch 0, the sample counts derived from the charged duration (0 for a session
+ * that FAILED, where nothing was charged), no notices (docs/protocol.md "Several nodes").
+ */
+export function storedSessionView(sessionId: string, task: TaskRow, now: number): Record<string, unknown> {
+  const samples = (task.audioDurationMs * BigInt(REALTIME.sampleRate)) / 1000n;
+  const segments = task.transcript?.segments ?? [];
+  return {
+    sessionId,
+    transcriptionId: task.id,
+    modelId: MODELS.realtime,
+    status: task.status,
+    epoch: 0,
+    accepting: false,
+    partial: '',
+    lines: segments.map((s) => ({
+      id: s.id, text: s.text, revisedText: null, languageCode: null, languageProbability: null, entities: [],
+      words: s.tokens.map((t) => ({ text: t.text, startMs: t.startMs, endMs: t.endMs, confidence: t.confidence })), characterAlignments: [],
+    })),
+    notices: [],
+    ...(task.error !== undefined ? { error: task.error } : {}),
+    connection: { attached: false, recoveryDeadline: null, recoveryExpired: true },
+    usage: {
+      estimatedCharacters: dec(task.billing.settled),
+      billableCharacters: dec(task.billing.settled),
+      elapsedMs: dec(Math.max(0, (task.completedAt ?? now) - task.createdAt)),
+      sentSamples: dec(samples),
+      receivedSamples: dec(samples),
+      capturedSamples: dec(samples),
+      accepting: false,
+    },
+  };
 }

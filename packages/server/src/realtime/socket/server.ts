@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import { ApiError, isApiError } from '../../errors.js';
 import { failureBody } from '../../http/envelope.js';
+import { asApiError } from '../../http/pipeline.js';
 import { injectedFailure, type Faults } from '../../http/faults.js';
 import { API_PREFIX, CLOSE_CODES, FRAME, HEADERS, REALTIME_PATHS, SOCKET_QUERY } from '@soundclone/core/internal';
 import { ID_PREFIXES } from '../../protocol.js';
@@ -34,6 +35,23 @@ export interface SocketServerDeps {
   readonly realtime: RealtimeSessions;
   readonly faults: Faults;
   readonly config: SocketConfig;
+  /**
+   * A session this node does not hold (it may live on another node sharing the store): the upgrade is
+   * passed on to that node ('forwarded': the socket is theirs now), or the session ended there and its
+   * stored view is known ('ended'), or there is none ('not-found'). Throws an ApiError (or the store's
+   * error) to refuse the upgrade. Absent: such a session is not found.
+   */
+  readonly elsewhere?: (req: IncomingMessage, socket: Duplex, head: Buffer, target: { readonly sessionId: string; readonly accountId: string | undefined }) => Promise<ElsewhereOutcome>;
+}
+
+export type ElsewhereOutcome = { readonly kind: 'forwarded' } | { readonly kind: 'not-found' } | { readonly kind: 'ended'; readonly view: Record<string, unknown> };
+
+/** What authentication found: the session when this node holds it, and whose it is when the key said so. */
+interface Target {
+  readonly session: Session | undefined;
+  readonly sessionId: string;
+  /** The authenticated account (accessKey); undefined for a token, which names the session itself. */
+  readonly accountId: string | undefined;
 }
 
 export class SocketServer {
@@ -97,7 +115,7 @@ export class SocketServer {
       refuse(socket, error, requestId, headers);
       return;
     }
-    let target: { session: Session | undefined; sessionId: string };
+    let target: Target;
     try {
       if (url.pathname !== API_PREFIX + REALTIME_PATHS.socket) throw new ApiError('NOT_FOUND', `no socket endpoint at ${url.pathname}`);
       target = this.authenticate(req, url);
@@ -105,10 +123,41 @@ export class SocketServer {
       refuse(socket, isApiError(caught) ? caught : new ApiError('INTERNAL', 'internal error'), requestId);
       return;
     }
+    if (target.session === undefined && this.deps.elsewhere !== undefined) {
+      void this.fromElsewhere(req, socket, head, target, requestId);
+      return;
+    }
+    this.accept(req, socket, head, target, undefined);
+  }
+
+  /** A session not held here: forwarded, or answered here as ended or not found, or refused (HTTP, before the upgrade). */
+  private async fromElsewhere(req: IncomingMessage, socket: Duplex, head: Buffer, target: Target, requestId: string): Promise<void> {
+    let outcome: ElsewhereOutcome;
+    try {
+      outcome = await (this.deps.elsewhere as NonNullable<SocketServerDeps['elsewhere']>)(req, socket, head, target);
+    } catch (caught) {
+      const error = asApiError(caught);
+      refuse(socket, error, requestId, error.retryAfterSec !== undefined ? { [HEADERS.retryAfter]: String(error.retryAfterSec) } : {});
+      return;
+    }
+    if (outcome.kind === 'forwarded' || socket.destroyed) return;
+    this.accept(req, socket, head, target, outcome.kind === 'ended' ? outcome.view : undefined);
+  }
+
+  /** The upgrade, then the connection to a session held here, or the refusal on the socket (not found, ended elsewhere). */
+  private accept(req: IncomingMessage, socket: Duplex, head: Buffer, target: Target, endedView: Record<string, unknown> | undefined): void {
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       const id = `cn_${this.nextConnection++}`;
       const session = target.session;
       const log = (kind: string, detail?: Record<string, unknown>): void => this.record({ at: Date.now(), connectionId: id, sessionId: target.sessionId, kind, ...(detail !== undefined ? { detail } : {}) });
+      if (session === undefined && endedView !== undefined) {
+        // Ended on a node that is gone: what a finished session's socket gets, from the store.
+        ws.on('error', () => {});
+        ws.send(JSON.stringify({ type: 'session.finished', session: endedView }));
+        ws.close(CLOSE_CODES.SESSION_FINISHED, 'session finished');
+        log('refused', { code: CLOSE_CODES.SESSION_FINISHED });
+        return;
+      }
       if (session === undefined) {
         // Authenticated but no such session (or another account's): say so in a way browsers can read.
         ws.on('error', () => {});
@@ -131,20 +180,20 @@ export class SocketServer {
    * HTTP before the upgrade. A missing or foreign session is not refused here: it is reported on the
    * socket (close 4404), because a browser cannot read the status of a refused upgrade.
    */
-  private authenticate(req: IncomingMessage, url: URL): { session: Session | undefined; sessionId: string } {
+  private authenticate(req: IncomingMessage, url: URL): Target {
     const token = url.searchParams.get(SOCKET_QUERY.token);
     const sessionId = url.searchParams.get(SOCKET_QUERY.sessionId);
     if (token !== null) {
-      const session = this.deps.realtime.verifyToken(token);
-      if (session === undefined) throw new ApiError('UNAUTHORIZED', 'invalid or expired socket token');
-      if (sessionId !== null && sessionId !== session.id) throw ApiError.invalidField(SOCKET_QUERY.sessionId, 'does not match the token');
-      return { session, sessionId: session.id };
+      const named = this.deps.realtime.verifyToken(token);
+      if (named === undefined) throw new ApiError('UNAUTHORIZED', 'invalid or expired socket token');
+      if (sessionId !== null && sessionId !== named) throw ApiError.invalidField(SOCKET_QUERY.sessionId, 'does not match the token');
+      return { session: this.deps.realtime.byId(named), sessionId: named, accountId: undefined };
     }
     const key = req.headers[HEADERS.accessKey.toLowerCase()];
     const account = this.deps.accounts.authenticate(Array.isArray(key) ? key[0] : key);
     if (sessionId === null || sessionId === '') throw ApiError.invalidField(SOCKET_QUERY.sessionId, 'is required with the accessKey header');
     const session = this.deps.realtime.byId(sessionId);
-    return { session: session !== undefined && session.ownerId === account.id ? session : undefined, sessionId };
+    return { session: session !== undefined && session.ownerId === account.id ? session : undefined, sessionId, accountId: account.id };
   }
 
   private forget(connection: Connection): void {

@@ -8,15 +8,17 @@ import {
 import {
   StoreError,
   type BatchSettlement, type IdempotencyRow, type InsufficientRefusal, type LedgerRow, type NewTask, type NewVoice, type QuotaRefusal,
-  type DeliveryAttempt, type DeliveryOutcome, type DeliveryRow, type RealtimeSettlement, type SeedInput, type StorageRefusal, type Store,
+  type DeliveryAttempt, type DeliveryOutcome, type DeliveryRow, type NodeRow, type RealtimeSessionPlacement, type RealtimeSessionRow, type RealtimeSettlement, type SessionLimitRefusal, type SeedInput, type StorageRefusal, type Store,
   type TaskError, type TaskPatch, type TaskRow, type UnknownDesignRefusal, type UploadRow, type VoiceRow,
+  type ClaimedTask, type ExistingKey, type HeldMediaBytes, type Lease, type LostLease,
 } from '../store.js';
-import { ID_PREFIXES } from '../../protocol.js';
+import { BATCH_LEASES, ID_PREFIXES } from '../../protocol.js';
 import { randomId } from '../../util/ids.js';
 import { classify, createPool, sqlState, transaction } from './connection.js';
 import { migrate } from './migrate.js';
+import { TASK_CHANNEL, TaskFeed } from './task-feed.js';
 import {
-  deliveryFrom, idempotencyFrom, ledgerFrom, TASK_COLUMNS, taskFrom, taskParams, uploadFrom, voiceFrom,
+  deliveryFrom, idempotencyFrom, ledgerFrom, TASK_COLUMN_COUNT, TASK_COLUMNS, taskFrom, taskParams, uploadFrom, voiceFrom,
   type AccountSql, type DeliverySql, type IdempotencySql, type TaskSql, type UploadSql, type VoiceSql,
 } from './rows.js';
 
@@ -31,7 +33,23 @@ export interface PgStoreOptions {
   readonly queryTimeoutMs?: number;
   /** Errors of idle pooled connections (the server restarted): told here, never thrown. */
   readonly onIdleError?: (error: Error) => void;
+  /**
+   * Another node's task changes are heard through LISTEN/NOTIFY; the tasks someone here listens to are
+   * also read again this often (ms, default 1,000), for a notification lost while the listening
+   * connection was down (task-feed.ts).
+   */
+  readonly eventPollMs?: number;
+  /** Errors of the listening connection (the server restarted): told here, never thrown. */
+  readonly onFeedError?: (error: Error) => void;
 }
+
+/** A new task is left to its creator this long (protocol.ts). */
+const CREATOR_GRACE_MS = BATCH_LEASES.creatorGraceMs;
+
+const RUNNABLE_SQL = "kind = 'batch' AND status IN ('QUEUED', 'PROCESSING', 'RECONCILING')";
+
+/** A claim sets the lease: this node, the next token, held until the database's now() plus $leaseMs. */
+const CLAIM_SET = "lease_node = $1, lease_token = lease_token + 1, lease_expires_at = now() + $2::int8 * interval '1 millisecond'";
 
 /** A ledger locked in the current transaction, in the shape the billing arithmetic changes in place. */
 interface LockedLedger extends Ledger {
@@ -71,7 +89,7 @@ export class PgStore implements Store {
   readonly nodeId: string;
   /** Migration versions this open applied (empty when the database was up to date). */
   readonly migrationsApplied: readonly number[];
-  private readonly listeners = new Map<string, Set<(row: TaskRow) => void>>();
+  private readonly feed: TaskFeed;
   private readonly deliveryListeners = new Set<() => void>();
   private closed = false;
 
@@ -79,9 +97,19 @@ export class PgStore implements Store {
     private readonly pool: pg.Pool,
     nodeId: string,
     migrationsApplied: readonly number[],
+    databaseUrl: string,
+    options: PgStoreOptions,
   ) {
     this.nodeId = nodeId;
     this.migrationsApplied = migrationsApplied;
+    this.feed = new TaskFeed({
+      connectionString: databaseUrl,
+      nodeId,
+      read: async (ids) => (await this.query<TaskSql>(`SELECT ${TASK_COLUMNS} FROM task WHERE id = ANY($1::text[])`, [ids])).map(taskFrom),
+      pollMs: options.eventPollMs ?? 1000,
+      connectTimeoutMs: options.connectTimeoutMs ?? 5000,
+      ...(options.onFeedError !== undefined ? { onError: options.onFeedError } : {}),
+    });
   }
 
   /** Migrates the database (under the migration lock) and opens the pool. */
@@ -93,7 +121,7 @@ export class PgStore implements Store {
       ...(options.queryTimeoutMs !== undefined ? { queryTimeoutMs: options.queryTimeoutMs } : {}),
       ...(options.onIdleError !== undefined ? { onIdleError: options.onIdleError } : {}),
     });
-    return new PgStore(pool, options.nodeId ?? `node_${randomBytes(6).toString('hex')}`, applied);
+    return new PgStore(pool, options.nodeId ?? `node_${randomBytes(6).toString('hex')}`, applied, databaseUrl, options);
   }
 
   /**
@@ -202,18 +230,57 @@ export class PgStore implements Store {
       const rows = await this.query<TaskSql>(`SELECT ${TASK_COLUMNS} FROM task WHERE owner_id = $1 ORDER BY seq DESC LIMIT $2 OFFSET $3`, [ownerId, pageSize, (page - 1) * pageSize]);
       return { total, items: rows.map(taskFrom) };
     },
-    update: async (id: string, patch: TaskPatch, now: number): Promise<TaskRow> => {
-      const next = await this.tx(async (c) => {
-        const row = await this.lockTask(c, id);
-        let next: TaskRow = { ...row, ...patch };
-        if (patch.status !== undefined && patch.status !== row.status) {
-          next = { ...next, updatedAt: now, completedAt: isTerminal(patch.status) ? now : row.completedAt };
-        }
-        await this.writeTask(c, next);
-        return next;
-      });
-      return this.told(next);
+    update: async (id: string, patch: TaskPatch, now: number): Promise<TaskRow> => this.patchTask(id, patch, now, undefined) as Promise<TaskRow>,
+  };
+
+  /**
+   * Leases (store.ts): a claim is one UPDATE over a `FOR UPDATE SKIP LOCKED` choice of runnable rows
+   * whose lease is free or has passed, so nodes claiming together never claim one task twice; expiry is
+   * the database's now(), one clock for every node. A fenced write locks the task's row and compares
+   * its lease_token under the lock, so it cannot cross a claim.
+   */
+  readonly leases = {
+    claim: async (taskId: string, leaseMs: number): Promise<ClaimedTask | undefined> => {
+      const r = await this.query<TaskSql & { lease_token: bigint }>(
+        `UPDATE task SET ${CLAIM_SET}
+         WHERE id = (SELECT id FROM task WHERE id = $3 AND ${RUNNABLE_SQL}
+                       AND (lease_token = 0 OR lease_expires_at IS NULL OR lease_expires_at <= now()) FOR UPDATE SKIP LOCKED)
+         RETURNING ${TASK_COLUMNS}, lease_token`,
+        [this.nodeId, String(leaseMs), taskId],
+      );
+      return r[0] === undefined ? undefined : claimedFrom(r[0]);
     },
+    claimDue: async (max: number, leaseMs: number): Promise<readonly ClaimedTask[]> => {
+      const r = await this.query<TaskSql & { lease_token: bigint; seq: bigint }>(
+        `UPDATE task SET ${CLAIM_SET}
+         WHERE id IN (SELECT id FROM task WHERE ${RUNNABLE_SQL} AND (lease_expires_at IS NULL OR lease_expires_at <= now())
+                      ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED)
+         RETURNING ${TASK_COLUMNS}, lease_token, seq`,
+        [this.nodeId, String(leaseMs), max],
+      );
+      return r.sort((a, b) => (a.seq < b.seq ? -1 : 1)).map(claimedFrom);
+    },
+    heartbeat: async (leases: readonly Lease[], leaseMs: number): Promise<readonly string[]> => {
+      if (leases.length === 0) return [];
+      const r = await this.query<{ id: string }>(
+        `UPDATE task t SET lease_expires_at = now() + $3::int8 * interval '1 millisecond'
+         FROM unnest($1::text[], $2::int8[]) AS l(id, token)
+         WHERE t.id = l.id AND t.lease_token = l.token
+         RETURNING t.id`,
+        [leases.map((l) => l.taskId), leases.map((l) => String(l.token)), String(leaseMs)],
+      );
+      const kept = new Set(r.map((x) => x.id));
+      return leases.filter((l) => !kept.has(l.taskId)).map((l) => l.taskId);
+    },
+    release: async (leases: readonly Lease[]): Promise<void> => {
+      if (leases.length === 0) return;
+      await this.query(
+        `UPDATE task t SET lease_expires_at = now() FROM unnest($1::text[], $2::int8[]) AS l(id, token)
+         WHERE t.id = l.id AND t.lease_token = l.token`,
+        [leases.map((l) => l.taskId), leases.map((l) => String(l.token))],
+      );
+    },
+    update: async (lease: Lease, patch: TaskPatch, now: number): Promise<TaskRow | LostLease> => this.patchTask(lease.taskId, patch, now, lease),
   };
 
   readonly idempotency = {
@@ -251,13 +318,19 @@ export class PgStore implements Store {
         await c.query('UPDATE account SET media_bytes = media_bytes - $2 WHERE id = $1', [ownerId, String(r.size_bytes)]);
         return uploadFrom(r);
       }),
-    hold: async (accountId: string, holdId: string, sizeBytes: number, quotaBytes: number): Promise<StorageRefusal | undefined> =>
+    hold: async (accountId: string, holdId: string, sizeBytes: number, quotaBytes: number, media?: HeldMediaBytes): Promise<StorageRefusal | undefined> =>
       this.tx(async (c) => {
         const refusal = await this.growMedia(c, accountId, sizeBytes, quotaBytes);
         if (refusal !== undefined) return refusal;
-        await c.query('INSERT INTO media_hold (id, account_id, size_bytes) VALUES ($1, $2, $3)', [holdId, accountId, String(sizeBytes)]);
+        await c.query('INSERT INTO media_hold (id, account_id, size_bytes, content_type, bytes) VALUES ($1, $2, $3, $4, $5)', [
+          holdId, accountId, String(sizeBytes), media?.contentType ?? null, media?.bytes ?? null,
+        ]);
         return undefined;
       }),
+    heldBytes: async (holdId: string): Promise<HeldMediaBytes | undefined> => {
+      const r = (await this.query<{ bytes: Buffer | null; content_type: string | null }>('SELECT bytes, content_type FROM media_hold WHERE id = $1', [holdId]))[0];
+      return r?.bytes === null || r === undefined ? undefined : { bytes: r.bytes, contentType: r.content_type ?? undefined };
+    },
     releaseHold: async (holdId: string): Promise<void> => {
       await this.query(
         `WITH gone AS (DELETE FROM media_hold WHERE id = $1 RETURNING account_id, size_bytes)
@@ -296,28 +369,23 @@ export class PgStore implements Store {
   };
 
   /**
-   * Listeners hear the changes made through this store object, after they commit. Changes another
-   * node makes are not heard yet: that needs LISTEN/NOTIFY on a dedicated connection (a later step,
-   * with the shared batch queue).
+   * Listeners hear the changes made through this store object, after they commit, and those other nodes
+   * make, through LISTEN/NOTIFY with a polling fallback (task-feed.ts).
    */
   readonly events = {
     onDeliveryAdded: (listener: () => void): (() => void) => {
       this.deliveryListeners.add(listener);
       return () => this.deliveryListeners.delete(listener);
     },
-    onTaskChanged: (id: string, listener: (row: TaskRow) => void): (() => void) => {
-      let set = this.listeners.get(id);
-      if (set === undefined) this.listeners.set(id, (set = new Set()));
-      set.add(listener);
-      return () => {
-        set.delete(listener);
-        if (set.size === 0 && this.listeners.get(id) === set) this.listeners.delete(id);
-      };
-    },
+    onTaskChanged: (id: string, listener: (row: TaskRow) => void): (() => void) => this.feed.subscribe(id, listener),
   };
 
-  async createBatchTask(input: { task: NewTask; durationMs: bigint; idempotency?: Omit<IdempotencyRow, 'taskId'> }): Promise<TaskRow | InsufficientRefusal> {
-    const made = await this.tx(async (c): Promise<TaskRow | InsufficientRefusal> => {
+  createBatchTask(input: { task: NewTask; durationMs: bigint }): Promise<TaskRow | InsufficientRefusal>;
+  createBatchTask(input: { task: NewTask; durationMs: bigint; idempotency: Omit<IdempotencyRow, 'taskId'> | undefined }): Promise<TaskRow | InsufficientRefusal | ExistingKey>;
+  async createBatchTask(input: { task: NewTask; durationMs: bigint; idempotency?: Omit<IdempotencyRow, 'taskId'> }): Promise<TaskRow | InsufficientRefusal | ExistingKey> {
+    let made: TaskRow | InsufficientRefusal;
+    try {
+      made = await this.tx(async (c): Promise<TaskRow | InsufficientRefusal> => {
       const ledger = await this.lockLedger(c, input.task.ownerId);
       const amount = quoteFor(input.durationMs);
       const left = available(ledger);
@@ -325,21 +393,36 @@ export class PgStore implements Store {
       ledger.chars.reserved += amount;
       const billing: BillingRecord = { state: 'RESERVED', planKey: ledger.planKey, reserved: amount, settled: 0n, released: 0n, billableDurationMs: 0n };
       const row: TaskRow = { ...input.task, billing };
-      await c.query(`INSERT INTO task (${TASK_COLUMNS}) VALUES (${placeholders(22)})`, taskParams(row));
+      await this.insertTask(c, row);
+      // Left to its creator, which claims it next (CREATOR_GRACE_MS).
+      await c.query(`UPDATE task SET lease_expires_at = now() + ${CREATOR_GRACE_MS} * interval '1 millisecond' WHERE id = $1`, [row.id]);
       await this.writeLedger(c, ledger, row.id, 'reserve');
       if (input.idempotency !== undefined) {
         const k = input.idempotency;
-        // Two nodes racing with one key: the second's insert fails on the key and its whole create
-        // rolls back (500; the client's retry with the key replays the first's task).
-        await c.query('INSERT INTO idempotency_key (scope, key, body_hash, task_id, request_id) VALUES ($1, $2, $3, $4, $5)', [k.scope, k.key, k.bodyHash, row.id, k.requestId]);
+        // Two nodes racing with one key: the second waits on the first's uncommitted key, then finds it
+        // and rolls its whole create back (nothing reserved, no task); it answers with the first's key.
+        const inserted = await c.query(
+          'INSERT INTO idempotency_key (scope, key, body_hash, task_id, request_id) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (scope, key) DO NOTHING',
+          [k.scope, k.key, k.bodyHash, row.id, k.requestId],
+        );
+        if (inserted.rowCount !== 1) throw new KeyTaken();
       }
       return row;
-    });
+      });
+    } catch (error) {
+      if (!(error instanceof KeyTaken) || input.idempotency === undefined) throw error;
+      const existing = await this.idempotency.find(input.idempotency.scope, input.idempotency.key);
+      // Taken and gone again cannot happen (keys are never deleted); say so rather than answer wrongly.
+      if (existing === undefined) throw new Error(`idempotency key ${input.idempotency.key} was taken, then not found`);
+      return { existing };
+    }
     return 'refused' in made ? made : this.told(made);
   }
 
-  async settleBatch(taskId: string, s: BatchSettlement): Promise<TaskRow | 'already'> {
-    return this.once(taskId, (c, row) => {
+  settleBatch(taskId: string, s: BatchSettlement): Promise<TaskRow | 'already'>;
+  settleBatch(taskId: string, s: BatchSettlement, lease: Lease | undefined): Promise<TaskRow | 'already' | LostLease>;
+  async settleBatch(taskId: string, s: BatchSettlement, lease?: Lease): Promise<TaskRow | 'already' | LostLease> {
+    return this.once(taskId, lease, (c, row) => {
       if (row.billing.state !== 'RESERVED' || isTerminal(row.status)) return undefined;
       return async (ledger) => {
         const billing = { ...row.billing };
@@ -353,8 +436,10 @@ export class PgStore implements Store {
     });
   }
 
-  async failTask(taskId: string, error: TaskError, now: number): Promise<TaskRow | 'already'> {
-    return this.once(taskId, (c, row) => {
+  failTask(taskId: string, error: TaskError, now: number): Promise<TaskRow | 'already'>;
+  failTask(taskId: string, error: TaskError, now: number, lease: Lease | undefined): Promise<TaskRow | 'already' | LostLease>;
+  async failTask(taskId: string, error: TaskError, now: number, lease?: Lease): Promise<TaskRow | 'already' | LostLease> {
+    return this.once(taskId, lease, (c, row) => {
       if (isTerminal(row.status)) return undefined;
       return async (ledger) => {
         const next = this.failed(ledger, row, error, now);
@@ -366,17 +451,112 @@ export class PgStore implements Store {
     });
   }
 
-  async openRealtime(input: { task: NewTask; minimum: bigint }): Promise<TaskRow | InsufficientRefusal> {
-    const made = await this.tx(async (c): Promise<TaskRow | InsufficientRefusal> => {
+  /**
+   * The account row locked first: two nodes creating sessions for one account count each other's
+   * (the open-session limit holds across nodes), and the task and its session row are made together.
+   */
+  async openRealtime(input: { task: NewTask; minimum: bigint; session?: RealtimeSessionPlacement }): Promise<TaskRow | InsufficientRefusal | SessionLimitRefusal> {
+    const made = await this.tx(async (c): Promise<TaskRow | InsufficientRefusal | SessionLimitRefusal> => {
       const ledger = await this.lockLedger(c, input.task.ownerId);
       const left = available(ledger);
       if (left < input.minimum) return { refused: 'insufficient', required: input.minimum, available: left };
+      const placement = input.session;
+      if (placement !== undefined) {
+        const open = await this.countOpen(c, input.task.ownerId);
+        if (open >= placement.maxOpen) return { refused: 'sessions', open, limit: placement.maxOpen };
+      }
       const billing: BillingRecord = { state: 'ACCRUING', planKey: ledger.planKey, reserved: 0n, settled: 0n, released: 0n, billableDurationMs: 0n };
       const row: TaskRow = { ...input.task, billing };
-      await c.query(`INSERT INTO task (${TASK_COLUMNS}) VALUES (${placeholders(22)})`, taskParams(row));
+      await this.insertTask(c, row);
+      if (placement !== undefined) {
+        await c.query('INSERT INTO realtime_session (id, task_id, account_id, node_id) VALUES ($1, $2, $3, $4)', [placement.id, row.id, row.ownerId, placement.nodeId]);
+      }
       return row;
     });
     return 'refused' in made ? made : this.told(made);
+  }
+
+  /**
+   * The registry (migrations/0003_nodes.sql). Heartbeats and ages are the database's now(), so the
+   * nodes' own clocks never decide whether a node is alive.
+   */
+  readonly nodes = {
+    register: async (node: { id: string; internalUrl: string; publicUrl: string }): Promise<void> => {
+      await this.query(
+        `INSERT INTO node (id, internal_url, public_url) VALUES ($1, $2, $3)
+         ON CONFLICT (id) DO UPDATE SET internal_url = $2, public_url = $3, started_at = now(), heartbeat_at = now(), draining = false`,
+        [node.id, node.internalUrl, node.publicUrl],
+      );
+    },
+    heartbeat: async (id: string, node: { internalUrl: string; publicUrl: string }): Promise<void> => {
+      await this.query(
+        `INSERT INTO node (id, internal_url, public_url) VALUES ($1, $2, $3)
+         ON CONFLICT (id) DO UPDATE SET heartbeat_at = now()`,
+        [id, node.internalUrl, node.publicUrl],
+      );
+    },
+    setDraining: async (id: string): Promise<void> => {
+      await this.query('UPDATE node SET draining = true WHERE id = $1', [id]);
+    },
+    leave: async (id: string): Promise<void> => {
+      await this.query('DELETE FROM node WHERE id = $1', [id]);
+    },
+    list: async (): Promise<readonly NodeRow[]> => (await this.query<NodeSql>(`SELECT ${NODE_COLUMNS} FROM node n ORDER BY id`, [])).map(nodeFrom),
+    socketTokenSecret: async (): Promise<Buffer> => {
+      // The first node to ask makes it; a node racing it reads the one that won.
+      await this.query("INSERT INTO cluster_secret (name, value) VALUES ('socket_token', $1) ON CONFLICT (name) DO NOTHING", [randomBytes(32)]);
+      const r = await this.query<{ value: Buffer }>("SELECT value FROM cluster_secret WHERE name = 'socket_token'", []);
+      return (r[0] as { value: Buffer }).value;
+    },
+    session: async (id: string): Promise<RealtimeSessionRow | undefined> => {
+      const r = await this.query<{ id: string; task_id: string; account_id: string; node_id: string } & Partial<Record<'n_id', string | null>> & Partial<NodeSql>>(
+        `SELECT s.id, s.task_id, s.account_id, s.node_id, n.id AS n_id, n.internal_url, n.public_url, n.draining,
+                (extract(epoch FROM now() - n.heartbeat_at) * 1000)::float8 AS age_ms
+         FROM realtime_session s LEFT JOIN node n ON n.id = s.node_id WHERE s.id = $1`,
+        [id],
+      );
+      const row = r[0];
+      if (row === undefined) return undefined;
+      const node = row.n_id === null || row.n_id === undefined ? undefined : nodeFrom({ ...(row as NodeSql), id: row.n_id });
+      return { id: row.id, taskId: row.task_id, accountId: row.account_id, nodeId: row.node_id, node };
+    },
+    closeSession: async (id: string): Promise<void> => {
+      await this.query('UPDATE realtime_session SET open = false WHERE id = $1 AND open', [id]);
+    },
+    openSessions: async (accountId: string): Promise<number> => {
+      try {
+        return await this.countOpen(this.pool, accountId);
+      } catch (error) {
+        throw classify(error);
+      }
+    },
+    failOrphanedSessions: async (staleAfterMs: number, error: (task: TaskRow) => TaskError, now: number): Promise<readonly string[]> => {
+      const orphans = await this.query<{ id: string; task_id: string }>(
+        `SELECT s.id, s.task_id FROM realtime_session s JOIN task t ON t.id = s.task_id LEFT JOIN node n ON n.id = s.node_id
+         WHERE t.kind = 'realtime' AND t.status NOT IN (${TERMINAL_SQL}) AND (n.id IS NULL OR n.heartbeat_at < now() - make_interval(secs => $1::float8 / 1000))
+         ORDER BY t.seq`,
+        [staleAfterMs],
+      );
+      const failed: string[] = [];
+      for (const orphan of orphans) {
+        await this.query('UPDATE realtime_session SET open = false WHERE id = $1', [orphan.id]);
+        // failTask locks the task: two sweepers on two nodes fail it once.
+        const task = await this.tasks.get(orphan.task_id);
+        if (task === undefined) continue;
+        if ((await this.failTask(task.id, error(task), now)) !== 'already') failed.push(task.id);
+      }
+      return failed;
+    },
+  };
+
+  /** Open sessions of the account: not closed, task not ended (an ended task needs no closing write). */
+  private async countOpen(db: Db, accountId: string): Promise<number> {
+    const r = await db.query<{ n: bigint }>(
+      `SELECT count(*) AS n FROM realtime_session s JOIN task t ON t.id = s.task_id
+       WHERE s.account_id = $1 AND s.open AND t.status NOT IN (${TERMINAL_SQL})`,
+      [accountId],
+    );
+    return Number(r.rows[0]?.n ?? 0n);
   }
 
   /**
@@ -386,17 +566,37 @@ export class PgStore implements Store {
    * no unhandled rejection).
    */
   accrueRealtime(taskId: string, wantedSamples: bigint): Promise<bigint> {
+    // The realtime hot path: four round trips (BEGIN, one read locking both rows, one write, COMMIT),
+    // three when the reservation already covers what is granted.
     const answer = this.tx(async (c) => {
-      const row = await this.lockTask(c, taskId);
-      if (row.billing.state !== 'ACCRUING') return 0n;
-      const ledger = await this.lockLedger(c, row.ownerId);
-      const limit = affordableSamples(ledger, row.billing);
+      // FOR UPDATE OF task, account locks them in that order, as every other operation does.
+      const r = (await c.query<AccountSql & { billing_state: string; task_reserved: bigint; task_plan_key: string; settled: bigint; released: bigint; billable_duration_ms: bigint }>(
+        `SELECT a.*, t.billing_state, t.reserved AS task_reserved, t.plan_key AS task_plan_key, t.settled, t.released, t.billable_duration_ms
+         FROM task t JOIN account a ON a.id = t.owner_id WHERE t.id = $1 FOR UPDATE OF t, a`,
+        [taskId],
+      )).rows[0];
+      if (r === undefined) throw StoreError.taskNotFound(taskId);
+      if (r.billing_state !== 'ACCRUING') return 0n;
+      const { chars, planKey } = ledgerFrom(r);
+      const ledger: LockedLedger = { accountId: r.id, planKey, chars: { ...chars }, before: chars };
+      const billing: BillingRecord = { state: 'ACCRUING', planKey: r.task_plan_key, reserved: r.task_reserved, settled: r.settled, released: r.released, billableDurationMs: r.billable_duration_ms };
+      const limit = affordableSamples(ledger, billing);
       const granted = wantedSamples < limit ? wantedSamples : limit;
-      if (chargeFor(receivedDurationMs(granted)) > row.billing.reserved) {
-        const billing = { ...row.billing };
+      if (chargeFor(receivedDurationMs(granted)) > billing.reserved) {
         accrue(ledger, billing, granted);
-        await this.writeLedger(c, ledger, taskId, 'accrue');
-        await c.query('UPDATE task SET reserved = $2 WHERE id = $1', [taskId, String(billing.reserved)]);
+        const now = ledger.chars;
+        const was = ledger.before;
+        await c.query(
+          `WITH account_moved AS (UPDATE account SET monthly_used = $2, order_used = $3, reserved = $4 WHERE id = $1),
+                entry AS (INSERT INTO ledger_entry (account_id, task_id, kind, delta_reserved, delta_monthly_used, delta_order_used, node_id)
+                          VALUES ($1, $5, 'accrue', $6, $7, $8, $9))
+           UPDATE task SET reserved = $10 WHERE id = $5`,
+          [
+            ledger.accountId, String(now.monthlyUsed), String(now.orderUsed), String(now.reserved), taskId,
+            String(now.reserved - was.reserved), String(now.monthlyUsed - was.monthlyUsed), String(now.orderUsed - was.orderUsed), this.nodeId,
+            String(billing.reserved),
+          ],
+        );
       }
       return limit;
     });
@@ -405,7 +605,7 @@ export class PgStore implements Store {
   }
 
   async settleRealtime(taskId: string, s: RealtimeSettlement): Promise<TaskRow | 'already'> {
-    return this.once(taskId, (c, row) => {
+    return this.once(taskId, undefined, (c, row) => {
       if (row.billing.state !== 'ACCRUING' || isTerminal(row.status)) return undefined;
       return async (ledger) => {
         const billing = { ...row.billing };
@@ -422,42 +622,19 @@ export class PgStore implements Store {
   }
 
   /**
-   * Fails every running task of these accounts, each in its own transaction (task, then account), its
-   * reservation released. Every accrual is written here, so the ledger needs no repair first. With
-   * several nodes on one database this would also fail tasks another live node is running: the
-   * service calls it only for the single-node engines until tasks carry a lease.
+   * Nothing to recover at a start: the database is shared, and a batch task still running belongs to
+   * the node whose lease it holds; one whose node stopped is claimed by another once its lease has
+   * passed (leases.claimDue) and finished there. Realtime tasks are their sessions' nodes' to end.
    */
-  async recoverInterrupted(accountIds: readonly string[], now: number): Promise<number> {
-    const running = await this.query<{ id: string }>(`SELECT id FROM task WHERE owner_id = ANY($1::text[]) AND status NOT IN (${TERMINAL_SQL}) ORDER BY seq`, [accountIds]);
-    let failed = 0;
-    for (const { id } of running) {
-      const outcome = await this.once(id, (c, row) => {
-        if (isTerminal(row.status)) return undefined;
-        return async (ledger) => {
-          const cleared: TaskRow = { ...row, transcript: null, detectedLanguage: null, audioDurationMs: 0n };
-          const next = this.failed(ledger, cleared, {
-            errorCode: 'INTERNAL',
-            message: 'the service stopped while this transcription was running; nothing was charged, submit it again',
-            retryable: true,
-            action: 'RETRY',
-            requestId: row.requestId,
-          }, now);
-          await this.writeLedger(c, ledger, id, 'release');
-          await this.writeTask(c, next);
-          await this.addDelivery(c, next, now);
-          return next;
-        };
-      });
-      if (outcome !== 'already') failed++;
-    }
-    return failed;
+  async recoverInterrupted(_accountIds: readonly string[], _now: number): Promise<number> {
+    return 0;
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.listeners.clear();
     this.deliveryListeners.clear();
+    await this.feed.close();
     await this.pool.end();
   }
 
@@ -481,11 +658,16 @@ export class PgStore implements Store {
    * racing in from another store waits on the task's lock and then finds nothing to do; the unique
    * ledger_entry index turns any that gets past that into 'already' too.
    */
-  private async once(taskId: string, decide: (c: pg.PoolClient, row: TaskRow) => ((ledger: LockedLedger) => Promise<TaskRow>) | undefined): Promise<TaskRow | 'already'> {
-    let next: TaskRow | 'already';
+  private async once<L extends Lease | undefined>(
+    taskId: string,
+    lease: L,
+    decide: (c: pg.PoolClient, row: TaskRow) => ((ledger: LockedLedger) => Promise<TaskRow>) | undefined,
+  ): Promise<TaskRow | 'already' | (L extends Lease ? LostLease : never)> {
+    let next: TaskRow | 'already' | LostLease;
     try {
       next = await this.tx(async (c) => {
-        const row = await this.lockTask(c, taskId);
+        const { row, token } = await this.lockTaskLease(c, taskId);
+        if (lease !== undefined && token !== lease.token) return 'lost-lease' as const;
         const apply = decide(c, row);
         if (apply === undefined) return 'already' as const;
         return apply(await this.lockLedger(c, row.ownerId));
@@ -494,7 +676,8 @@ export class PgStore implements Store {
       if (sqlState(error) === '23505' && (error as { constraint?: string }).constraint === 'ledger_entry_once') return 'already';
       throw error;
     }
-    if (next === 'already') return next;
+    // 'lost-lease' only ever comes with a lease (L is Lease then).
+    if (next === 'already' || next === 'lost-lease') return next as 'already' | (L extends Lease ? LostLease : never);
     if (notifies(next) !== undefined) for (const listener of [...this.deliveryListeners]) listener();
     return this.told(next);
   }
@@ -523,9 +706,39 @@ export class PgStore implements Store {
   }
 
   private async lockTask(c: pg.PoolClient, id: string): Promise<TaskRow> {
-    const r = (await c.query<TaskSql>(`SELECT ${TASK_COLUMNS} FROM task WHERE id = $1 FOR UPDATE`, [id])).rows[0];
+    return (await this.lockTaskLease(c, id)).row;
+  }
+
+  /** The task's row locked, with the token of its latest claim (0: never claimed). */
+  private async lockTaskLease(c: pg.PoolClient, id: string): Promise<{ row: TaskRow; token: bigint }> {
+    const r = (await c.query<TaskSql & { lease_token: bigint }>(`SELECT ${TASK_COLUMNS}, lease_token FROM task WHERE id = $1 FOR UPDATE`, [id])).rows[0];
     if (r === undefined) throw StoreError.taskNotFound(id);
-    return taskFrom(r);
+    return { row: taskFrom(r), token: r.lease_token };
+  }
+
+  /** tasks.update, fenced when `lease` is given. */
+  private async patchTask(id: string, patch: TaskPatch, now: number, lease: Lease | undefined): Promise<TaskRow | LostLease> {
+    const next = await this.tx(async (c) => {
+      const { row, token } = await this.lockTaskLease(c, id);
+      if (lease !== undefined && token !== lease.token) return 'lost-lease' as const;
+      let next: TaskRow = { ...row, ...patch };
+      if (patch.status !== undefined && patch.status !== row.status) {
+        next = { ...next, updatedAt: now, completedAt: isTerminal(patch.status) ? now : row.completedAt };
+      }
+      await this.writeTask(c, next);
+      return next;
+    });
+    return next === 'lost-lease' ? next : this.told(next);
+  }
+
+  private async insertTask(c: pg.PoolClient, row: TaskRow): Promise<void> {
+    await c.query(`INSERT INTO task (${TASK_COLUMNS}) VALUES (${placeholders(TASK_COLUMN_COUNT)})`, taskParams(row));
+    await this.announce(c, row.id);
+  }
+
+  /** NOTIFY on commit: other nodes' listeners of the task hear of the change (task-feed.ts). */
+  private async announce(c: pg.PoolClient, taskId: string): Promise<void> {
+    await c.query('SELECT pg_notify($1, $2)', [TASK_CHANNEL, `${this.nodeId} ${taskId}`]);
   }
 
   private async lockLedger(c: pg.PoolClient, accountId: string): Promise<LockedLedger> {
@@ -554,8 +767,9 @@ export class PgStore implements Store {
          audio_duration_ms = $9, transcript = $10, error = $11, billing_state = $12, plan_key = $13, reserved = $14, settled = $15,
          released = $16, billable_duration_ms = $17, updated_at = $18, completed_at = $19
        WHERE id = $1`,
-      [p[0], ...p.slice(3, 19), ...p.slice(20)],
+      [p[0], ...p.slice(3, 19), ...p.slice(20, 22)],
     );
+    await this.announce(c, t.id);
   }
 
   private async insertVoice(c: pg.PoolClient, accountId: string, voice: NewVoice): Promise<VoiceRow> {
@@ -578,10 +792,30 @@ export class PgStore implements Store {
 
   /** Tells this store's listeners of a committed change; returns the row. */
   private told(row: TaskRow): TaskRow {
-    const set = this.listeners.get(row.id);
-    if (set !== undefined) for (const listener of [...set]) listener(row);
+    this.feed.told(row);
     return row;
   }
+}
+
+interface NodeSql {
+  readonly id: string;
+  readonly internal_url: string;
+  readonly public_url: string;
+  readonly draining: boolean;
+  readonly age_ms: number;
+}
+
+const NODE_COLUMNS = 'n.id, n.internal_url, n.public_url, n.draining, (extract(epoch FROM now() - n.heartbeat_at) * 1000)::float8 AS age_ms';
+
+function nodeFrom(r: NodeSql): NodeRow {
+  return { id: r.id, internalUrl: r.internal_url, publicUrl: r.public_url, heartbeatAgeMs: Math.max(0, Number(r.age_ms)), draining: r.draining };
+}
+
+/** Thrown inside a create's transaction to roll it back: its Idempotency-Key was taken first. */
+class KeyTaken extends Error {}
+
+function claimedFrom(r: TaskSql & { lease_token: bigint }): ClaimedTask {
+  return { task: taskFrom(r), lease: { taskId: r.id, token: r.lease_token } };
 }
 
 /** The webhook URL of a batch task that asks to be told when it ends. */

@@ -51,6 +51,7 @@ export interface TaskSql {
   readonly created_at: bigint;
   readonly updated_at: bigint;
   readonly completed_at: bigint | null;
+  readonly source: TaskRow['source'] | null;
 }
 
 export interface IdempotencySql {
@@ -63,7 +64,10 @@ export interface IdempotencySql {
 
 export const TASK_COLUMNS =
   'id, owner_id, kind, model_id, title, language_hint, request_id, options, status, detected_language, audio_duration_ms, transcript, error, ' +
-  'billing_state, plan_key, reserved, settled, released, billable_duration_ms, created_at, updated_at, completed_at';
+  'billing_state, plan_key, reserved, settled, released, billable_duration_ms, created_at, updated_at, completed_at, source';
+
+/** How many columns TASK_COLUMNS names (taskParams gives as many). */
+export const TASK_COLUMN_COUNT = 23;
 
 export function ledgerFrom(r: AccountSql): LedgerRow {
   return {
@@ -89,10 +93,11 @@ export function taskFrom(r: TaskSql): TaskRow {
     billing: { state: r.billing_state, planKey: r.plan_key, reserved: r.reserved, settled: r.settled, released: r.released, billableDurationMs: r.billable_duration_ms },
     ...(r.error !== null && r.error !== undefined ? { error: r.error } : {}),
     updatedAt: Number(r.updated_at), completedAt: r.completed_at === null ? null : Number(r.completed_at),
+    ...(r.source !== null && r.source !== undefined ? { source: r.source } : {}),
   };
 }
 
-/** The task's columns as query parameters $1..$22, in TASK_COLUMNS order (bigints as decimal strings). */
+/** The task's columns as query parameters $1..$23, in TASK_COLUMNS order (bigints as decimal strings). */
 export function taskParams(t: TaskRow): unknown[] {
   const b = t.billing;
   return [
@@ -101,6 +106,7 @@ export function taskParams(t: TaskRow): unknown[] {
     t.transcript === null ? null : JSON.stringify(t.transcript), t.error === undefined ? null : JSON.stringify(t.error),
     b.state, b.planKey, String(b.reserved), String(b.settled), String(b.released), String(b.billableDurationMs),
     String(t.createdAt), String(t.updatedAt), t.completedAt === null ? null : String(t.completedAt),
+    t.source === undefined ? null : JSON.stringify(t.source),
   ];
 }
 

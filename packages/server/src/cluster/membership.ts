@@ -1,0 +1,134 @@
+import { NODES, ORPHANED_SESSION_ERROR } from '../protocol.js';
+import type { Store, TaskError } from '../store/store.js';
+import type { Clock } from '../util/clock.js';
+
+export interface NodeIdentity {
+  readonly id: string;
+  /** Where the other nodes reach this one (forwarding). */
+  readonly internalUrl: string;
+  /** Where clients reach the service (the balancer). */
+  readonly publicUrl: string;
+}
+
+/** A node's heartbeat and the sweeper's timing (ms; ServerOptions.nodeTiming, defaults protocol.ts NODES). */
+export interface MembershipTiming {
+  /** The node beats this often. */
+  readonly heartbeatMs: number;
+  /** A node silent this long is dead: its realtime sessions are failed. */
+  readonly staleAfterMs: number;
+  /** Every node looks for dead nodes' sessions this often. */
+  readonly sweepEveryMs: number;
+}
+
+export type NodeHealth = { readonly ok: true } | { readonly ok: false; readonly reason: 'DRAINING' | 'STORE_UNAVAILABLE' };
+
+/**
+ * This node in the store's registry (Store.nodes), for as long as it runs:
+ *
+ *   start --register--> beating (every heartbeatMs: heartbeat; every sweepEveryMs: fail the realtime
+ *                       sessions of nodes that stopped beating, Store.nodes.failOrphanedSessions)
+ *   beating --drain()--> draining (the registry says so; health() answers DRAINING)
+ *   any --stop()--> left (timers cleared, the row removed, this node's own sessions failed at once:
+ *                   their audio ends with the process)
+ *
+ * Every loop catches and goes on: a database that cannot be reached costs beats, never the process.
+ * A node that misses beats for staleAfterMs is taken for dead by the others, which then fail its
+ * sessions; it must not come back to them (a later piece moves live sessions instead).
+ */
+export class NodeMembership {
+  private beat: ReturnType<typeof setInterval> | undefined;
+  private sweep: ReturnType<typeof setInterval> | undefined;
+  private sweeping = false;
+  private drainingFlag = false;
+
+  constructor(
+    readonly node: NodeIdentity,
+    private readonly store: Store,
+    private readonly timing: MembershipTiming,
+    private readonly clock: Clock,
+    /** Tells of a loop's failure (never thrown). */
+    private readonly onError: (error: unknown) => void = () => undefined,
+  ) {}
+
+  get draining(): boolean {
+    return this.drainingFlag;
+  }
+
+  private shared = false;
+
+  /**
+   * Enters the registry and starts the heartbeat; with `shared` (a store other nodes may share:
+   * PostgreSQL) also the sweeper, and stop() then fails what this node leaves running. A single-node
+   * store keeps its own rules for that (the journal's recoverInterrupted at the next start).
+   */
+  async start(options: { readonly shared: boolean }): Promise<void> {
+    this.shared = options.shared;
+    await this.store.nodes.register(this.node);
+    this.beat = setInterval(() => {
+      this.store.nodes.heartbeat(this.node.id, this.node).catch(this.onError);
+    }, this.timing.heartbeatMs);
+    this.beat.unref();
+    if (options.shared) {
+      this.sweep = setInterval(() => void this.sweepOnce(), this.timing.sweepEveryMs);
+      this.sweep.unref();
+    }
+  }
+
+  /** Fails dead nodes' sessions once (also what the timer does); never rejects. Returns the failed task ids. */
+  async sweepOnce(): Promise<readonly string[]> {
+    if (this.sweeping) return [];
+    this.sweeping = true;
+    try {
+      return await this.store.nodes.failOrphanedSessions(this.timing.staleAfterMs, orphanedError, this.clock.now());
+    } catch (error) {
+      this.onError(error);
+      return [];
+    } finally {
+      this.sweeping = false;
+    }
+  }
+
+  /** Draining from now on: health() says so at once; the registry as soon as the store takes the write. */
+  async drain(): Promise<void> {
+    this.drainingFlag = true;
+    await this.store.nodes.setDraining(this.node.id).catch(this.onError);
+  }
+
+  /**
+   * 503 while draining or while the store does not answer a heartbeat within healthStoreTimeoutMs
+   * (the balancer then takes the node out); ok otherwise.
+   */
+  async health(): Promise<NodeHealth> {
+    if (this.drainingFlag) return { ok: false, reason: 'DRAINING' };
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), NODES.healthStoreTimeoutMs);
+    });
+    const beat = this.store.nodes.heartbeat(this.node.id, this.node).then(() => true as const, () => false as const);
+    const answered = await Promise.race([beat, late]);
+    clearTimeout(timer);
+    return answered ? { ok: true } : { ok: false, reason: 'STORE_UNAVAILABLE' };
+  }
+
+  /**
+   * Leaves the registry: timers cleared, the row removed, and the sessions left on this node failed
+   * (with every other orphan): their audio ends with this process. Never rejects.
+   */
+  async stop(): Promise<void> {
+    clearInterval(this.beat);
+    clearInterval(this.sweep);
+    this.beat = undefined;
+    this.sweep = undefined;
+    if (!this.shared) return;
+    try {
+      await this.store.nodes.leave(this.node.id);
+      await this.store.nodes.failOrphanedSessions(this.timing.staleAfterMs, orphanedError, this.clock.now());
+    } catch (error) {
+      this.onError(error);
+    }
+  }
+}
+
+function orphanedError(task: { readonly requestId: string }): TaskError {
+  return { ...ORPHANED_SESSION_ERROR, requestId: task.requestId };
+}
