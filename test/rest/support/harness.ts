@@ -40,7 +40,7 @@ export function singleNodeOnly(reason: string): boolean {
 export type ClusterGap = 'forwarding' | 'realtime-idempotency';
 
 /** The gaps still open on this branch: remove one when it is filled, and every test waiting for it runs. */
-export const OPEN_CLUSTER_GAPS: readonly ClusterGap[] = ['forwarding', 'realtime-idempotency'];
+export const OPEN_CLUSTER_GAPS: readonly ClusterGap[] = ['realtime-idempotency'];
 
 /** True while one of `gaps` is open: for `it.skipIf` in tests that always run against a cluster. */
 export function clusterLacks(gaps: readonly ClusterGap[], reason: string): boolean {
