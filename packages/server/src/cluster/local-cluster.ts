@@ -22,7 +22,7 @@ import { LocalPostgres, type LocalPostgresOptions } from './local-postgres.js';
  *
  *        clients ──> haproxy 127.0.0.1:B ──round robin, per request──> n1 | n2 | n3 ──> PostgreSQL
  *
- * Failures to stage: killNode(i) (kill -9), restartNode(i) (same port), stopPostgres() / restartPostgres()
+ * Failures to stage: killNode(i) (kill -9), stopNode(i) (SIGTERM: a drain), restartNode(i) (same port), stopPostgres() / restartPostgres()
  * (fast shutdown, then the same data directory and port), stopBalancer() / restartBalancer(). A start that fails stops whatever it started
  * and rejects with LocalClusterError (HAPROXY_NOT_INSTALLED, SERVER_NOT_BUILT, NODE_START_FAILED with the
  * node's last output lines, HAPROXY_START_FAILED) or LocalPostgresError.
@@ -167,6 +167,14 @@ export class LocalCluster {
     return this.node(index).kill();
   }
 
+  /**
+   * Stops node `index` as a supervisor does: SIGTERM, on which it drains (GET /health answers 503 so the
+   * balancer takes it out, then it closes); kill -9 after `graceMs`. In-process nodes are closed.
+   */
+  stopNode(index: number, graceMs = 20_000): Promise<void> {
+    return this.node(index).stop(graceMs);
+  }
+
   /** Starts node `index` again on its port; resolves once it answers HTTP. */
   restartNode(index: number): Promise<void> {
     return this.node(index).restart();
@@ -195,8 +203,11 @@ export class LocalCluster {
     await this.postgres.resume();
   }
 
-  /** Stops the balancer, the nodes (SIGTERM, kill -9 after `graceMs`), PostgreSQL, and removes the temp dirs. */
-  async stop(graceMs = 10_000): Promise<void> {
+  /**
+   * Stops the balancer, the nodes (SIGTERM: each drains, as its --drain-grace-ms and --drain-timeout-ms
+   * say; kill -9 after `graceMs`), PostgreSQL, and removes the temp dirs.
+   */
+  async stop(graceMs = 20_000): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     process.off('exit', this.onExit);

@@ -66,6 +66,8 @@ describe('LocalCluster with node processes', () => {
     expect(pids.every(alive)).toBe(true);
     expect(childrenRunning('cli.js').sort()).toEqual([...pids].sort());
     expect((await userInfo(cluster.url)).status).toBe(200);
+    // The nodes have GET /health: the balancer checks it (a draining node answers 503 there).
+    expect(cluster.healthCheck).toEqual({ kind: 'http', path: '/health' });
     // Each node answers on its own port too (the balancer's health check and a debugger use it).
     for (const node of cluster.nodes) expect((await userInfo(node.url)).status).toBe(200);
   });
@@ -111,6 +113,35 @@ describe('LocalCluster with node processes', () => {
     expect(failures).toEqual([]);
     expect(ok).toBeGreaterThan(20);
     await cluster.restartNode(1);
+  });
+
+  it('a node stopped with SIGTERM drains: the balancer takes it out first, and a client under load sees no failure', async () => {
+    const client = new SoundClone({ accessKey: KEY, baseUrl: cluster.url, maxRetries: 0 });
+    let ok = 0;
+    const failures: unknown[] = [];
+    let stopping = true;
+    const load = Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (stopping) {
+          try {
+            await client.user.info();
+            ok += 1;
+          } catch (error) {
+            failures.push(error);
+          }
+        }
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    const pid = cluster.nodes[0]!.pid as number;
+    await cluster.stopNode(0);
+    stopping = false;
+    await load;
+    expect(alive(pid)).toBe(false);
+    // Without retries: every request the balancer sent during the drain was answered.
+    expect(failures).toEqual([]);
+    expect(ok).toBeGreaterThan(20);
+    await cluster.restartNode(0);
   });
 
   it('with PostgreSQL stopped the nodes answer 503 SERVICE_UNAVAILABLE (STORE_UNAVAILABLE, Retry-After), and resume after it restarts', async () => {
