@@ -18,6 +18,9 @@ import { LogTail } from './log-tail.js';
  * - Health checks every 500 ms, down after 2 failures, up after 1 success: a killed node is out within
  *   about a second. The check is `GET <path>` expecting 200 when the nodes have a health endpoint
  *   (a draining node answers 503 there and is taken out before it stops), else a TCP connect.
+ * - With the HTTP check, every node is also an unchecked backup server: when every node fails its check
+ *   (the database is down: /health answers 503 on all of them) requests still reach the nodes, which
+ *   answer 503 STORE_UNAVAILABLE with Retry-After themselves, rather than haproxy's own bare 503 page.
  * - `retries 3` + `option redispatch 1`: a request whose connection to a node was refused (the node is
  *   dead but not yet marked down) is sent to another node. HAProxy retries only connection failures by
  *   default, so a request that reached a node is never sent twice.
@@ -58,6 +61,12 @@ export function haproxyConfig(config: BalancerConfig): string {
     ...check,
     '  default-server check inter 500ms fall 2 rise 1',
     ...config.servers.map((s) => `  server ${s.name} 127.0.0.1:${s.port}`),
+    // Every node again as an unchecked backup, all of them in turn, used only when no node passes its
+    // check: when the database is down every node's /health says 503, and the nodes' own answer (a
+    // typed 503 STORE_UNAVAILABLE with Retry-After) is better than the balancer's bare 503 page.
+    ...(config.healthCheck.kind === 'http'
+      ? ['  option allbackups', ...config.servers.map((s) => `  server ${s.name}-unchecked 127.0.0.1:${s.port} backup no-check`)]
+      : []),
     '',
   ].join('\n');
 }

@@ -147,6 +147,9 @@ describe('LocalCluster with node processes', () => {
   it('with PostgreSQL stopped the nodes answer 503 SERVICE_UNAVAILABLE (STORE_UNAVAILABLE, Retry-After), and resume after it restarts', async () => {
     await cluster.stopPostgres();
     try {
+      // Past the health checks' verdict (every node's /health says 503 within ~1 s): the requests still
+      // reach the nodes (unchecked backups), whose answer is the typed one, not haproxy's own 503 page.
+      await new Promise((r) => setTimeout(r, 1_500));
       const down = await userInfo(cluster.url);
       expect(down.status).toBe(503);
       expect(down.retryAfter).toBe('1');
@@ -231,9 +234,11 @@ describe('LocalCluster refusals', () => {
     expect(http).toContain('option http-server-close');
     expect(http).toContain('timeout tunnel 1h');
     expect(http).toContain('option httpchk GET /health');
-    expect(http).toMatch(/server n2 127\.0\.0\.1:9002/);
+    expect(http).toMatch(/server n2 127\.0\.0\.1:9002\n/);
+    expect(http).toContain('server n2-unchecked 127.0.0.1:9002 backup no-check');
     const tcp = haproxyConfig({ port: 9000, servers: [{ name: 'n1', port: 9001 }], healthCheck: { kind: 'tcp' } });
     expect(tcp).not.toContain('httpchk');
+    expect(tcp).not.toContain('backup');
     expect(tcp).toContain('default-server check');
   });
 });
