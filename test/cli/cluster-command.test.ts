@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clusterLacks } from '../rest/support/harness.js';
 import { BIN, ROOT, buildCli, cli } from './support/cli.js';
 
 /**
@@ -57,9 +56,9 @@ describe('soundclone cluster', () => {
     expect(JSON.parse(run.stdout)).toHaveProperty('plan');
   });
 
-  // The sample's session is created on one node and its socket may land on another (token, upgrade,
-  // finish): each must reach the node holding the session.
-  it.skipIf(clusterLacks(['forwarding'], 'the realtime socket and the session calls must reach the node holding the session'))(
+  // The sample's session is created on one node and its socket, token and finish may land on another:
+  // each reaches the node holding the session by forwarding.
+  it(
     'captions the sample through the balancer',
     async () => {
       const run = await cli(['captions', '--sample', '--base-url', started.url, '--access-key', started.accessKey], {}, 120_000);

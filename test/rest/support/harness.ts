@@ -31,19 +31,17 @@ export function singleNodeOnly(reason: string): boolean {
 }
 
 /**
- * What the cluster does not do yet on this branch, each being built elsewhere:
- *   forwarding           a call for a live realtime session (pause, finish, read, socket) reaching the
- *                        node that holds it, from whichever node the balancer chose
+ * What the cluster does not do yet, each a test marked with it:
  *   realtime-idempotency a realtime creation's Idempotency-Key kept in the shared store, so a replay on
  *                        another node returns the same session (today each node remembers its own keys)
  */
-export type ClusterGap = 'forwarding' | 'realtime-idempotency';
+export type ClusterGap = 'realtime-idempotency';
 
 /** The gaps still open on this branch: remove one when it is filled, and every test waiting for it runs. */
 export const OPEN_CLUSTER_GAPS: readonly ClusterGap[] = ['realtime-idempotency'];
 
 /** True while one of `gaps` is open: for `it.skipIf` in tests that always run against a cluster. */
-export function clusterLacks(gaps: readonly ClusterGap[], reason: string): boolean {
+function clusterLacks(gaps: readonly ClusterGap[], reason: string): boolean {
   return reason.length > 0 && gaps.some((g) => OPEN_CLUSTER_GAPS.includes(g));
 }
 
