@@ -16,9 +16,23 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    projects: [
+      // (`include` lives in each project: a project extending the root would add to the root's.)
+      { extends: true, test: { name: 'default', include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'] } },
+      // The REST end-to-end suite again, every server a cluster: three nodes over one PostgreSQL behind
+      // haproxy (test/rest/support/cluster.ts). About a minute on two cores.
+      {
+        extends: true,
+        test: {
+          name: 'rest-cluster',
+          include: ['test/rest/**/*.test.ts'],
+          env: { SOUNDCLONE_TEST_TARGET: 'cluster' },
+          globalSetup: ['test/rest/support/cluster-setup.ts'],
+        },
+      },
+    ],
   },
 });

@@ -2,6 +2,7 @@ import type { Readable, Writable } from 'node:stream';
 import { isSoundCloneError } from '@soundclone/core';
 import type { Command } from './command.js';
 import { captions } from './commands/captions.js';
+import { cluster } from './commands/cluster.js';
 import { devices } from './commands/devices.js';
 import { history, user, voices } from './commands/rest.js';
 import { server } from './commands/server.js';
@@ -21,6 +22,7 @@ export const USAGE = `usage: soundclone COMMAND [options]
   history [--limit N]                             transcriptions, newest first
   devices                                         microphones
   server [--port N] [--access-key KEY] [flags]    run the reference server (every flag of its own command)
+  cluster [--nodes 3] [--access-key KEY] [flags]  run it as several nodes over PostgreSQL behind haproxy
   version                                         the CLI's version (also --version)
 
 Every command: --base-url URL, --access-key KEY (or SOUNDCLONE_BASE_URL, SOUNDCLONE_ACCESS_KEY;
@@ -32,7 +34,7 @@ $SOUNDCLONE_DATA_DIR, else $XDG_DATA_HOME/soundclone, else ~/.local/share/soundc
 
 const version: Command = async (ctx) => (ctx.out.json ? ctx.out.data({ version: VERSION }) : ctx.out.print(VERSION), 0);
 
-const COMMANDS: Readonly<Record<string, Command>> = { captions, transcribe, transcripts, voices, user, history, devices, server, version };
+const COMMANDS: Readonly<Record<string, Command>> = { captions, transcribe, transcripts, voices, user, history, devices, server, cluster, version };
 
 export interface Io {
   readonly stdout: Writable & { isTTY?: boolean; columns?: number };

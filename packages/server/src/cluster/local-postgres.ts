@@ -1,9 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import pg from 'pg';
+import { freePort } from './free-port.js';
 
 /**
  * A throwaway PostgreSQL server on this machine: `initdb` into a temporary directory, `postgres` on a
@@ -91,17 +90,6 @@ function runAs(): { uid: number; gid: number } | undefined {
     if (name === 'postgres' && uid !== undefined && gid !== undefined) return { uid: Number(uid), gid: Number(gid) };
   }
   throw new LocalPostgresError('POSTGRES_NOT_INSTALLED', 'running as root, and PostgreSQL refuses root: there is no `postgres` system user to run it as (install the postgresql package)');
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function alive(pid: number): boolean {
@@ -221,6 +209,8 @@ export class LocalPostgres {
     });
     const failed = await spawned;
     if (failed !== undefined) throw new LocalPostgresError('POSTGRES_START_FAILED', `postgres could not be started: ${failed.message}`, { cause: failed });
+    // node-postgres is loaded only when a PostgreSQL is started (the package's entry exports this class).
+    const { default: pg } = await import('pg');
     const deadline = Date.now() + (this.options.readyTimeoutMs ?? 15_000);
     for (;;) {
       if (!this.running) throw new LocalPostgresError('POSTGRES_START_FAILED', `postgres exited (${child.exitCode ?? child.signalCode}) before accepting connections: ${this.log.trim().split('\n').slice(-3).join(' / ')}`);
@@ -259,4 +249,25 @@ export class LocalPostgres {
     await this.halt();
     rmSync(this.root, { recursive: true, force: true });
   }
+}
+
+/**
+ * Creates an empty database on the server `serverUrl` names (a URL of any of its databases, e.g.
+ * LocalPostgres.url()) and returns its URL: one server, a database per cluster or test. `name` takes
+ * lower-case letters, digits and underscores.
+ */
+export async function createDatabase(serverUrl: string, name: string): Promise<string> {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new TypeError(`a database name takes a-z, 0-9 and _ (got ${name})`);
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: serverUrl });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
 }
