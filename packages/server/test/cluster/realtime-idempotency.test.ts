@@ -65,6 +65,11 @@ describe('realtime session creation keys across nodes', () => {
     expect((await peer.waitFor('session.ready')).sessionId).toBe(id);
     await peer.close();
 
+    // A create another node forwarded already is not forwarded again.
+    const hopped = await b.call('POST', '/stt/realtime/sessions', { json: { title: 'Live' }, headers: { 'Idempotency-Key': key, 'X-Soundclone-Forwarded-By': 'node_other' } });
+    expect(hopped.status).toBe(503);
+    expect(hopped.body).toMatchObject({ errorCode: 'SERVICE_UNAVAILABLE', details: { reason: 'SESSION_OWNER_MOVED' } });
+
     for (const node of [a, b]) {
       const other = await create(node, key, { title: 'Other' });
       expect(other.status).toBe(409);
