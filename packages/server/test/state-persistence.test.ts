@@ -123,6 +123,23 @@ describe('state kept in a data directory', () => {
     expect(await ledger()).toEqual(before);
   });
 
+  it('a realtime creation key is kept: after a restart the same key replays the session as it ended, another body is 409', async () => {
+    let s = await open();
+    const key = idem();
+    const first = await s.call('POST', '/stt/realtime/sessions', { json: { title: 'kept key' }, headers: { 'Idempotency-Key': key } });
+    expect(first.status).toBe(200);
+    s = await restart();
+    const again = await s.call('POST', '/stt/realtime/sessions', { json: { title: 'kept key' }, headers: { 'Idempotency-Key': key } });
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    // The session was open at the stop: the start failed it, and the replay says so.
+    expect(again.body.data).toMatchObject({ sessionId: first.body.data.sessionId, transcriptionId: first.body.data.transcriptionId, status: 'FAILED', accepting: false, socket: { url: `${s.url.replace(/^http/, 'ws')}/sound_clone/api/v1/stt/realtime/socket` } });
+    expect(s.services.realtime.verifyToken(again.body.data.socket.token)).toBe(first.body.data.sessionId);
+    const other = await s.call('POST', '/stt/realtime/sessions', { json: { title: 'other' }, headers: { 'Idempotency-Key': key } });
+    expect(other.body.errorCode).toBe('IDEMPOTENCY_CONFLICT');
+    expect((await s.call('GET', '/stt/transcriptions')).body.data.total).toBe(1);
+  });
+
   it('an open session whose reservation grew with its audio leaves nothing reserved after a restart, even when another task wrote the ledger since', async () => {
     let s = await open({ realtimeTiming: { recoveryWindowMs: 60_000 } });
     const chars = async () => (await s.services.store.accounts.ledger(s.services.accounts.byAccessKey(KEY_A)!.id))?.chars;

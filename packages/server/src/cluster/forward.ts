@@ -37,11 +37,21 @@ function outgoingHeaders(headers: IncomingHttpHeaders, keepUpgrade: boolean, hos
   return out;
 }
 
-/** Pipes the REST request to `ownerUrl` and its answer back; resolves with the owner's status once the answer is passed on. */
-export function forwardRequest(req: IncomingMessage, res: ServerResponse, ownerUrl: string, nodeId: string): Promise<number> {
+/**
+ * Pipes the REST request to `ownerUrl` and its answer back; resolves with the owner's status once the
+ * answer is passed on. `body`: the request's body when this node has read it already (a realtime
+ * create learns its owner only from its Idempotency-Key, after reading the body); sent instead of
+ * piping the request.
+ */
+export function forwardRequest(req: IncomingMessage, res: ServerResponse, ownerUrl: string, nodeId: string, body?: Buffer): Promise<number> {
   const target = new URL(req.url ?? '/', ownerUrl);
+  const headers = outgoingHeaders(req.headers, false, target.host, nodeId);
+  if (body !== undefined) {
+    delete headers['transfer-encoding'];
+    headers['content-length'] = String(body.length);
+  }
   return new Promise<number>((resolve, reject) => {
-    const upstream = request(target, { method: req.method ?? 'GET', headers: outgoingHeaders(req.headers, false, target.host, nodeId) });
+    const upstream = request(target, { method: req.method ?? 'GET', headers });
     let answered = false;
     upstream.on('response', (answer) => {
       answered = true;
@@ -67,7 +77,8 @@ export function forwardRequest(req: IncomingMessage, res: ServerResponse, ownerU
     res.on('close', () => {
       if (!answered) upstream.destroy();
     });
-    req.pipe(upstream);
+    if (body !== undefined) upstream.end(body);
+    else req.pipe(upstream);
   });
 }
 

@@ -7,7 +7,7 @@ import { download } from '../domain/transcriptions/downloads.js';
 import { requireIdempotencyKey } from '../domain/idempotency.js';
 import { isText, NOT_TEXT } from '../domain/validate.js';
 import { validateRealtimeCreate } from '../realtime/session/options.js';
-import { taskView } from '../domain/transcriptions/tasks.js';
+import { isTerminal, taskView } from '../domain/transcriptions/tasks.js';
 import { uploadView } from '../domain/transcriptions/uploads.js';
 import { EXPORTERS } from '../exports/index.js';
 import type { Handler, RequestContext, Route } from '../http/router.js';
@@ -111,14 +111,28 @@ export function sttRoutes(s: Services): Route[] {
     {
       method: 'POST',
       path: PATHS.realtimeSessions,
-      handler: async ({ account, req, requestId }) => {
+      handler: async ({ account, req, res, requestId }) => {
         const key = requireIdempotencyKey(req.headers['idempotency-key']);
         const body = asObject(await readJson(req));
         const request = validateRealtimeCreate(body);
-        const { session, replayed } = await s.realtime.create(account, body, request, key, requestId);
+        const created = await s.realtime.create(account, body, request, key, requestId);
         const socketUrl = s.baseUrl.replace(/^http/, 'ws') + API_PREFIX + REALTIME_PATHS.socket;
-        const data = { ...s.realtime.view(session), socket: { url: socketUrl, ...s.realtime.issueToken(session) } };
-        return ok(data, { headers: replayHeaders(replayed) });
+        if (created.kind === 'here') {
+          const data = { ...s.realtime.view(created.session), socket: { url: socketUrl, ...s.realtime.issueToken(created.session) } };
+          return ok(data, { headers: replayHeaders(created.replayed) });
+        }
+        // The key is kept for a session another node holds: its replay is the owner's to answer (the
+        // live view and a fresh token, as the first create answered). Once the session ended, the
+        // store answers: its stored view, and a token the socket endpoint refuses as it refuses any
+        // ended session (docs/protocol.md "Several nodes").
+        const located = await s.owners.locate(created.sessionId, account.id, wasForwarded(req.headers));
+        if (located.kind === 'forward') return { kind: 'answered', status: await forwardRequest(req, res, located.url, s.nodeId, Buffer.from(JSON.stringify(body))) };
+        // Not found: an engine that keeps no session rows across a restart (the journal), whose start
+        // failed every session that was running; the task says how it ended.
+        const task = located.kind === 'ended' ? located.task : await s.store.tasks.get(created.taskId);
+        if (task === undefined || task.ownerId !== account.id || !isTerminal(task.status)) throw new Error(`realtime session ${created.sessionId} is kept with its key but neither held nor ended`);
+        const data = { ...storedSessionView(created.sessionId, task, s.clock.now()), socket: { url: socketUrl, ...s.realtime.issueToken({ id: created.sessionId }) } };
+        return ok(data, { headers: replayHeaders(true) });
       },
     },
 

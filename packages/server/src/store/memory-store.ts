@@ -8,7 +8,7 @@ import { BATCH_LEASES, ID_PREFIXES } from '../protocol.js';
 import { DecimalIdSequence, randomId } from '../util/ids.js';
 import {
   StoreError,
-  type BatchSettlement, type IdempotencyRow, type InsufficientRefusal, type LedgerRow, type NewTask, type NewVoice, type QuotaRefusal,
+  type BatchSettlement, type IdempotencyRow, type NewIdempotencyKey, type InsufficientRefusal, type LedgerRow, type NewTask, type NewVoice, type QuotaRefusal,
   type DeliveryAttempt, type DeliveryOutcome, type DeliveryRow, type NodeRow, type RealtimeSessionPlacement, type RealtimeSessionRow, type RealtimeSettlement, type SessionLimitRefusal, type SeedInput, type StorageRefusal, type Store, type TaskError, type TaskPatch, type TaskRow, type UnknownDesignRefusal,
   type UploadRow, type VoiceRow, type ClaimedTask, type ExistingKey, type HeldMediaBytes, type Lease, type LostLease,
 } from './store.js';
@@ -358,7 +358,13 @@ export class MemoryStore implements Store {
     return this.ended(this.putTask(this.failed(row, error, now)), now);
   }
 
-  async openRealtime(input: { task: NewTask; minimum: bigint; session?: RealtimeSessionPlacement }): Promise<TaskRow | InsufficientRefusal | SessionLimitRefusal> {
+  openRealtime(input: { task: NewTask; minimum: bigint; session?: RealtimeSessionPlacement }): Promise<TaskRow | InsufficientRefusal | SessionLimitRefusal>;
+  openRealtime(input: { task: NewTask; minimum: bigint; session: RealtimeSessionPlacement; idempotency: NewIdempotencyKey | undefined }): Promise<TaskRow | InsufficientRefusal | SessionLimitRefusal | ExistingKey>;
+  async openRealtime(input: { task: NewTask; minimum: bigint; session?: RealtimeSessionPlacement; idempotency?: NewIdempotencyKey }): Promise<TaskRow | InsufficientRefusal | SessionLimitRefusal | ExistingKey> {
+    const k = input.idempotency;
+    // A taken key answers before any refusal: a retry replays, whatever the balance or the limit now.
+    const existing = k === undefined ? undefined : this.keys.get(`${k.scope}\n${k.key}`);
+    if (existing !== undefined) return { existing };
     const ledger = this.ledgerOrThrow(input.task.ownerId);
     const left = available(ledger);
     if (left < input.minimum) return { refused: 'insufficient', required: input.minimum, available: left };
@@ -371,6 +377,11 @@ export class MemoryStore implements Store {
     const row = this.insertTask({ ...input.task, billing });
     if (placement !== undefined) {
       this.sessionRows.set(placement.id, { row: { id: placement.id, taskId: row.id, accountId: row.ownerId, nodeId: placement.nodeId }, open: true });
+      if (k !== undefined) {
+        const key: IdempotencyRow = { ...k, taskId: row.id, sessionId: placement.id };
+        this.keys.set(`${key.scope}\n${key.key}`, key);
+        this.changed({ kind: 'idempotency', row: key });
+      }
     }
     return row;
   }

@@ -116,7 +116,7 @@ export interface HeldMediaBytes {
   readonly contentType: string | undefined;
 }
 
-/** createBatchTask's answer when the Idempotency-Key was taken first (by another node): nothing was written. */
+/** createBatchTask's and openRealtime's answer when the Idempotency-Key was taken first (by another node): nothing was written. */
 export interface ExistingKey {
   readonly existing: IdempotencyRow;
 }
@@ -132,14 +132,21 @@ export interface TaskPatch {
   readonly audioDurationMs?: bigint;
 }
 
-/** A transcription create's Idempotency-Key, its body hash and the task it made. */
+/**
+ * A create's Idempotency-Key (a transcription's, or a realtime session's), its body hash and the task
+ * it made; a realtime session's key also names the session (`rs_…`) it made.
+ */
 export interface IdempotencyRow {
   readonly scope: string;
   readonly key: string;
   readonly bodyHash: string;
   readonly taskId: string;
   readonly requestId: string;
+  readonly sessionId?: string;
 }
+
+/** The key a create takes with what it makes (the store adds the task and, for a realtime session, the session). */
+export type NewIdempotencyKey = Omit<IdempotencyRow, 'taskId' | 'sessionId'>;
 
 /**
  * An upload's metadata. Its bytes, as they arrived, are kept beside it (Store.uploads.bytes); the
@@ -462,8 +469,15 @@ export interface Store {
    * PROCESSING. With `session`, also refused ('sessions') when the account has `session.maxOpen`
    * sessions open on any node (Store.nodes.openSessions), checked under the same account lock, and the
    * session's row (its owner node) is created with the task.
+   *
+   * With `idempotency` (and `session`), the key is kept with the task and the session in the same step,
+   * so every node sharing the store finds it (docs/protocol.md "Several nodes"). A key already taken
+   * (an earlier create, or another node racing with the same key) is looked at before the balance and
+   * the open-session limit, and answers with that key's row (ExistingKey, its sessionId set), nothing
+   * written: the caller replays that session or refuses another body.
    */
   openRealtime(input: { readonly task: NewTask; readonly minimum: bigint; readonly session?: RealtimeSessionPlacement }): Promise<TaskRow | InsufficientRefusal | SessionLimitRefusal>;
+  openRealtime(input: { readonly task: NewTask; readonly minimum: bigint; readonly session: RealtimeSessionPlacement; readonly idempotency: NewIdempotencyKey | undefined }): Promise<TaskRow | InsufficientRefusal | SessionLimitRefusal | ExistingKey>;
 
   /**
    * The realtime spending guard, check and reservation in one step: the session's limit is the most

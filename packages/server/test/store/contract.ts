@@ -452,6 +452,42 @@ export function describeStoreContract(name: string, engine: StoreUnderTest): voi
         row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n, session: place('rs_6') }));
       });
 
+      it('openRealtime keeps its Idempotency-Key with the task and session; a taken key answers with it before any refusal, writing nothing', async () => {
+        const store = await open(seedInput(10_000n));
+        const k = { scope: `${A}/realtime`, key: 'rk1', bodyHash: 'h', requestId: 'r1' };
+        const place = (id: string) => ({ id, nodeId: 'n1', maxOpen: 1 });
+        const first = row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n, session: place('rs_k1'), idempotency: k }));
+        const kept = { ...k, taskId: first.id, sessionId: 'rs_k1' };
+        expect(await store.idempotency.find(k.scope, k.key)).toEqual(kept);
+        // The account is at its limit (maxOpen 1): the key still answers, for the same body or another.
+        const again = newTask(A, 'realtime');
+        expect(await store.openRealtime({ task: again, minimum: 10n, session: place('rs_k2'), idempotency: { ...k, bodyHash: 'other', requestId: 'r2' } })).toEqual({ existing: kept });
+        expect(await store.tasks.get(again.id)).toBeUndefined();
+        expect(await store.nodes.session('rs_k2')).toBeUndefined();
+        expect(await store.nodes.openSessions(A)).toBe(1);
+        // Without a key, the limit refuses as before.
+        expect(isRefusal(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n, session: place('rs_k3') }))).toBe(true);
+      });
+
+      it('two openRealtime racing with one Idempotency-Key make one task and one session; the other answers with its key', async () => {
+        const store = await open(seedInput(10_000n));
+        const k = { scope: `${A}/realtime`, key: 'race', bodyHash: 'h', requestId: 'r' };
+        const [x, y] = await Promise.all([
+          store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n, session: { id: 'rs_x', nodeId: 'n1', maxOpen: 8 }, idempotency: k }),
+          store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n, session: { id: 'rs_y', nodeId: 'n2', maxOpen: 8 }, idempotency: k }),
+        ]);
+        const made = [x, y].filter((o) => !isExistingKey(o));
+        const taken = [x, y].filter(isExistingKey);
+        expect(made).toHaveLength(1);
+        expect(taken).toHaveLength(1);
+        const task = row(made[0] as TaskRow);
+        const rows = [await store.nodes.session('rs_x'), await store.nodes.session('rs_y')].filter((r) => r !== undefined);
+        expect(rows.map((r) => r.taskId)).toEqual([task.id]);
+        expect(taken[0]?.existing).toEqual({ ...k, taskId: task.id, sessionId: rows[0]?.id });
+        expect((await store.tasks.page(A, 1, 10)).total).toBe(1);
+        expect(await store.nodes.openSessions(A)).toBe(1);
+      });
+
       it('failOrphanedSessions fails the running sessions of nodes that stopped beating or left, releasing their reservations, once', async () => {
         const store = await open(seedInput(10_000n));
         await store.nodes.register(node('live'));
@@ -634,6 +670,18 @@ export function describeStoreContract(name: string, engine: StoreUnderTest): voi
           expect((await store.idempotency.find('s', 'k'))?.taskId).toBe(task.id);
           // The id sequence goes on past what was kept.
           expect(row(await store.voices.createClone(A, 9, { name: 'next', type: 'clone', feature: 'tts', channel: 'api', fileCount: 1, totalFileSize: 1 })).id).toBe(String(Number(voice.id) + 2));
+        });
+
+        it('keeps a realtime session\'s Idempotency-Key with the session it made', async () => {
+          let store = await open(seedInput(10_000n));
+          const k = { scope: `${A}/realtime`, key: 'rk', bodyHash: 'h', requestId: 'r' };
+          const task = row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n, session: { id: 'rs_kept', nodeId: 'n1', maxOpen: 8 }, idempotency: k }));
+          opened.splice(opened.indexOf(store), 1);
+          store = await reopen(store);
+          opened.push(store);
+          await store.seed(seedInput(10_000n));
+          expect(await store.idempotency.find(k.scope, k.key)).toEqual({ ...k, taskId: task.id, sessionId: 'rs_kept' });
+          expect(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n, session: { id: 'rs_new', nodeId: 'n1', maxOpen: 8 }, idempotency: k })).toEqual({ existing: { ...k, taskId: task.id, sessionId: 'rs_kept' } });
         });
       });
     }

@@ -9,8 +9,8 @@ import { randomId } from '../../util/ids.js';
 import type { Clock } from '../../util/clock.js';
 import type { Account } from '../../domain/accounts/accounts.js';
 import { available, realtimeMinimum, receivedDurationMs } from '../../domain/accounts/billing.js';
-import { isRefusal, type Store } from '../../store/store.js';
-import { IdempotencyStore } from '../../domain/idempotency.js';
+import { isExistingKey, isRefusal, type IdempotencyRow, type NewIdempotencyKey, type Store } from '../../store/store.js';
+import { IdempotencyStore, idempotencyConflict } from '../../domain/idempotency.js';
 import type { RealtimeCreateRequest } from './options.js';
 import { RecoveryWindow } from './recovery-window.js';
 import { StoreSpendingGuard } from './spending.js';
@@ -82,9 +82,31 @@ export interface RealtimeNode {
   readonly tokenSecret: Buffer;
 }
 
+/**
+ * What a create answers (docs/protocol.md "Several nodes"):
+ *   here       the session lives on this node: made now, or replayed (same key, same body);
+ *   elsewhere  the key is kept in the store for a session this node does not hold (made by another
+ *              node, or before a restart): the caller forwards the create to its owner, whose replay
+ *              answers, or answers from the store once it ended.
+ */
+export type CreateOutcome =
+  | { readonly kind: 'here'; readonly session: Session; readonly replayed: boolean }
+  | { readonly kind: 'elsewhere'; readonly sessionId: string; readonly taskId: string };
+
+/** A key's outcome: the session this node made, or the one a key kept in the store names. */
+type Made = { readonly session: Session } | { readonly sessionId: string; readonly taskId: string };
+
 export class RealtimeSessions {
   private readonly sessions = new Map<string, Session>();
-  private readonly idempotency = new IdempotencyStore<Session>();
+  /**
+   * In front of the store: this node's concurrent creates with one key share one outcome here; a key
+   * another node (or an earlier run) took is found in the store, and a create racing one on another
+   * node learns of it from openRealtime (ExistingKey).
+   */
+  private readonly idempotency = new IdempotencyStore<Made>(async (scope, key) => {
+    const kept = await this.store.idempotency.find(scope, key);
+    return kept === undefined ? undefined : { bodyHash: kept.bodyHash, value: keptSession(kept) };
+  });
   /** Draining: new sessions are refused (503, details.reason NODE_DRAINING); live ones go on. */
   private draining = false;
 
@@ -123,9 +145,18 @@ export class RealtimeSessions {
     };
   }
 
-  async create(account: Account, body: Record<string, unknown>, request: RealtimeCreateRequest, idempotencyKey: string, requestId: string): Promise<{ session: Session; replayed: boolean }> {
-    const { value, replayed } = await this.idempotency.run(`${account.id}/realtime`, idempotencyKey, body, async () => this.open(account, request, requestId));
-    return { session: value, replayed };
+  /**
+   * Same key, same body: the first create's session (replayed); another body: 409 IDEMPOTENCY_CONFLICT.
+   * The key is kept in the store with the session, so every node sharing it knows the key.
+   */
+  async create(account: Account, body: Record<string, unknown>, request: RealtimeCreateRequest, idempotencyKey: string, requestId: string): Promise<CreateOutcome> {
+    const scope = `${account.id}/realtime`;
+    const { value, replayed } = await this.idempotency.run(scope, idempotencyKey, body, (bodyHash) =>
+      this.open(account, request, requestId, { scope, key: idempotencyKey, bodyHash, requestId }),
+    );
+    if ('session' in value) return { kind: 'here', session: value.session, replayed };
+    const local = this.find(account, value.sessionId);
+    return local !== undefined ? { kind: 'here', session: local, replayed: true } : { kind: 'elsewhere', sessionId: value.sessionId, taskId: value.taskId };
   }
 
   /** The node drains: from now on creation is refused with 503 SERVICE_UNAVAILABLE, reason NODE_DRAINING. */
@@ -133,7 +164,7 @@ export class RealtimeSessions {
     this.draining = true;
   }
 
-  private async open(account: Account, request: RealtimeCreateRequest, requestId: string): Promise<Session> {
+  private async open(account: Account, request: RealtimeCreateRequest, requestId: string, key: NewIdempotencyKey): Promise<Made> {
     if (this.draining) {
       throw new ApiError('SERVICE_UNAVAILABLE', 'this server is shutting down and takes no new realtime sessions; try again (another server takes it)', { reason: NODE_DRAINING_REASON }, { retryAfterSec: 1 });
     }
@@ -151,12 +182,16 @@ export class RealtimeSessions {
     // The recogniser first: a refusal (no free decoder, a model that cannot load) must leave nothing
     // behind, least of all a History task that stays PROCESSING for ever.
     const stream = this.openStream(account, request);
+    let made: Made;
     try {
-      return await this.register(account, request, requestId, stream);
+      made = await this.register(account, request, requestId, stream, key);
     } catch (error) {
       stream.close?.();
       throw error;
     }
+    // Another node took the key first: its session answers, this stream is not needed.
+    if (!('session' in made)) stream.close?.();
+    return made;
   }
 
   /** The recogniser's stream, or 503 SERVICE_UNAVAILABLE (details.reason, Retry-After) when it cannot serve now. */
@@ -172,7 +207,7 @@ export class RealtimeSessions {
     }
   }
 
-  private async register(account: Account, request: RealtimeCreateRequest, requestId: string, stream: RecognizerStream): Promise<Session> {
+  private async register(account: Account, request: RealtimeCreateRequest, requestId: string, stream: RecognizerStream, key: NewIdempotencyKey): Promise<Made> {
     const now = this.clock.now();
     const minimum = realtimeMinimum();
     const id = randomId(ID_PREFIXES.session);
@@ -181,7 +216,12 @@ export class RealtimeSessions {
       task: newTask({ ownerId: account.id, kind: 'realtime', modelId: MODELS.realtime, title: request.title ?? 'Realtime session', languageHint: request.languageHint, requestId, status: 'PROCESSING' }, now),
       minimum,
       session: { id, nodeId: this.node.nodeId, maxOpen: max },
+      idempotency: key,
     });
+    if (isExistingKey(task)) {
+      if (task.existing.bodyHash !== key.bodyHash) throw idempotencyConflict(key.key);
+      return keptSession(task.existing);
+    }
     if (isRefusal(task)) throw task.refused === 'sessions' ? sessionLimit(max) : insufficient(minimum, task.available);
     const t = this.timing;
     const context = { sessionId: id };
@@ -214,7 +254,7 @@ export class RealtimeSessions {
     };
     this.sessions.set(session.id, session);
     session.recovery.start();
-    return session;
+    return { session };
   }
 
   /**
@@ -454,7 +494,7 @@ export class RealtimeSessions {
   }
 
   /** Socket token for browsers (protocol.ts SOCKET_TOKEN); the socket verifies it with verifyToken. */
-  issueToken(session: Session): { token: string; expiresAt: string } {
+  issueToken(session: Pick<Session, 'id'>): { token: string; expiresAt: string } {
     const expires = Math.floor(this.clock.now() / 1000) + SOCKET_TOKEN.ttlSec;
     const sig = createHmac('sha256', this.node.tokenSecret).update(`${session.id}.${expires}`).digest('base64url');
     return { token: `${SOCKET_TOKEN.prefix}${session.id}.${expires}.${sig}`, expiresAt: new Date(expires * 1000).toISOString() };
@@ -477,6 +517,12 @@ export class RealtimeSessions {
 
 /** details.reason of a realtime creation refused because this server drains (docs/protocol.md "Several nodes"). */
 export const NODE_DRAINING_REASON = 'NODE_DRAINING';
+
+/** The session a realtime create's kept key names (openRealtime keeps every realtime key with its session). */
+function keptSession(row: IdempotencyRow): Made {
+  if (row.sessionId === undefined) throw new Error(`the realtime Idempotency-Key ${row.key} is kept without its session`);
+  return { sessionId: row.sessionId, taskId: row.taskId };
+}
 
 /** A realtime creation past the account's open-session limit. */
 function sessionLimit(max: number): ApiError {

@@ -112,7 +112,10 @@ export class JournalStore extends MemoryStore {
           for (const id of record.ids) this.deletedCovers.add(id);
           break;
         case 'idempotency':
-          this.keys.set(`${record.scope}\n${record.key}`, { scope: record.scope, key: record.key, bodyHash: record.bodyHash, taskId: record.taskId, requestId: record.requestId });
+          this.keys.set(`${record.scope}\n${record.key}`, {
+            scope: record.scope, key: record.key, bodyHash: record.bodyHash, taskId: record.taskId, requestId: record.requestId,
+            ...(record.sessionId !== undefined ? { sessionId: record.sessionId } : {}),
+          });
           break;
         case 'header':
           break;
@@ -144,7 +147,7 @@ export class JournalStore extends MemoryStore {
         break;
       case 'idempotency': {
         const r = change.row;
-        record = { type: 'idempotency', scope: r.scope, key: r.key, bodyHash: r.bodyHash, taskId: r.taskId, requestId: r.requestId };
+        record = { type: 'idempotency', scope: r.scope, key: r.key, bodyHash: r.bodyHash, taskId: r.taskId, requestId: r.requestId, ...(r.sessionId !== undefined ? { sessionId: r.sessionId } : {}) };
         break;
       }
     }

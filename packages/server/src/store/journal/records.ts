@@ -12,7 +12,7 @@ import type { LedgerRow, TaskRow, VoiceRow } from '../store.js';
  *   design-saved    { designId }                      (compaction's form of a voice's savedDesignId)
  *   task            { task: { ...every field but cached downloads }, account? }   (account: the owner's ledger)
  *   covers-deleted  { accountId, ids }
- *   idempotency     { scope, key, bodyHash, taskId, requestId }   (a transcription create's key)
+ *   idempotency     { scope, key, bodyHash, taskId, requestId, sessionId? }   (a create's key; sessionId: a realtime session's)
  */
 export const FORMAT = 'soundclone-state';
 export const VERSION = 1;
@@ -23,7 +23,7 @@ export interface VoiceRecord { readonly type: 'voice'; readonly voice: VoiceRow;
 export interface DesignSavedRecord { readonly type: 'design-saved'; readonly designId: string }
 export interface TaskRecord { readonly type: 'task'; readonly task: StoredTask; readonly account?: AccountRecord }
 export interface CoversDeletedRecord { readonly type: 'covers-deleted'; readonly accountId: string; readonly ids: readonly string[] }
-export interface IdempotencyRecord { readonly type: 'idempotency'; readonly scope: string; readonly key: string; readonly bodyHash: string; readonly taskId: string; readonly requestId: string }
+export interface IdempotencyRecord { readonly type: 'idempotency'; readonly scope: string; readonly key: string; readonly bodyHash: string; readonly taskId: string; readonly requestId: string; readonly sessionId?: string }
 export interface HeaderRecord { readonly type: 'header'; readonly format: string; readonly version: number }
 export type StateRecord = HeaderRecord | AccountRecord | VoiceRecord | DesignSavedRecord | TaskRecord | CoversDeletedRecord | IdempotencyRecord;
 
@@ -104,6 +104,8 @@ export function checkRecord(value: unknown): asserts value is StateRecord {
       return;
     case 'idempotency':
       for (const f of ['scope', 'key', 'bodyHash', 'taskId', 'requestId']) str(r, f, 'idempotency');
+      // Optional: a field an older server ignores, so the journal version stays 1.
+      if (r['sessionId'] !== undefined) str(r, 'sessionId', 'idempotency');
       return;
     case 'covers-deleted':
       str(r, 'accountId', 'covers-deleted');

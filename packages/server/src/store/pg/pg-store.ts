@@ -7,7 +7,7 @@ import {
 } from '../../domain/accounts/billing.js';
 import {
   StoreError,
-  type BatchSettlement, type IdempotencyRow, type InsufficientRefusal, type LedgerRow, type NewTask, type NewVoice, type QuotaRefusal,
+  type BatchSettlement, type IdempotencyRow, type NewIdempotencyKey, type InsufficientRefusal, type LedgerRow, type NewTask, type NewVoice, type QuotaRefusal,
   type DeliveryAttempt, type DeliveryOutcome, type DeliveryRow, type NodeRow, type RealtimeSessionPlacement, type RealtimeSessionRow, type RealtimeSettlement, type SessionLimitRefusal, type SeedInput, type StorageRefusal, type Store,
   type TaskError, type TaskPatch, type TaskRow, type UnknownDesignRefusal, type UploadRow, type VoiceRow,
   type ClaimedTask, type ExistingKey, type HeldMediaBytes, type Lease, type LostLease,
@@ -18,7 +18,7 @@ import { classify, createPool, sqlState, transaction } from './connection.js';
 import { migrate } from './migrate.js';
 import { TASK_CHANNEL, TaskFeed } from './task-feed.js';
 import {
-  deliveryFrom, idempotencyFrom, ledgerFrom, TASK_COLUMN_COUNT, TASK_COLUMNS, taskFrom, taskParams, uploadFrom, voiceFrom,
+  deliveryFrom, IDEMPOTENCY_SELECT, idempotencyFrom, ledgerFrom, TASK_COLUMN_COUNT, TASK_COLUMNS, taskFrom, taskParams, uploadFrom, voiceFrom,
   type AccountSql, type DeliverySql, type IdempotencySql, type TaskSql, type UploadSql, type VoiceSql,
 } from './rows.js';
 
@@ -285,7 +285,7 @@ export class PgStore implements Store {
 
   readonly idempotency = {
     find: async (scope: string, key: string): Promise<IdempotencyRow | undefined> => {
-      const r = await this.query<IdempotencySql>('SELECT * FROM idempotency_key WHERE scope = $1 AND key = $2', [scope, key]);
+      const r = await this.query<IdempotencySql>(IDEMPOTENCY_SELECT, [scope, key]);
       return r[0] === undefined ? undefined : idempotencyFrom(r[0]);
     },
   };
@@ -454,26 +454,51 @@ export class PgStore implements Store {
   /**
    * The account row locked first: two nodes creating sessions for one account count each other's
    * (the open-session limit holds across nodes), and the task and its session row are made together.
+   * A create with an Idempotency-Key looks for the key under that lock: a racing create of the same
+   * key waits there for the first one's commit and then finds its key (ExistingKey), nothing written.
+   * The insert's ON CONFLICT stays as the last word should the lock ever not cover a race.
    */
-  async openRealtime(input: { task: NewTask; minimum: bigint; session?: RealtimeSessionPlacement }): Promise<TaskRow | InsufficientRefusal | SessionLimitRefusal> {
-    const made = await this.tx(async (c): Promise<TaskRow | InsufficientRefusal | SessionLimitRefusal> => {
-      const ledger = await this.lockLedger(c, input.task.ownerId);
-      const left = available(ledger);
-      if (left < input.minimum) return { refused: 'insufficient', required: input.minimum, available: left };
-      const placement = input.session;
-      if (placement !== undefined) {
-        const open = await this.countOpen(c, input.task.ownerId);
-        if (open >= placement.maxOpen) return { refused: 'sessions', open, limit: placement.maxOpen };
-      }
-      const billing: BillingRecord = { state: 'ACCRUING', planKey: ledger.planKey, reserved: 0n, settled: 0n, released: 0n, billableDurationMs: 0n };
-      const row: TaskRow = { ...input.task, billing };
-      await this.insertTask(c, row);
-      if (placement !== undefined) {
-        await c.query('INSERT INTO realtime_session (id, task_id, account_id, node_id) VALUES ($1, $2, $3, $4)', [placement.id, row.id, row.ownerId, placement.nodeId]);
-      }
-      return row;
-    });
-    return 'refused' in made ? made : this.told(made);
+  openRealtime(input: { task: NewTask; minimum: bigint; session?: RealtimeSessionPlacement }): Promise<TaskRow | InsufficientRefusal | SessionLimitRefusal>;
+  openRealtime(input: { task: NewTask; minimum: bigint; session: RealtimeSessionPlacement; idempotency: NewIdempotencyKey | undefined }): Promise<TaskRow | InsufficientRefusal | SessionLimitRefusal | ExistingKey>;
+  async openRealtime(input: { task: NewTask; minimum: bigint; session?: RealtimeSessionPlacement; idempotency?: NewIdempotencyKey }): Promise<TaskRow | InsufficientRefusal | SessionLimitRefusal | ExistingKey> {
+    const k = input.idempotency;
+    let made: TaskRow | InsufficientRefusal | SessionLimitRefusal | ExistingKey;
+    try {
+      made = await this.tx(async (c): Promise<TaskRow | InsufficientRefusal | SessionLimitRefusal | ExistingKey> => {
+        const ledger = await this.lockLedger(c, input.task.ownerId);
+        if (k !== undefined) {
+          const kept = (await c.query<IdempotencySql>(IDEMPOTENCY_SELECT, [k.scope, k.key])).rows[0];
+          if (kept !== undefined) return { existing: idempotencyFrom(kept) };
+        }
+        const left = available(ledger);
+        if (left < input.minimum) return { refused: 'insufficient', required: input.minimum, available: left };
+        const placement = input.session;
+        if (placement !== undefined) {
+          const open = await this.countOpen(c, input.task.ownerId);
+          if (open >= placement.maxOpen) return { refused: 'sessions', open, limit: placement.maxOpen };
+        }
+        const billing: BillingRecord = { state: 'ACCRUING', planKey: ledger.planKey, reserved: 0n, settled: 0n, released: 0n, billableDurationMs: 0n };
+        const row: TaskRow = { ...input.task, billing };
+        await this.insertTask(c, row);
+        if (placement !== undefined) {
+          await c.query('INSERT INTO realtime_session (id, task_id, account_id, node_id) VALUES ($1, $2, $3, $4)', [placement.id, row.id, row.ownerId, placement.nodeId]);
+          if (k !== undefined) {
+            const inserted = await c.query(
+              'INSERT INTO idempotency_key (scope, key, body_hash, task_id, request_id) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (scope, key) DO NOTHING',
+              [k.scope, k.key, k.bodyHash, row.id, k.requestId],
+            );
+            if (inserted.rowCount !== 1) throw new KeyTaken();
+          }
+        }
+        return row;
+      });
+    } catch (error) {
+      if (!(error instanceof KeyTaken) || k === undefined) throw error;
+      const existing = await this.idempotency.find(k.scope, k.key);
+      if (existing === undefined) throw new Error(`idempotency key ${k.key} was taken, then not found`);
+      return { existing };
+    }
+    return 'refused' in made || 'existing' in made ? made : this.told(made);
   }
 
   /**

@@ -60,7 +60,17 @@ export interface IdempotencySql {
   readonly body_hash: string;
   readonly task_id: string;
   readonly request_id: string;
+  /** The realtime session the key's create made (IDEMPOTENCY_SELECT joins it); null for a transcription's key. */
+  readonly session_id: string | null;
 }
+
+/**
+ * A kept key with the realtime session its create made: the session row names the task (task_id is
+ * unique there), so the key table needs no column of its own. `$1` scope, `$2` key.
+ */
+export const IDEMPOTENCY_SELECT =
+  'SELECT k.scope, k.key, k.body_hash, k.task_id, k.request_id, s.id AS session_id ' +
+  'FROM idempotency_key k LEFT JOIN realtime_session s ON s.task_id = k.task_id WHERE k.scope = $1 AND k.key = $2';
 
 export const TASK_COLUMNS =
   'id, owner_id, kind, model_id, title, language_hint, request_id, options, status, detected_language, audio_duration_ms, transcript, error, ' +
@@ -111,7 +121,7 @@ export function taskParams(t: TaskRow): unknown[] {
 }
 
 export function idempotencyFrom(r: IdempotencySql): IdempotencyRow {
-  return { scope: r.scope, key: r.key, bodyHash: r.body_hash, taskId: r.task_id, requestId: r.request_id };
+  return { scope: r.scope, key: r.key, bodyHash: r.body_hash, taskId: r.task_id, requestId: r.request_id, ...(r.session_id !== null ? { sessionId: r.session_id } : {}) };
 }
 
 export interface UploadSql {
