@@ -4,7 +4,7 @@ import type { RunningServer } from '@soundclone/server';
 import { ApiError, NotFoundError, SoundClone, ValidationError } from '@soundclone/core';
 import { protocol } from '@soundclone/core/internal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEY_B, awaitsOnCluster, clientFor, rejectionOf, startTestServer } from './support/harness.js';
+import { KEY_B, clientFor, rejectionOf, startTestServer } from './support/harness.js';
 import { wav } from './support/audio.js';
 
 /** Transcript downloads in every format, and the real-time session REST calls. */
@@ -94,7 +94,7 @@ describe('realtime sessions over REST', () => {
   afterAll(() => server.close());
 
   // On a cluster the replay, the read, the pause and the finishes each land on any node.
-  it.skipIf(awaitsOnCluster(['realtime-idempotency'], 'the replay must find the session the first node made'))('creates with an Idempotency-Key, reads, pauses and finishes once; the task joins History', async () => {
+  it('creates with an Idempotency-Key, reads, pauses and finishes once; the task joins History', async () => {
     const idempotencyKey = 'rt-session-1';
     const session = await client.stt.realtime.create({ title: 'Live', options: { segmentCommitMode: 'manual' } }, { idempotencyKey });
     expect(session.sessionId).toMatch(/^rs_/);

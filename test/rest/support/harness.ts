@@ -30,29 +30,6 @@ export function singleNodeOnly(reason: string): boolean {
   return ON_CLUSTER && reason.length > 0;
 }
 
-/**
- * What the cluster does not do yet, each a test marked with it:
- *   realtime-idempotency a realtime creation's Idempotency-Key kept in the shared store, so a replay on
- *                        another node returns the same session (today each node remembers its own keys)
- */
-export type ClusterGap = 'realtime-idempotency';
-
-/** The gaps still open on this branch: remove one when it is filled, and every test waiting for it runs. */
-export const OPEN_CLUSTER_GAPS: readonly ClusterGap[] = ['realtime-idempotency'];
-
-/** True while one of `gaps` is open: for `it.skipIf` in tests that always run against a cluster. */
-function clusterLacks(gaps: readonly ClusterGap[], reason: string): boolean {
-  return reason.length > 0 && gaps.some((g) => OPEN_CLUSTER_GAPS.includes(g));
-}
-
-/**
- * For `it.skipIf`: true on the cluster for a test that needs `gaps` while they are open. The test is
- * written to pass through the balancer once they are filled.
- */
-export function awaitsOnCluster(gaps: readonly ClusterGap[], reason: string): boolean {
-  return ON_CLUSTER && clusterLacks(gaps, reason);
-}
-
 export function clientFor(server: { url: string }, options: Partial<SoundCloneOptions> = {}): SoundClone {
   return new SoundClone({
     accessKey: KEY_A,
