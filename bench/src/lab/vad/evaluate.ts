@@ -20,6 +20,8 @@ export interface StreamScore {
   readonly missed: number;
   /** Share of the utterances' own samples sent. */
   readonly speechSent: number;
+  /** The utterances' samples. */
+  readonly speechSamples: number;
   /** Share of all the stream's samples sent. */
   readonly sent: number;
   /** Share of the stream that is silence (outside every utterance). */
@@ -71,5 +73,5 @@ export function scoreStream(stream: Stream, blocks: readonly Float32Array[], det
   }
   let all = 0;
   for (let i = 0; i < n; i++) all += sent[i]!;
-  return { utterances: total, complete, missed, speechSent: speechSent / speech, sent: all / n, silence: 1 - speech / n };
+  return { utterances: total, complete, missed, speechSent: speechSent / speech, speechSamples: speech, sent: all / n, silence: 1 - speech / n };
 }

@@ -1,4 +1,5 @@
 import { DspError } from '../errors/dsp-error.js';
+import { assertSupportedRate } from './rates.js';
 
 /**
  * Classifies fixed-length frames of audio as speech or not: the engine behind `VoiceGate`. The gate
@@ -59,22 +60,20 @@ export class EnergyVoiceDetector implements VoiceDetector {
   readonly #smoothed: Float64Array;
   /** Per band, the minimum of each sub-window; the current one is being filled. */
   readonly #minima: Float64Array;
-  readonly #threshold: number;
-  readonly #absoluteFloor: number;
+  /** thresholdDb, absoluteFloorDb: kept as float64 so the compiled frame loop never meets a field of another number representation. */
+  readonly #params = new Float64Array(2);
   #frameInSubwindow = 0;
   #subwindow = 0;
   #frames = 0;
 
   constructor(sampleRate: number, options: EnergyDetectorOptions = {}) {
-    if (!Number.isFinite(sampleRate) || sampleRate < 8000) {
-      throw new DspError('DSP_UNSUPPORTED_RATE', `EnergyVoiceDetector needs a sample rate of at least 8000 Hz, got ${sampleRate}`);
-    }
+    assertSupportedRate(sampleRate, 'EnergyVoiceDetector sampleRate');
     const threshold = options.thresholdDb ?? 9;
     const absoluteFloor = options.absoluteFloorDb ?? -80;
     if (!(threshold > 0 && threshold < 60)) throw new DspError('DSP_INVALID_OPTION', `thresholdDb must be in (0, 60), got ${threshold}`);
     if (!(absoluteFloor >= -160 && absoluteFloor <= 0)) throw new DspError('DSP_INVALID_OPTION', `absoluteFloorDb must be in [-160, 0], got ${absoluteFloor}`);
-    this.#threshold = threshold;
-    this.#absoluteFloor = absoluteFloor;
+    this.#params[0] = threshold;
+    this.#params[1] = absoluteFloor;
     this.frameLength = Math.round(sampleRate / 100);
     const usable = BANDS.filter(([, high]) => high < sampleRate * 0.45);
     this.#bands = usable.length;
@@ -94,8 +93,9 @@ export class EnergyVoiceDetector implements VoiceDetector {
   }
 
   reset(): void {
+    const absoluteFloor = this.#params[1];
     this.#state.fill(0);
-    this.#smoothed.fill(this.#absoluteFloor);
+    this.#smoothed.fill(absoluteFloor);
     this.#minima.fill(Infinity);
     this.#frameInSubwindow = 0;
     this.#subwindow = 0;
@@ -107,6 +107,10 @@ export class EnergyVoiceDetector implements VoiceDetector {
     const coef = this.#coef;
     const state = this.#state;
     const minima = this.#minima;
+    const smoothedLevels = this.#smoothed;
+    const threshold = this.#params[0];
+    const absoluteFloor = this.#params[1];
+    const first = this.#frames === 0;
     let speech = false;
     for (let b = 0; b < this.#bands; b++) {
       const c = b * 5;
@@ -127,11 +131,11 @@ export class EnergyVoiceDetector implements VoiceDetector {
       const m = b * SUBWINDOWS;
       for (let k = 0; k < SUBWINDOWS; k++) if (minima[m + k] < floor) floor = minima[m + k];
       // Until one sub-window has passed, the floor is what has been seen so far (the first frame itself).
-      const smoothed = this.#frames === 0 ? level : FLOOR_SMOOTHING * this.#smoothed[b] + (1 - FLOOR_SMOOTHING) * level;
-      this.#smoothed[b] = smoothed;
+      const smoothed = first ? level : FLOOR_SMOOTHING * smoothedLevels[b] + (1 - FLOOR_SMOOTHING) * level;
+      smoothedLevels[b] = smoothed;
       if (smoothed < floor) floor = smoothed;
-      if (floor < this.#absoluteFloor) floor = this.#absoluteFloor;
-      if (level > floor + this.#threshold) speech = true;
+      if (floor < absoluteFloor) floor = absoluteFloor;
+      if (level > floor + threshold) speech = true;
       const slot = m + this.#subwindow;
       if (smoothed < minima[slot]) minima[slot] = smoothed;
     }

@@ -1,8 +1,9 @@
 import { DspError } from '../errors/dsp-error.js';
+import { assertSupportedRate } from './rates.js';
 import { EnergyVoiceDetector, type VoiceDetector } from './voice-detector.js';
 
 export interface VoiceGateOptions {
-  /** Rate of the blocks given to `process`, Hz; positions are counted in these samples. */
+  /** Rate of the blocks given to `process` (one of `SUPPORTED_RATES`), Hz; positions are counted in these samples. */
   readonly sampleRate: number;
   /**
    * Audio sent from before the first speech frame, ms, so a soft onset the detector did not hear is
@@ -74,9 +75,7 @@ export class VoiceGate {
 
   constructor(options: VoiceGateOptions) {
     const { sampleRate } = options;
-    if (!Number.isFinite(sampleRate) || sampleRate < 8000 || sampleRate > 384000) {
-      throw new DspError('DSP_UNSUPPORTED_RATE', `VoiceGate needs a sample rate in [8000, 384000] Hz, got ${sampleRate}`);
-    }
+    assertSupportedRate(sampleRate, 'VoiceGate sampleRate');
     const preRollMs = options.preRollMs ?? 500;
     const hangoverMs = options.hangoverMs ?? 400;
     const commitAfterMs = options.commitAfterMs ?? 800;

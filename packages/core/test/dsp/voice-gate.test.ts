@@ -227,7 +227,27 @@ describe('EnergyVoiceDetector', () => {
     expect(first.length).toBeGreaterThan(0);
   });
 
-  it('refuses a rate below 8 kHz and thresholds out of range', () => {
+  it('drives the gate at 44.1 kHz: 441-sample frames, onset and pre-roll counted in capture samples', () => {
+    const rate = 44100;
+    const x = new Float32Array(rate * 4);
+    x.set(voiced(rate, dbfs(-35), rate), rate * 2);
+    const gate = new VoiceGate({ sampleRate: rate, preRollMs: 500, hangoverMs: 400, commitAfterMs: 800 });
+    expect(gate.detector.frameLength).toBe(441);
+    let start = -1, end = -1, from = -1;
+    for (let at = 0; at < x.length; at += 128) {
+      const d = gate.process(x.subarray(at, at + 128));
+      if (d.speechStart >= 0) start = d.speechStart;
+      if (d.speechEnd >= 0) end = d.speechEnd;
+      if (from < 0 && d.sendTo > d.sendFrom) from = d.sendFrom;
+    }
+    expect(start).toBe(rate * 2);
+    expect(from).toBe(rate * 2 - ms(500, rate));
+    // The burst's last frame ends at 3 s; its filters ring for part of a frame more at most.
+    expect(end).toBeGreaterThanOrEqual(rate * 3);
+    expect(end).toBeLessThanOrEqual(rate * 3 + 2 * 441);
+  });
+
+  it('refuses a rate it does not take and thresholds out of range', () => {
     expectDspError(() => new EnergyVoiceDetector(4000), 'DSP_UNSUPPORTED_RATE');
     expectDspError(() => new EnergyVoiceDetector(RATE, { thresholdDb: 0 }), 'DSP_INVALID_OPTION');
     expectDspError(() => new EnergyVoiceDetector(RATE, { absoluteFloorDb: 10 }), 'DSP_INVALID_OPTION');
