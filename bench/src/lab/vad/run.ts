@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { VoiceGate, type VoiceDetector } from '@soundclone/core/internal';
+import { VOICE_GATE_DEFAULTS, VoiceGate, type VoiceDetector } from '@soundclone/core/internal';
 import { bytesPerCall } from '../../measure/alloc-probe.js';
 import { gcWindow } from '../../measure/gc-window.js';
 import { CONDITIONS, CORPUS_RATE, loadCorpus, makeStream, type Stream, type StreamKind } from './corpus.js';
@@ -15,15 +15,15 @@ import { bundleSizes } from './bundle.js';
  * columns. `--write` (default) puts the tables in bench/results/vad.md; `--no-write` leaves it alone.
  * `--engines energy,webrtc` picks engines by id prefix.
  */
-const PRE_ROLLS = [100, 200, 300, 400, 500] as const;
-/** The gate's default pre-roll (VoiceGate's), where the single-valued columns are read. */
-const DEFAULT_PRE_ROLL = 500;
+const PRE_ROLLS: readonly number[] = [100, 200, 300, 400, 500];
+/** The gate's default pre-roll, where the single-valued columns are read. */
+const DEFAULT_PRE_ROLL = VOICE_GATE_DEFAULTS.preRollMs;
 const AT = PRE_ROLLS.indexOf(DEFAULT_PRE_ROLL);
 const PRE_ROLL_LABEL = 'a/b/c/d/e';
 /** Hangovers compared at the default pre-roll in the last table. */
 const HANGOVERS = [200, 300, 400] as const;
-const HANGOVER_MS = 400;
-const COMMIT_AFTER_MS = 800;
+const HANGOVER_MS = VOICE_GATE_DEFAULTS.hangoverMs;
+const COMMIT_AFTER_MS = VOICE_GATE_DEFAULTS.commitAfterMs;
 const KINDS: readonly StreamKind[] = ['espeak', 'espeak quiet', 'librivox'];
 /** Ten minutes of 16 kHz audio in 128-sample blocks. */
 const GC_BLOCKS = (10 * 60 * CORPUS_RATE) / BLOCK;
@@ -107,6 +107,7 @@ async function main(): Promise<void> {
   const lines: string[] = [];
   const out = (s = ''): void => { lines.push(s); };
   const summary: string[][] = [];
+  const targets: string[] = [];
   const candidates: (Engine | null)[] = [null, { id: ORACLE, make: () => { throw new Error('the oracle needs its stream'); } }, ...engines];
   let cpuBlocks: Float32Array[] = [];
   const streams: { stream: Stream; blocks: Float32Array[] }[] = [];
@@ -150,6 +151,21 @@ async function main(): Promise<void> {
       const picked = rows.filter((r) => pred(r.stream));
       return pct(picked.reduce((m, r) => m + r.scores[AT]!.sent * r.stream.samples.length, 0) / picked.reduce((m, r) => m + r.stream.samples.length, 0));
     };
+    const worstAt = (snr: string): number => Math.min(...rows.filter((r) => r.stream.id.endsWith(snr)).map((r) => r.scores[AT]!.complete / r.scores[AT]!.utterances));
+    const share = (babble: boolean): number => {
+      const picked = rows.filter((r) => r.stream.id.includes('babble') === babble);
+      return picked.reduce((m, r) => m + r.scores[AT]!.sent * r.stream.samples.length, 0) / picked.reduce((m, r) => m + r.stream.samples.length, 0);
+    };
+    if (engine !== null && engine.id.startsWith('energy')) {
+      const mark = (ok: boolean): string => (ok ? 'PASS' : 'MISS');
+      targets.push(
+        `- onset complete >= 99.5 % at 20 dB: ${pct(worstAt('20 dB'))} % (worst stream) ${mark(worstAt('20 dB') >= 0.995)}`,
+        `- onset complete >= 99.5 % at 10 dB: ${pct(worstAt('10 dB'))} % (worst stream) ${mark(worstAt('10 dB') >= 0.995)}`,
+        `- no utterance missed whole: ${missedAtOrAbove10} ${mark(missedAtOrAbove10 === 0)}`,
+        `- samples sent at least 40 % fewer than ungated: ${pct(share(false))} % sent without babble ${mark(share(false) <= 0.6)}, ${pct(share(true))} % in babble ${mark(share(true) <= 0.6)}`,
+        `- 0 GCs in 10 minutes: ${gcs === null ? 'n/a' : Math.round(gcs)} ${gcs === null ? '' : mark(Math.round(gcs) === 0)}`,
+      );
+    }
     summary.push([
       id,
       PRE_ROLLS.map((_, p) => worst((s) => s.id.endsWith('clean'), p)).join(' / '),
@@ -195,6 +211,11 @@ async function main(): Promise<void> {
     ...summary.map((r) => `| ${r.join(' | ')} |`),
     '',
     `Bundle (esbuild, minified, gzip -9): ${sizes.map((s) => `${s.id} ${(s.gzip / 1024).toFixed(1)} KB (${(s.minified / 1024).toFixed(1)} KB min)`).join('; ')}.`,
+    '',
+    `Targets, the default engine at the default pre-roll (${DEFAULT_PRE_ROLL} ms), hangover ${HANGOVER_MS} ms:`,
+    '',
+    ...targets,
+    `- bundle <= 25 KB min+gz: ${(sizes[0]!.gzip / 1024).toFixed(1)} KB ${sizes[0]!.gzip <= 25 * 1024 ? 'PASS' : 'MISS'}`,
     '',
   ];
   const text = `# Voice gate (pnpm bench:vad)\n\n${[...head, ...lines].join('\n')}\n`;
