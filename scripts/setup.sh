@@ -36,6 +36,7 @@ declare -A wanted=(
   [/usr/bin/cc]=gcc                      # ... the binding is compiled at setup (no node-gyp)
   [/usr/bin/pkg-config]=pkg-config       # ... which finds libpocketsphinx's flags
   [/usr/bin/sox]=sox                     # resamples recorded speech; a capture fallback
+  [/usr/bin/espeak-ng]=espeak-ng         # the voice-gate bench (pnpm bench:vad) synthesizes its utterances
   [$arch_lib/sox/libsox_fmt_pulseaudio.so]=libsox-fmt-pulse  # ... sox's PulseAudio driver
   [$arch_lib/sox/libsox_fmt_alsa.so]=libsox-fmt-alsa         # ... sox's ALSA driver
   [/usr/lib/postgresql/15/bin/postgres]=postgresql  # the server's PostgreSQL store: tests start a throwaway one (cluster/local-postgres.ts)

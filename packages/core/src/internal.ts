@@ -23,6 +23,9 @@ export { designPolyphase, QUALITY_PRESETS, type PolyphaseFilter } from './dsp/fi
 export { sine, fitTone, fitTones, snrAgainstSine, toDb, aliasOf, type ToneFit } from './dsp/measure.js';
 export { encodePcm16Into } from './dsp/pcm16.js';
 export { RingSegments } from './dsp/sample-ring.js';
+// The voice gate is not wired into the session yet; until it is, it lives here rather than in the main entry.
+export { VoiceGate, VOICE_GATE_DEFAULTS, type VoiceGateOptions, type VoiceGateDecision } from './dsp/voice-gate.js';
+export { EnergyVoiceDetector, type VoiceDetector, type EnergyDetectorOptions } from './dsp/voice-detector.js';
 
 // --- seeded randomness (seeded data, test inputs, benchmark signals) ---
 export { mulberry32 } from './util/prng.js';
