@@ -4,7 +4,7 @@
  * @soundclone/core's (`@soundclone/core/internal`).
  */
 export { startServer, type RunningServer, type ServerOptions, type RequestLogEntry, type HttpLimits, type DrainOptions } from './server.js';
-export type { MembershipTiming } from './cluster/membership.js';
+export type { MembershipTiming } from './nodes/membership.js';
 export * as protocol from './protocol.js';
 export { ApiError, type Violation } from './errors.js';
 export { StateStoreError, isStateStoreError, type StateErrorCode } from './store/journal/state-error.js';

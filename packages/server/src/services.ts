@@ -1,5 +1,5 @@
 import type { Accounts } from './domain/accounts/accounts.js';
-import type { SessionOwners } from './cluster/session-owners.js';
+import type { SessionOwners } from './nodes/session-owners.js';
 import type { Covers } from './domain/accounts/covers.js';
 import type { RealtimeSessions } from './realtime/session/sessions.js';
 import type { Tasks } from './domain/transcriptions/tasks.js';

@@ -36,7 +36,7 @@ const REQUEST_LOG_SIZE = 1000;
 
 /**
  * Every REST request, in this order (GET /health, the balancer's internal check, never gets here:
- * server.ts answers it before the pipeline, cluster/health.ts):
+ * server.ts answers it before the pipeline, nodes/health.ts):
  *
  *   admission       one request of a connection at a time, behind its unread answers
  *                   (response-budget.ts), then a turn for heavy bodies (heavy-turns.ts)

@@ -12,8 +12,8 @@ import { uploadView } from '../domain/transcriptions/uploads.js';
 import { EXPORTERS } from '../exports/index.js';
 import type { Handler, RequestContext, Route } from '../http/router.js';
 import type { Reply } from '../http/envelope.js';
-import { forwardRequest } from '../cluster/forward.js';
-import { wasForwarded, type Located } from '../cluster/session-owners.js';
+import { forwardRequest } from '../nodes/forward.js';
+import { wasForwarded, type Located } from '../nodes/session-owners.js';
 import type { Session } from '../realtime/session/sessions.js';
 import { storedSessionView } from '../realtime/session/view.js';
 import type { Services } from '../services.js';
@@ -25,7 +25,7 @@ export function sttRoutes(s: Services): Route[] {
   /**
    * A call about one live realtime session (its audio lives in one node's memory): done here when this
    * node holds it; else forwarded to the node that does, body unread, or, once that node is gone and
-   * the session ended, `ended` answers from the store (cluster/session-owners.ts).
+   * the session ended, `ended` answers from the store (nodes/session-owners.ts).
    */
   const ownerBound = (local: (session: Session, context: RequestContext) => Promise<Reply>, ended: (located: Extract<Located, { kind: 'ended' }>) => Reply): Handler => async (context) => {
     const id = context.params['sessionId'] as string;
