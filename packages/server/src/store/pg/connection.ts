@@ -91,6 +91,12 @@ export function sqlState(error: unknown): string | undefined {
  * the COMMIT is STORE_OUTCOME_UNKNOWN (it may have been applied). A connection that failed is
  * discarded, not returned to the pool.
  */
+/** What a part of the engine needs of it: a query on the pool (failures classified) and a transaction. */
+export interface PgAccess {
+  query<R extends pg.QueryResultRow>(sql: string, params: readonly unknown[]): Promise<R[]>;
+  tx<T>(work: (c: pg.PoolClient) => Promise<T>): Promise<T>;
+}
+
 export async function transaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   let client: pg.PoolClient;
   try {

@@ -8,18 +8,20 @@ import {
 import {
   StoreError,
   type BatchSettlement, type IdempotencyRow, type NewIdempotencyKey, type InsufficientRefusal, type LedgerRow, type NewTask, type NewVoice, type QuotaRefusal,
-  type DeliveryAttempt, type DeliveryOutcome, type DeliveryRow, type NodeRow, type RealtimeSessionPlacement, type RealtimeSessionRow, type RealtimeSettlement, type SessionLimitRefusal, type SeedInput, type StorageRefusal, type Store,
-  type TaskError, type TaskPatch, type TaskRow, type UnknownDesignRefusal, type UploadRow, type VoiceRow,
-  type ClaimedTask, type ExistingKey, type HeldMediaBytes, type Lease, type LostLease,
+  type RealtimeSessionPlacement, type RealtimeSettlement, type SessionLimitRefusal, type SeedInput, type Store,
+  type TaskError, type TaskPatch, type TaskRow, type UnknownDesignRefusal, type VoiceRow,
+  type ClaimedTask, type ExistingKey, type Lease, type LostLease,
 } from '../store.js';
-import { BATCH_LEASES, ID_PREFIXES } from '../../protocol.js';
-import { randomId } from '../../util/ids.js';
-import { classify, createPool, sqlState, transaction } from './connection.js';
+import { BATCH_LEASES } from '../../protocol.js';
+import { classify, createPool, sqlState, transaction, type PgAccess } from './connection.js';
+import { countOpen, pgNodes } from './nodes.js';
+import { addDelivery, notifies, pgOutbox } from './outbox.js';
+import { pgUploads } from './uploads.js';
 import { migrate } from './migrate.js';
 import { TASK_CHANNEL, TaskFeed } from './task-feed.js';
 import {
-  deliveryFrom, IDEMPOTENCY_SELECT, idempotencyFrom, ledgerFrom, TASK_COLUMN_COUNT, TASK_COLUMNS, taskFrom, taskParams, uploadFrom, voiceFrom,
-  type AccountSql, type DeliverySql, type IdempotencySql, type TaskSql, type UploadSql, type VoiceSql,
+  IDEMPOTENCY_SELECT, idempotencyFrom, ledgerFrom, TASK_COLUMN_COUNT, TASK_COLUMNS, taskFrom, taskParams, voiceFrom,
+  type AccountSql, type IdempotencySql, type TaskSql, type VoiceSql,
 } from './rows.js';
 
 export interface PgStoreOptions {
@@ -65,7 +67,6 @@ function isTerminal(status: TaskStatus): boolean {
   return (TERMINAL_STATUSES as readonly TaskStatus[]).includes(status);
 }
 
-const TERMINAL_SQL = (TERMINAL_STATUSES as readonly string[]).map((s) => `'${s}'`).join(', ');
 
 /**
  * The PostgreSQL engine (migrations/0001_initial.sql): several service nodes can share one database.
@@ -110,6 +111,10 @@ export class PgStore implements Store {
       connectTimeoutMs: options.connectTimeoutMs ?? 5000,
       ...(options.onFeedError !== undefined ? { onError: options.onFeedError } : {}),
     });
+    const db: PgAccess = { query: (sql, params) => this.query(sql, params), tx: (work) => this.tx(work) };
+    this.uploads = pgUploads(db);
+    this.outbox = pgOutbox(db);
+    this.nodes = pgNodes(db, { get: (id) => this.tasks.get(id), fail: (id, error, now) => this.failTask(id, error, now) });
   }
 
   /** Migrates the database (under the migration lock) and opens the pool. */
@@ -290,83 +295,9 @@ export class PgStore implements Store {
     },
   };
 
-  /**
-   * Uploads keep their bytes in one bytea column; the quota is the account row's media_bytes, grown
-   * by a conditional UPDATE in the transaction that writes the upload or hold, so two nodes cannot
-   * both pass it.
-   */
-  readonly uploads = {
-    create: async (row: UploadRow, bytes: Buffer, quotaBytes: number): Promise<UploadRow | StorageRefusal> =>
-      this.tx(async (c) => {
-        const refusal = await this.growMedia(c, row.ownerId, row.sizeBytes, quotaBytes);
-        if (refusal !== undefined) return refusal;
-        await c.query(
-          'INSERT INTO upload (id, owner_id, filename, content_type, size_bytes, created_at, bytes) VALUES ($1, $2, $3, $4, $5, $6, $7)',
-          [row.id, row.ownerId, row.filename, row.contentType, String(row.sizeBytes), String(row.createdAt), bytes],
-        );
-        return row;
-      }),
-    get: async (ownerId: string, id: string): Promise<UploadRow | undefined> => {
-      const r = await this.query<UploadSql>('SELECT id, owner_id, filename, content_type, size_bytes, created_at FROM upload WHERE id = $1 AND owner_id = $2', [id, ownerId]);
-      return r[0] === undefined ? undefined : uploadFrom(r[0]);
-    },
-    bytes: async (id: string): Promise<Buffer | undefined> => (await this.query<{ bytes: Buffer }>('SELECT bytes FROM upload WHERE id = $1', [id]))[0]?.bytes,
-    delete: async (ownerId: string, id: string): Promise<UploadRow | undefined> =>
-      this.tx(async (c) => {
-        const r = (await c.query<UploadSql>('DELETE FROM upload WHERE id = $1 AND owner_id = $2 RETURNING id, owner_id, filename, content_type, size_bytes, created_at', [id, ownerId])).rows[0];
-        if (r === undefined) return undefined;
-        await c.query('UPDATE account SET media_bytes = media_bytes - $2 WHERE id = $1', [ownerId, String(r.size_bytes)]);
-        return uploadFrom(r);
-      }),
-    hold: async (accountId: string, holdId: string, sizeBytes: number, quotaBytes: number, media?: HeldMediaBytes): Promise<StorageRefusal | undefined> =>
-      this.tx(async (c) => {
-        const refusal = await this.growMedia(c, accountId, sizeBytes, quotaBytes);
-        if (refusal !== undefined) return refusal;
-        await c.query('INSERT INTO media_hold (id, account_id, size_bytes, content_type, bytes) VALUES ($1, $2, $3, $4, $5)', [
-          holdId, accountId, String(sizeBytes), media?.contentType ?? null, media?.bytes ?? null,
-        ]);
-        return undefined;
-      }),
-    heldBytes: async (holdId: string): Promise<HeldMediaBytes | undefined> => {
-      const r = (await this.query<{ bytes: Buffer | null; content_type: string | null }>('SELECT bytes, content_type FROM media_hold WHERE id = $1', [holdId]))[0];
-      return r?.bytes === null || r === undefined ? undefined : { bytes: r.bytes, contentType: r.content_type ?? undefined };
-    },
-    releaseHold: async (holdId: string): Promise<void> => {
-      await this.query(
-        `WITH gone AS (DELETE FROM media_hold WHERE id = $1 RETURNING account_id, size_bytes)
-         UPDATE account a SET media_bytes = a.media_bytes - g.size_bytes FROM gone g WHERE a.id = g.account_id`,
-        [holdId],
-      );
-    },
-    usedBytes: async (accountId: string): Promise<number> =>
-      Number((await this.query<{ media_bytes: bigint }>('SELECT media_bytes FROM account WHERE id = $1', [accountId]))[0]?.media_bytes ?? 0n),
-  };
-
-  /**
-   * The outbox: a claim is a conditional UPDATE over `FOR UPDATE SKIP LOCKED` rows, so senders on
-   * several nodes never claim one delivery together.
-   */
-  readonly outbox = {
-    claimDue: async (now: number, max: number, leaseMs: number): Promise<readonly DeliveryRow[]> => {
-      const r = await this.query<DeliverySql>(
-        `UPDATE webhook_delivery SET held_until = $1::int8 + $3::int8
-         WHERE event_id IN (SELECT event_id FROM webhook_delivery WHERE outcome = 'pending' AND held_until <= $1 ORDER BY seq LIMIT $2 FOR UPDATE SKIP LOCKED)
-         RETURNING *`,
-        [String(now), max, String(leaseMs)],
-      );
-      return r.sort((a, b) => (a.seq < b.seq ? -1 : 1)).map(deliveryFrom);
-    },
-    recordAttempt: async (eventId: string, attempt: DeliveryAttempt, outcome: DeliveryOutcome, heldUntil: number): Promise<DeliveryRow> => {
-      const r = await this.query<DeliverySql>(
-        `UPDATE webhook_delivery SET attempts = (attempts::jsonb || jsonb_build_array($2::jsonb))::json, outcome = $3, held_until = $4
-         WHERE event_id = $1 RETURNING *`,
-        [eventId, JSON.stringify(attempt), outcome, String(heldUntil)],
-      );
-      if (r[0] === undefined) throw StoreError.deliveryNotFound(eventId);
-      return deliveryFrom(r[0]);
-    },
-    list: async (): Promise<readonly DeliveryRow[]> => (await this.query<DeliverySql>('SELECT * FROM webhook_delivery ORDER BY seq', [])).map(deliveryFrom),
-  };
+  readonly uploads: Store['uploads'];
+  readonly outbox: Store['outbox'];
+  readonly nodes: Store['nodes'];
 
   /**
    * Listeners hear the changes made through this store object, after they commit, and those other nodes
@@ -430,7 +361,7 @@ export class PgStore implements Store {
         const next: TaskRow = { ...row, billing, status: s.status, updatedAt: s.now, completedAt: s.now };
         await this.writeLedger(c, ledger, taskId, 'settle');
         await this.writeTask(c, next);
-        await this.addDelivery(c, next, s.now);
+        await addDelivery(c, next, s.now);
         return next;
       };
     });
@@ -445,7 +376,7 @@ export class PgStore implements Store {
         const next = this.failed(ledger, row, error, now);
         await this.writeLedger(c, ledger, taskId, 'release');
         await this.writeTask(c, next);
-        await this.addDelivery(c, next, now);
+        await addDelivery(c, next, now);
         return next;
       };
     });
@@ -474,7 +405,7 @@ export class PgStore implements Store {
         if (left < input.minimum) return { refused: 'insufficient', required: input.minimum, available: left };
         const placement = input.session;
         if (placement !== undefined) {
-          const open = await this.countOpen(c, input.task.ownerId);
+          const open = await countOpen(c, input.task.ownerId);
           if (open >= placement.maxOpen) return { refused: 'sessions', open, limit: placement.maxOpen };
         }
         const billing: BillingRecord = { state: 'ACCRUING', planKey: ledger.planKey, reserved: 0n, settled: 0n, released: 0n, billableDurationMs: 0n };
@@ -499,89 +430,6 @@ export class PgStore implements Store {
       return { existing };
     }
     return 'refused' in made || 'existing' in made ? made : this.told(made);
-  }
-
-  /**
-   * The registry (migrations/0003_nodes.sql). Heartbeats and ages are the database's now(), so the
-   * nodes' own clocks never decide whether a node is alive.
-   */
-  readonly nodes = {
-    register: async (node: { id: string; internalUrl: string; publicUrl: string }): Promise<void> => {
-      await this.query(
-        `INSERT INTO node (id, internal_url, public_url) VALUES ($1, $2, $3)
-         ON CONFLICT (id) DO UPDATE SET internal_url = $2, public_url = $3, started_at = now(), heartbeat_at = now(), draining = false`,
-        [node.id, node.internalUrl, node.publicUrl],
-      );
-    },
-    heartbeat: async (id: string, node: { internalUrl: string; publicUrl: string }): Promise<void> => {
-      await this.query(
-        `INSERT INTO node (id, internal_url, public_url) VALUES ($1, $2, $3)
-         ON CONFLICT (id) DO UPDATE SET heartbeat_at = now()`,
-        [id, node.internalUrl, node.publicUrl],
-      );
-    },
-    setDraining: async (id: string): Promise<void> => {
-      await this.query('UPDATE node SET draining = true WHERE id = $1', [id]);
-    },
-    leave: async (id: string): Promise<void> => {
-      await this.query('DELETE FROM node WHERE id = $1', [id]);
-    },
-    list: async (): Promise<readonly NodeRow[]> => (await this.query<NodeSql>(`SELECT ${NODE_COLUMNS} FROM node n ORDER BY id`, [])).map(nodeFrom),
-    socketTokenSecret: async (): Promise<Buffer> => {
-      // The first node to ask makes it; a node racing it reads the one that won.
-      await this.query("INSERT INTO cluster_secret (name, value) VALUES ('socket_token', $1) ON CONFLICT (name) DO NOTHING", [randomBytes(32)]);
-      const r = await this.query<{ value: Buffer }>("SELECT value FROM cluster_secret WHERE name = 'socket_token'", []);
-      return (r[0] as { value: Buffer }).value;
-    },
-    session: async (id: string): Promise<RealtimeSessionRow | undefined> => {
-      const r = await this.query<{ id: string; task_id: string; account_id: string; node_id: string } & Partial<Record<'n_id', string | null>> & Partial<NodeSql>>(
-        `SELECT s.id, s.task_id, s.account_id, s.node_id, n.id AS n_id, n.internal_url, n.public_url, n.draining,
-                (extract(epoch FROM now() - n.heartbeat_at) * 1000)::float8 AS age_ms
-         FROM realtime_session s LEFT JOIN node n ON n.id = s.node_id WHERE s.id = $1`,
-        [id],
-      );
-      const row = r[0];
-      if (row === undefined) return undefined;
-      const node = row.n_id === null || row.n_id === undefined ? undefined : nodeFrom({ ...(row as NodeSql), id: row.n_id });
-      return { id: row.id, taskId: row.task_id, accountId: row.account_id, nodeId: row.node_id, node };
-    },
-    closeSession: async (id: string): Promise<void> => {
-      await this.query('UPDATE realtime_session SET open = false WHERE id = $1 AND open', [id]);
-    },
-    openSessions: async (accountId: string): Promise<number> => {
-      try {
-        return await this.countOpen(this.pool, accountId);
-      } catch (error) {
-        throw classify(error);
-      }
-    },
-    failOrphanedSessions: async (staleAfterMs: number, error: (task: TaskRow) => TaskError, now: number): Promise<readonly string[]> => {
-      const orphans = await this.query<{ id: string; task_id: string }>(
-        `SELECT s.id, s.task_id FROM realtime_session s JOIN task t ON t.id = s.task_id LEFT JOIN node n ON n.id = s.node_id
-         WHERE t.kind = 'realtime' AND t.status NOT IN (${TERMINAL_SQL}) AND (n.id IS NULL OR n.heartbeat_at < now() - make_interval(secs => $1::float8 / 1000))
-         ORDER BY t.seq`,
-        [staleAfterMs],
-      );
-      const failed: string[] = [];
-      for (const orphan of orphans) {
-        await this.query('UPDATE realtime_session SET open = false WHERE id = $1', [orphan.id]);
-        // failTask locks the task: two sweepers on two nodes fail it once.
-        const task = await this.tasks.get(orphan.task_id);
-        if (task === undefined) continue;
-        if ((await this.failTask(task.id, error(task), now)) !== 'already') failed.push(task.id);
-      }
-      return failed;
-    },
-  };
-
-  /** Open sessions of the account: not closed, task not ended (an ended task needs no closing write). */
-  private async countOpen(db: Db, accountId: string): Promise<number> {
-    const r = await db.query<{ n: bigint }>(
-      `SELECT count(*) AS n FROM realtime_session s JOIN task t ON t.id = s.task_id
-       WHERE s.account_id = $1 AND s.open AND t.status NOT IN (${TERMINAL_SQL})`,
-      [accountId],
-    );
-    return Number(r.rows[0]?.n ?? 0n);
   }
 
   /**
@@ -707,31 +555,11 @@ export class PgStore implements Store {
     return this.told(next);
   }
 
-  /** A batch task that asks for a completion webhook gets its delivery in the transaction that ends it. */
-  private async addDelivery(c: pg.PoolClient, row: TaskRow, now: number): Promise<void> {
-    const url = notifies(row);
-    if (url === undefined) return;
-    await c.query('INSERT INTO webhook_delivery (event_id, task_id, url, created_at) VALUES ($1, $2, $3, $4)', [randomId(ID_PREFIXES.event), row.id, url, String(now)]);
-  }
-
-  /** Grows the account's media by `sizeBytes` if it stays within the quota; else the refusal, nothing changed. */
-  private async growMedia(c: pg.PoolClient, accountId: string, sizeBytes: number, quotaBytes: number): Promise<StorageRefusal | undefined> {
-    const grown = await c.query('UPDATE account SET media_bytes = media_bytes + $2 WHERE id = $1 AND media_bytes + $2 <= $3', [accountId, String(sizeBytes), String(quotaBytes)]);
-    if (grown.rowCount === 1) return undefined;
-    const used = (await c.query<{ media_bytes: bigint }>('SELECT media_bytes FROM account WHERE id = $1', [accountId])).rows[0];
-    if (used === undefined) throw new TypeError(`no ledger for account ${accountId}: seed it first`);
-    return { refused: 'storage', used: Number(used.media_bytes), requested: sizeBytes, limit: quotaBytes };
-  }
-
   private failed(ledger: LockedLedger, row: TaskRow, error: TaskError, now: number): TaskRow {
     const billing = { ...row.billing };
     if (billing.state === 'RESERVED') release(ledger, billing);
     else releaseRealtime(ledger, billing);
     return { ...row, billing, error, status: 'FAILED', updatedAt: row.status === 'FAILED' ? row.updatedAt : now, completedAt: row.status === 'FAILED' ? row.completedAt : now };
-  }
-
-  private async lockTask(c: pg.PoolClient, id: string): Promise<TaskRow> {
-    return (await this.lockTaskLease(c, id)).row;
   }
 
   /** The task's row locked, with the token of its latest claim (0: never claimed). */
@@ -822,19 +650,6 @@ export class PgStore implements Store {
   }
 }
 
-interface NodeSql {
-  readonly id: string;
-  readonly internal_url: string;
-  readonly public_url: string;
-  readonly draining: boolean;
-  readonly age_ms: number;
-}
-
-const NODE_COLUMNS = 'n.id, n.internal_url, n.public_url, n.draining, (extract(epoch FROM now() - n.heartbeat_at) * 1000)::float8 AS age_ms';
-
-function nodeFrom(r: NodeSql): NodeRow {
-  return { id: r.id, internalUrl: r.internal_url, publicUrl: r.public_url, heartbeatAgeMs: Math.max(0, Number(r.age_ms)), draining: r.draining };
-}
 
 /** Thrown inside a create's transaction to roll it back: its Idempotency-Key was taken first. */
 class KeyTaken extends Error {}
@@ -843,10 +658,6 @@ function claimedFrom(r: TaskSql & { lease_token: bigint }): ClaimedTask {
   return { task: taskFrom(r), lease: { taskId: r.id, token: r.lease_token } };
 }
 
-/** The webhook URL of a batch task that asks to be told when it ends. */
-function notifies(row: TaskRow): string | undefined {
-  return row.kind === 'batch' && row.options?.notify === true ? row.options.notifyUrl : undefined;
-}
 
 function placeholders(n: number): string {
   return Array.from({ length: n }, (_, i) => `$${i + 1}`).join(', ');

@@ -1,4 +1,4 @@
-import type { TaskStatus } from '@soundclone/core/internal';
+import { TERMINAL_STATUSES, type TaskStatus } from '@soundclone/core/internal';
 import type { BillingRecord } from '../../domain/accounts/billing.js';
 import type { DeliveryAttempt, DeliveryOutcome, DeliveryRow, IdempotencyRow, LedgerRow, TaskRow, UploadRow, VoiceRow } from '../store.js';
 
@@ -150,3 +150,6 @@ export interface DeliverySql {
 export function deliveryFrom(r: DeliverySql): DeliveryRow {
   return { eventId: r.event_id, taskId: r.task_id, url: r.url, createdAt: Number(r.created_at), attempts: r.attempts, outcome: r.outcome };
 }
+
+/** The terminal statuses as an SQL list, for `status NOT IN (...)`. */
+export const TERMINAL_SQL = (TERMINAL_STATUSES as readonly string[]).map((s) => `'${s}'`).join(', ');
