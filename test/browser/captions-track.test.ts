@@ -160,7 +160,7 @@ describe('caption cues in Chromium', () => {
       // The same audio, as the server stored it, through a Node session and core's caption engine.
       const sessionId = demo.sessions.at(-1) as string;
       const stored = await storedAudio(demo, sessionId);
-      const session = await new SoundClone({ accessKey: demo.accessKey, baseUrl: demo.server.url }).stt.realtime.connect({});
+      const session = await new SoundClone({ accessKey: demo.accessKey, baseUrl: demo.baseUrl }).stt.realtime.connect({});
       const captions = attachCaptions(session);
       const changes: CueChange[] = [];
       captions.on('cue', (c) => changes.push(c));

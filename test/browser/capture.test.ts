@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import type { DemoServer } from '../../packages/web-audio/demo/dev-server.ts';
+import type { RunningServer } from '@soundclone/server';
 import type { DemoApi, DemoStartOptions, DemoStopResult, DemoSnapshot } from '../../packages/web-audio/demo/page/main.ts';
 import { snapshot, startKeepingInput, stopDemo, tryStart as tryStartOn } from './demo-page.ts';
 import { closeRig, startDemoRig, storedAudio } from './rig.ts';
@@ -32,7 +33,7 @@ const dropSocketOnce = (): Act => {
   return async (seconds) => {
     if (done || seconds < 2.2) return !done;
     done = true;
-    expect(demo.server.faults.socket.closeSocket(demo.sessions.at(-1) as string, 4000, 'test: forced drop')).toBe(true);
+    expect((demo.server as RunningServer).faults.socket.closeSocket(demo.sessions.at(-1) as string, 4000, 'test: forced drop')).toBe(true);
     return false;
   };
 };

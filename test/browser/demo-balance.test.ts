@@ -29,7 +29,7 @@ describe('live-captions demo: the account runs out of characters', () => {
       expect(await page.locator('#message').textContent()).not.toMatch(/HTTP|402|BALANCE_EXHAUSTED/);
       expect(await page.locator('#start').isEnabled()).toBe(true);
       const sessionId = demo.sessions.at(-1) as string;
-      const view = await new SoundClone({ accessKey: demo.accessKey, baseUrl: demo.server.url }).stt.realtime.get(sessionId);
+      const view = await new SoundClone({ accessKey: demo.accessKey, baseUrl: demo.baseUrl }).stt.realtime.get(sessionId);
       expect(view.status).toBe('PARTIAL');
       expect(view.usage).toMatchObject({ receivedSamples: 16_000n, billableCharacters: 10n });
 
@@ -42,7 +42,7 @@ describe('live-captions demo: the account runs out of characters', () => {
 
   it('an account at its open-session limit is told apart from a busy service', async () => {
     const limited = await startDemo({ serverOptions: { maxRealtimeSessionsPerAccount: 1 } });
-    const client = new SoundClone({ accessKey: limited.accessKey, baseUrl: limited.server.url });
+    const client = new SoundClone({ accessKey: limited.accessKey, baseUrl: limited.baseUrl });
     const held = await client.stt.realtime.create({});
     const page = await browser.newPage();
     try {

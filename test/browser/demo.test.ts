@@ -27,7 +27,7 @@ let client: SoundClone;
 beforeAll(async () => {
   recognizer = slotted(chatty(200), 2);
   ({ demo, browser } = await startDemoRig('fake-mic-demo.wav', speechWav().pcm, { serverOptions: { recognizer } }));
-  client = new SoundClone({ accessKey: demo.accessKey, baseUrl: demo.server.url });
+  client = new SoundClone({ accessKey: demo.accessKey, baseUrl: demo.baseUrl });
 });
 afterAll(() => closeRig({ demo, browser }));
 

@@ -45,7 +45,7 @@ export async function closeRig(rig: { readonly browser?: Browser; readonly lab?:
 
 /** The PCM16 the demo's reference server stored for a session (its test-only audio read). */
 export async function storedAudio(demo: DemoServer, sessionId: string): Promise<Int16Array> {
-  const r = await fetch(`${demo.server.url}/sound_clone/api/v1/stt/realtime/sessions/${sessionId}/audio`, { headers: { accessKey: demo.accessKey } });
+  const r = await fetch(`${demo.baseUrl}/sound_clone/api/v1/stt/realtime/sessions/${sessionId}/audio`, { headers: { accessKey: demo.accessKey } });
   expect(r.status).toBe(200);
   const bytes = new Uint8Array(await r.arrayBuffer());
   return new Int16Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 2).slice();

@@ -34,6 +34,11 @@ export interface DemoOptions {
   readonly host?: string;
   /** Use this reference server instead of starting one (its first access key is used). */
   readonly server?: RunningServer;
+  /**
+   * Use a service already running elsewhere (a cluster's balancer, a remote service) with this key,
+   * instead of starting a reference server: the page's sessions are made there and its socket goes there.
+   */
+  readonly service?: { readonly baseUrl: string; readonly accessKey: string };
   readonly accessKey?: string;
   /** Options for the in-process reference server (tests: retainRealtimeAudioSamples). */
   readonly serverOptions?: Partial<ServerOptions>;
@@ -42,7 +47,10 @@ export interface DemoOptions {
 export interface DemoServer {
   /** http://127.0.0.1:PORT */
   readonly url: string;
-  readonly server: RunningServer;
+  /** The reference server the demo started or was given; undefined with `service`. */
+  readonly server: RunningServer | undefined;
+  /** Where the page's sessions are made: the reference server's URL, or the service's. */
+  readonly baseUrl: string;
   readonly accessKey: string;
   /** Session ids the page created, oldest first. */
   readonly sessions: readonly string[];
@@ -125,12 +133,12 @@ export async function startDemo(options: DemoOptions = {}): Promise<DemoServer> 
     await new Promise<void>((resolve) => http.close(() => resolve()));
   };
 
-  const accessKey = options.accessKey ?? 'demo-key';
-  let server: RunningServer;
+  const accessKey = options.service?.accessKey ?? options.accessKey ?? 'demo-key';
+  let server: RunningServer | undefined;
   let files: Record<string, { type: string; body: string }>;
-  const ownsServer = options.server === undefined;
+  const ownsServer = options.server === undefined && options.service === undefined;
   try {
-    server = options.server ?? (await startServer({ port: 0, host: '127.0.0.1', accessKeys: [accessKey], ...options.serverOptions }));
+    server = options.service !== undefined ? undefined : options.server ?? (await startServer({ port: 0, host: '127.0.0.1', accessKeys: [accessKey], ...options.serverOptions }));
     try {
       const [app, worklet, html, css] = await Promise.all([
         bundlePage(), bundleWorklet(), readFile(join(here, 'page', 'index.html'), 'utf8'), readFile(join(here, 'page', 'style.css'), 'utf8'),
@@ -143,17 +151,19 @@ export async function startDemo(options: DemoOptions = {}): Promise<DemoServer> 
         '/capture-worklet-source.js': { type: 'text/javascript; charset=utf-8', body: `export default ${JSON.stringify(worklet)};\n` },
       };
     } catch (caught) {
-      if (ownsServer) await server.close();
+      if (ownsServer) await server?.close();
       throw caught;
     }
   } catch (caught) {
     await closeHttp();
     throw caught;
   }
-  const client = new SoundClone({ accessKey, baseUrl: server.url });
+  const baseUrl = options.service?.baseUrl.replace(/\/+$/, '') ?? (server as RunningServer).url;
+  const client = new SoundClone({ accessKey, baseUrl });
   const sessions: string[] = [];
   const released: string[] = [];
-  const socketOrigin = server.url.replace(/^http/, 'ws');
+  // The page's socket goes where the service's socket URLs point: its public address.
+  const socketOrigin = new URL(options.service !== undefined ? baseUrl : (server as RunningServer).publicUrl).origin.replace(/^http/, 'ws');
 
   handle = async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
@@ -213,12 +223,13 @@ export async function startDemo(options: DemoOptions = {}): Promise<DemoServer> 
   return {
     url: `http://${host}:${bound}`,
     server,
+    baseUrl,
     accessKey,
     sessions,
     released,
     async close() {
       await closeHttp();
-      if (ownsServer) await server.close();
+      if (ownsServer) await server?.close();
     },
   };
 }
