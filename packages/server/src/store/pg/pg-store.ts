@@ -332,11 +332,7 @@ export class PgStore implements Store {
         const k = input.idempotency;
         // Two nodes racing with one key: the second waits on the first's uncommitted key, then finds it
         // and rolls its whole create back (nothing reserved, no task); it answers with the first's key.
-        const inserted = await c.query(
-          'INSERT INTO idempotency_key (scope, key, body_hash, task_id, request_id) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (scope, key) DO NOTHING',
-          [k.scope, k.key, k.bodyHash, row.id, k.requestId],
-        );
-        if (inserted.rowCount !== 1) throw new KeyTaken();
+        await takeKey(c, k, row.id);
       }
       return row;
       });
@@ -414,11 +410,7 @@ export class PgStore implements Store {
         if (placement !== undefined) {
           await c.query('INSERT INTO realtime_session (id, task_id, account_id, node_id) VALUES ($1, $2, $3, $4)', [placement.id, row.id, row.ownerId, placement.nodeId]);
           if (k !== undefined) {
-            const inserted = await c.query(
-              'INSERT INTO idempotency_key (scope, key, body_hash, task_id, request_id) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (scope, key) DO NOTHING',
-              [k.scope, k.key, k.bodyHash, row.id, k.requestId],
-            );
-            if (inserted.rowCount !== 1) throw new KeyTaken();
+            await takeKey(c, k, row.id);
           }
         }
         return row;
@@ -653,6 +645,15 @@ export class PgStore implements Store {
 
 /** Thrown inside a create's transaction to roll it back: its Idempotency-Key was taken first. */
 class KeyTaken extends Error {}
+
+/** Records the create's Idempotency-Key for `taskId`, or throws KeyTaken when another create has it. */
+async function takeKey(c: pg.PoolClient, k: Omit<IdempotencyRow, 'taskId'>, taskId: string): Promise<void> {
+  const inserted = await c.query(
+    'INSERT INTO idempotency_key (scope, key, body_hash, task_id, request_id) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (scope, key) DO NOTHING',
+    [k.scope, k.key, k.bodyHash, taskId, k.requestId],
+  );
+  if (inserted.rowCount !== 1) throw new KeyTaken();
+}
 
 function claimedFrom(r: TaskSql & { lease_token: bigint }): ClaimedTask {
   return { task: taskFrom(r), lease: { taskId: r.id, token: r.lease_token } };
