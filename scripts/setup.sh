@@ -83,7 +83,8 @@ pg_check() {
   local bin=/usr/lib/postgresql/15/bin dir port as=()
   dir="$(mktemp -d /tmp/soundclone-setup-pg-XXXXXX)"
   if [ "$(id -u)" -eq 0 ]; then chown postgres: "$dir"; as=(setpriv --reuid postgres --regid postgres --init-groups); fi
-  port=$(( 20000 + RANDOM % 20000 ))
+  # A port nothing listens on (asked of the system, not guessed).
+  port="$(node -e "const s = require('net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close(); })")"
   "${as[@]}" "$bin/initdb" -D "$dir/data" -U postgres -A trust --no-sync --no-instructions >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; rm -rf "$dir"; return 1; }
   "${as[@]}" "$bin/postgres" -D "$dir/data" -p "$port" -k "$dir" -c listen_addresses=127.0.0.1 >"$dir/server.log" 2>&1 &
   local pid=$! ok=1
