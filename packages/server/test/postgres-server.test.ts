@@ -1,7 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SoundClone } from '@soundclone/core';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { isStoreError } from '../src/index.js';
 import { newTask } from '../src/domain/transcriptions/tasks.js';
 import { PgStore } from '../src/store/pg/pg-store.js';
@@ -10,6 +8,7 @@ import { speech } from './realtime/support.js';
 import { idem, KEY_A, KEY_B, start, transcribe, upload, type TestServer } from './support/server.js';
 import { postgresForFile } from './support/postgres.js';
 import { speechWav } from './support/wav.js';
+import { startWebhookReceiver } from './support/webhook-receiver.js';
 
 /** startServer({ databaseUrl }): the reference service over real HTTP, its state in PostgreSQL. */
 describe('the service on PostgreSQL', () => {
@@ -111,18 +110,10 @@ describe('the service on PostgreSQL', () => {
   });
 
   it('two servers share uploads and the storage quota; a webhook left by a server that stopped before sending is sent by another, once, with its event id', async () => {
-    const received: Array<{ path: string; eventId: string; attempt: string; body: { id: string; data: { transcriptionId: string } } }> = [];
-    const receiver = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        received.push({ path: req.url ?? '/', eventId: String(req.headers['soundclone-event-id']), attempt: String(req.headers['soundclone-delivery-attempt']), body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
-        res.writeHead(204).end();
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+    const receiver = await startWebhookReceiver();
+    const { received } = receiver;
     try {
-      const port = (receiver.address() as AddressInfo).port;
+      const port = receiver.port;
       const url = await pgsql.freshDatabase();
       const a = await start({ databaseUrl: url, allowMediaHosts: [`127.0.0.1:${port}`] });
       servers.push(a);
@@ -159,7 +150,7 @@ describe('the service on PostgreSQL', () => {
       const outcomes = (await b.services.store.outbox.list()).map((d) => [d.url.split('/').pop(), d.outcome, d.attempts.length]);
       expect(outcomes).toEqual([['from-b', 'delivered', 1], ['left', 'delivered', 1]]);
     } finally {
-      await new Promise<void>((r) => receiver.close(() => r()));
+      await receiver.close();
     }
   });
 

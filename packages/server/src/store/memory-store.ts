@@ -9,9 +9,10 @@ import { DecimalIdSequence, randomId } from '../util/ids.js';
 import {
   StoreError,
   type BatchSettlement, type IdempotencyRow, type NewIdempotencyKey, type InsufficientRefusal, type LedgerRow, type NewTask, type NewVoice, type QuotaRefusal,
-  type DeliveryAttempt, type DeliveryOutcome, type DeliveryRow, type NodeRow, type RealtimeSessionPlacement, type RealtimeSessionRow, type RealtimeSettlement, type SessionLimitRefusal, type SeedInput, type StorageRefusal, type Store, type TaskError, type TaskPatch, type TaskRow, type UnknownDesignRefusal,
-  type UploadRow, type VoiceRow, type ClaimedTask, type ExistingKey, type HeldMediaBytes, type Lease, type LostLease,
+  type DeliveryAttempt, type DeliveryOutcome, type DeliveryRow, type NodeRow, type RealtimeSessionPlacement, type RealtimeSessionRow, type RealtimeSettlement, type SessionLimitRefusal, type SeedInput, type Store, type TaskError, type TaskPatch, type TaskRow, type UnknownDesignRefusal,
+  type VoiceRow, type ClaimedTask, type ExistingKey, type Lease, type LostLease,
 } from './store.js';
+import { MemoryUploads } from './memory-uploads.js';
 
 /**
  * What changed, as whole rows, after the memory state moved: the journal engine writes it (one line
@@ -75,17 +76,12 @@ export class MemoryStore implements Store {
   /** The outbox, oldest first; not kept by the journal engine (a pending delivery ends with the process). */
   private readonly deliveries = new Map<string, { row: DeliveryRow; heldUntil: number }>();
   private readonly deliveryListeners = new Set<() => void>();
-  /** Uploads are not kept by the journal engine either: an uploadId lives as long as the process. */
-  private readonly uploadRows = new Map<string, { readonly row: UploadRow; readonly bytes: Buffer }>();
-  private readonly holds = new Map<string, { readonly accountId: string; readonly sizeBytes: number; readonly media: HeldMediaBytes | undefined }>();
   /**
    * Leases of batch tasks. Only this process uses this store, so the node that creates a task claims it
    * at once and nobody else ever claims it; the leases still follow the contract (tokens, expiry by
    * this process's clock) so the domain code is one for every engine.
    */
   private readonly leaseRows = new Map<string, HeldLease>();
-  /** Account id -> bytes of media held (uploads and holds). */
-  private readonly mediaBytes = new Map<string, number>();
 
   /** The node registry: in one process, this process (and what a test enters); never kept. */
   private readonly nodeRows = new Map<string, { readonly id: string; internalUrl: string; publicUrl: string; heartbeatAt: number; draining: boolean }>();
@@ -186,44 +182,7 @@ export class MemoryStore implements Store {
     find: async (scope: string, key: string): Promise<IdempotencyRow | undefined> => this.keys.get(`${scope}\n${key}`),
   };
 
-  readonly uploads = {
-    create: async (row: UploadRow, bytes: Buffer, quotaBytes: number): Promise<UploadRow | StorageRefusal> => {
-      const refusal = this.room(row.ownerId, row.sizeBytes, quotaBytes);
-      if (refusal !== undefined) return refusal;
-      this.uploadRows.set(row.id, { row, bytes });
-      this.addMedia(row.ownerId, row.sizeBytes);
-      return row;
-    },
-    get: async (ownerId: string, id: string): Promise<UploadRow | undefined> => {
-      const kept = this.uploadRows.get(id);
-      return kept?.row.ownerId === ownerId ? kept.row : undefined;
-    },
-    bytes: async (id: string): Promise<Buffer | undefined> => this.uploadRows.get(id)?.bytes,
-    delete: async (ownerId: string, id: string): Promise<UploadRow | undefined> => {
-      const kept = this.uploadRows.get(id);
-      if (kept?.row.ownerId !== ownerId) return undefined;
-      this.uploadRows.delete(id);
-      this.addMedia(ownerId, -kept.row.sizeBytes);
-      return kept.row;
-    },
-    hold: async (accountId: string, holdId: string, sizeBytes: number, quotaBytes: number, media?: HeldMediaBytes): Promise<StorageRefusal | undefined> => {
-      if (this.holds.has(holdId)) throw new TypeError(`hold ${holdId} is already held`);
-      const refusal = this.room(accountId, sizeBytes, quotaBytes);
-      if (refusal !== undefined) return refusal;
-      // The caller's buffer, not a copy: it is held for as long as the caller held it anyway.
-      this.holds.set(holdId, { accountId, sizeBytes, media });
-      this.addMedia(accountId, sizeBytes);
-      return undefined;
-    },
-    heldBytes: async (holdId: string): Promise<HeldMediaBytes | undefined> => this.holds.get(holdId)?.media,
-    releaseHold: async (holdId: string): Promise<void> => {
-      const held = this.holds.get(holdId);
-      if (held === undefined) return;
-      this.holds.delete(holdId);
-      this.addMedia(held.accountId, -held.sizeBytes);
-    },
-    usedBytes: async (accountId: string): Promise<number> => this.mediaBytes.get(accountId) ?? 0,
-  };
+  readonly uploads = new MemoryUploads();
 
   readonly leases = {
     claim: async (taskId: string, leaseMs: number): Promise<ClaimedTask | undefined> => {
@@ -514,10 +473,8 @@ export class MemoryStore implements Store {
   async close(): Promise<void> {
     this.listeners.clear();
     this.deliveryListeners.clear();
-    this.uploadRows.clear();
-    this.holds.clear();
+    this.uploads.clear();
     this.leaseRows.clear();
-    this.mediaBytes.clear();
   }
 
   // ---- helpers -----------------------------------------------------------------------------------
@@ -538,17 +495,6 @@ export class MemoryStore implements Store {
     this.deliveries.set(delivery.eventId, { row: delivery, heldUntil: 0 });
     for (const listener of [...this.deliveryListeners]) listener();
     return row;
-  }
-
-  private room(accountId: string, sizeBytes: number, quotaBytes: number): StorageRefusal | undefined {
-    const used = this.mediaBytes.get(accountId) ?? 0;
-    return used + sizeBytes <= quotaBytes ? undefined : { refused: 'storage', used, requested: sizeBytes, limit: quotaBytes };
-  }
-
-  private addMedia(accountId: string, bytes: number): void {
-    const next = (this.mediaBytes.get(accountId) ?? 0) + bytes;
-    if (next <= 0) this.mediaBytes.delete(accountId);
-    else this.mediaBytes.set(accountId, next);
   }
 
   private owned(accountId: string): number {

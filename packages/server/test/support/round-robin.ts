@@ -1,3 +1,4 @@
+export { freePort } from '../../src/cluster/free-port.js';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { createServer as createHttpServer, request as httpRequest, type Server as HttpServer } from 'node:http';
 
@@ -49,15 +50,6 @@ export class RoundRobin {
     for (const socket of this.open) socket.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
-}
-
-/** A free 127.0.0.1 port (for a node that must be started after the balancer in front of it). */
-export async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
 }
 
 /**

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 export interface WebhookReceiver {
   readonly port: number;
   readonly url: string;
-  readonly received: ReadonlyArray<{ readonly path: string; readonly eventId: string; readonly body: { id: string; type: string; data: { transcriptionId: string; status: string } } }>;
+  readonly received: ReadonlyArray<{ readonly path: string; readonly eventId: string; readonly attempt: string; readonly body: { id: string; type: string; data: { transcriptionId: string; status: string } } }>;
   close(): Promise<void>;
 }
 
@@ -15,7 +15,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      received.push({ path: req.url ?? '/', eventId: String(req.headers['soundclone-event-id']), body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
+      received.push({ path: req.url ?? '/', eventId: String(req.headers['soundclone-event-id']), attempt: String(req.headers['soundclone-delivery-attempt']), body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
       res.writeHead(204).end();
     });
   });
