@@ -501,7 +501,9 @@ export class RealtimeSessions {
       detectedLanguage: transcript.languageCode,
       now: this.clock.now(),
     });
-    if (settled !== 'already') session.task = settled;
+    // 'already': the task ended by another hand (a node that held the session too, or a sweeper that
+    // failed it): the view shows what the store kept, never a PROCESSING task of a finished session.
+    session.task = settled !== 'already' ? settled : ((await this.store.tasks.get(session.task.id).catch(() => undefined)) ?? session.task);
     for (const notice of session.notices.slice(noticesBefore)) audio.announce({ type: 'session.notice', notice });
     audio.announce({ type: 'session.finished' });
   }
