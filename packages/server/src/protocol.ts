@@ -152,6 +152,8 @@ export const ABANDONED_SESSIONS = {
   afterWindowMs: 300_000,
   sweepEveryMs: 1000,
   minSweepEveryMs: 10,
+  /** A settlement the store could not take (unreachable) is tried again, the wait doubling up to this. */
+  maxSettleRetryMs: 30_000,
   notice: 'SESSION_ABANDONED',
 } as const;
 

@@ -114,4 +114,27 @@ describe('abandoned realtime sessions on two nodes over PostgreSQL', () => {
     expect(await ledger(databaseUrl)).toEqual({ reserved: '0', used: String(BigInt(before?.used ?? '0') + 20n) });
     expect(await pgsql.query(databaseUrl, `SELECT kind, count(*)::int AS n FROM ledger_entry WHERE task_id = $1 AND kind IN ('settle', 'release') GROUP BY kind`, [created.transcriptionId])).toEqual([{ kind: 'settle', n: 1 }]);
   });
+  it('a database that cannot be reached when the session is ended: the settlement is tried again until it answers, then settled once', async () => {
+    const { databaseUrl, a } = await twoNodes({ realtimeTiming: { recoveryWindowMs: 100, abandonAfterMs: 1000 } });
+    const before = await ledger(databaseUrl);
+    const created = await createSession(a);
+    await streamAndCut(await attach(a, created.sessionId), 24_000, 5);
+    await expect.poll(async () => (await a.call('GET', `/stt/realtime/sessions/${created.sessionId}`)).body.data.connection.recoveryExpired, { timeout: 5000, interval: 20 }).toBe(true);
+    // The database stops (a fast shutdown: connections cut) before the service ends the session.
+    await pgsql.server.halt();
+    try {
+      const session = a.services.realtime.byId(created.sessionId);
+      await expect.poll(() => session?.finishing !== undefined, { timeout: 5000, interval: 20 }).toBe(true);
+      // Its settlement was tried and failed at least once (the sweep ran past abandonAfterMs).
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      expect(session?.task.status).toBe('PROCESSING');
+    } finally {
+      await pgsql.server.resume();
+    }
+    await expect.poll(async () => (await a.call('GET', `/stt/realtime/sessions/${created.sessionId}`)).body.data.status, { timeout: 15_000, interval: 100 }).toBe('PARTIAL');
+    const task = (await a.call('GET', `/stt/transcriptions/${created.transcriptionId}`)).body.data;
+    expect(task).toMatchObject({ status: 'PARTIAL', billing: { state: 'SETTLED', settledCharacters: '20' } });
+    expect(await ledger(databaseUrl)).toEqual({ reserved: '0', used: String(BigInt(before?.used ?? '0') + 20n) });
+    expect(await pgsql.query(databaseUrl, `SELECT kind, count(*)::int AS n FROM ledger_entry WHERE task_id = $1 AND kind IN ('settle', 'release') GROUP BY kind`, [created.transcriptionId])).toEqual([{ kind: 'settle', n: 1 }]);
+  });
 });

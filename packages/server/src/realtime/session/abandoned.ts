@@ -35,6 +35,11 @@ export function sweepIntervalMs(afterWindowMs: number): number {
   return Math.min(ABANDONED_SESSIONS.sweepEveryMs, Math.max(ABANDONED_SESSIONS.minSweepEveryMs, Math.floor(afterWindowMs / 4)));
 }
 
+/** The wait before an abandoned session's settlement asks an unreachable store again: doubling, at most 30 s. */
+export function nextSettleRetryMs(previousMs: number): number {
+  return Math.min(previousMs * 2, ABANDONED_SESSIONS.maxSettleRetryMs);
+}
+
 /**
  * The timer that asks the registry to end its abandoned sessions. Started when the first session is
  * made (a node without realtime sessions keeps no timer), stopped at shutdown; unref'd, so it never
