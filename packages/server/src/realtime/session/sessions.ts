@@ -123,6 +123,11 @@ export class RealtimeSessions {
   private draining = false;
   /** Ends sessions nobody will finish (abandoned.ts); runs once the first session is made. */
   private readonly abandonedSweep: AbandonedSweep;
+  /**
+   * Sessions whose recovery window passed and that no finish had begun at the time: the only ones the
+   * sweep looks at (not every session this node ever held). Left as soon as a finish begins.
+   */
+  private readonly expiredUnfinished = new Set<string>();
   /** Aborted at shutdown: ends the waits of abandoned settlements that retry (settleAbandoned). */
   private readonly lifetime = new AbortController();
 
@@ -283,6 +288,7 @@ export class RealtimeSessions {
       recovery: new RecoveryWindow(t.recoveryWindowMs, () => this.clock.now(), () => {
         audio.expire();
         this.closeInStore(id);
+        this.expiredUnfinished.add(id);
       }),
       attachedSockets: 0,
     };
@@ -443,8 +449,14 @@ export class RealtimeSessions {
   endAbandoned(): readonly string[] {
     const now = this.clock.now();
     const ended: string[] = [];
-    for (const session of this.sessions.values()) {
+    for (const id of this.expiredUnfinished) {
+      const session = this.sessions.get(id);
+      if (session === undefined || session.finishing !== undefined) {
+        this.expiredUnfinished.delete(id);
+        continue;
+      }
       if (!isAbandoned(session, now, this.abandonAfterMs)) continue;
+      this.expiredUnfinished.delete(id);
       session.finishing = this.settle(session, session.audio.captured, 'abandoned');
       session.finishing.catch(() => undefined);
       ended.push(session.id);
