@@ -1,4 +1,6 @@
 import { ABANDONED_SESSIONS } from '../../protocol.js';
+import { isStoreError, type RealtimeSettlement, type Store, type TaskRow } from '../../store/store.js';
+import { sleep } from '../../util/clock.js';
 import type { RecoveryWindow } from './recovery-window.js';
 
 /**
@@ -12,8 +14,9 @@ import type { RecoveryWindow } from './recovery-window.js';
  *                                          charged once for the audio received, PARTIAL, notice
  *                                          SESSION_ABANDONED
  *
- * This module decides (isAbandoned) and keeps the timer that asks (AbandonedSweep); the registry, which
- * owns the sessions, ends them. A finish that races the sweep awaits the same settlement (Session
+ * This module decides (isAbandoned), keeps the timer that asks (AbandonedSweep) and writes the
+ * settlement until the store takes it (settleUntilStored); the registry, which owns the sessions, ends
+ * them. A finish that races the sweep awaits the same settlement (Session
  * `finishing`), and the store settles a task once (Store.settleRealtime answers 'already').
  */
 export interface AbandonCandidate {
@@ -35,9 +38,22 @@ export function sweepIntervalMs(afterWindowMs: number): number {
   return Math.min(ABANDONED_SESSIONS.sweepEveryMs, Math.max(ABANDONED_SESSIONS.minSweepEveryMs, Math.floor(afterWindowMs / 4)));
 }
 
-/** The wait before an abandoned session's settlement asks an unreachable store again: doubling, at most 30 s. */
-export function nextSettleRetryMs(previousMs: number): number {
-  return Math.min(previousMs * 2, ABANDONED_SESSIONS.maxSettleRetryMs);
+/**
+ * An abandoned session's settlement, which no client is waiting to retry: a store that cannot be
+ * reached (STORE_UNAVAILABLE) is asked again, the wait doubling from `firstWaitMs` up to
+ * ABANDONED_SESSIONS.maxSettleRetryMs, until it answers or `signal` aborts (server shutdown); any other
+ * failure rejects at once. A write that landed although its answer was lost is answered 'already' the
+ * next time (Store.settleRealtime settles a task once).
+ */
+export async function settleUntilStored(store: Pick<Store, 'settleRealtime'>, taskId: string, settlement: RealtimeSettlement, firstWaitMs: number, signal: AbortSignal): Promise<TaskRow | 'already'> {
+  for (let waitMs = firstWaitMs; ; waitMs = Math.min(waitMs * 2, ABANDONED_SESSIONS.maxSettleRetryMs)) {
+    try {
+      return await store.settleRealtime(taskId, settlement);
+    } catch (error) {
+      if (!isStoreError(error) || error.code !== 'STORE_UNAVAILABLE' || signal.aborted) throw error;
+    }
+    await sleep(waitMs, signal);
+  }
 }
 
 /**

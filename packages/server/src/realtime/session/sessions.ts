@@ -6,14 +6,14 @@ import { isRecognizerError } from '../../recognition/errors.js';
 import type { Recognizer, RecognizerStream } from '../../recognition/recognizer.js';
 import { dec, parseCount } from '../../util/decimal.js';
 import { randomId } from '../../util/ids.js';
-import { sleep, type Clock } from '../../util/clock.js';
+import type { Clock } from '../../util/clock.js';
 import type { Account } from '../../domain/accounts/accounts.js';
 import { available, realtimeMinimum, receivedDurationMs } from '../../domain/accounts/billing.js';
-import { isExistingKey, isRefusal, isStoreError, type IdempotencyRow, type NewIdempotencyKey, type RealtimeSettlement, type Store, type TaskRow } from '../../store/store.js';
+import { isExistingKey, isRefusal, type IdempotencyRow, type NewIdempotencyKey, type RealtimeSettlement, type Store } from '../../store/store.js';
 import { IdempotencyStore, idempotencyConflict } from '../../domain/idempotency.js';
 import type { RealtimeCreateRequest } from './options.js';
 import { RecoveryWindow } from './recovery-window.js';
-import { AbandonedSweep, isAbandoned, nextSettleRetryMs, sweepIntervalMs } from './abandoned.js';
+import { AbandonedSweep, isAbandoned, settleUntilStored, sweepIntervalMs } from './abandoned.js';
 import { StoreSpendingGuard } from './spending.js';
 import { SessionAudio, type FeedOutcome, type SessionNotice, type SupplementKind, type SupplementPolicy } from './audio.js';
 import { realtimeTranscript, sessionView } from './view.js';
@@ -128,7 +128,7 @@ export class RealtimeSessions {
    * sweep looks at (not every session this node ever held). Left as soon as a finish begins.
    */
   private readonly expiredUnfinished = new Set<string>();
-  /** Aborted at shutdown: ends the waits of abandoned settlements that retry (settleAbandoned). */
+  /** Aborted at shutdown: ends the waits of abandoned settlements that retry (settleUntilStored). */
   private readonly lifetime = new AbortController();
 
   constructor(
@@ -516,7 +516,9 @@ export class RealtimeSessions {
       detectedLanguage: transcript.languageCode,
       now: this.clock.now(),
     };
-    const settled = by === 'abandoned' ? await this.settleAbandoned(session.task.id, settlement) : await this.store.settleRealtime(session.task.id, settlement);
+    const settled = by === 'abandoned'
+      ? await settleUntilStored(this.store, session.task.id, settlement, sweepIntervalMs(this.abandonAfterMs), this.lifetime.signal)
+      : await this.store.settleRealtime(session.task.id, settlement);
     // 'already': the task ended by another hand (a node that held the session too, or a sweeper that
     // failed it): the view shows what the store kept, never a PROCESSING task of a finished session.
     session.task = settled !== 'already' ? settled : ((await this.store.tasks.get(session.task.id).catch(() => undefined)) ?? session.task);
@@ -551,23 +553,6 @@ export class RealtimeSessions {
     session.audio.announce({ type: 'session.notice', notice });
     session.finishing = this.settle(session, session.audio.captured);
     this.closeInStore(session.id);
-  }
-
-  /**
-   * An abandoned session's settlement has no client to retry it: a store that cannot be reached
-   * (STORE_UNAVAILABLE) is asked again, the wait doubling from the sweep's period up to 30 s, until it
-   * answers or the server stops. A write that landed although its answer was lost is answered
-   * 'already' the next time, and the view then reads what the store kept.
-   */
-  private async settleAbandoned(taskId: string, settlement: RealtimeSettlement): Promise<TaskRow | 'already'> {
-    for (let waitMs = sweepIntervalMs(this.abandonAfterMs); ; waitMs = nextSettleRetryMs(waitMs)) {
-      try {
-        return await this.store.settleRealtime(taskId, settlement);
-      } catch (error) {
-        if (!isStoreError(error) || error.code !== 'STORE_UNAVAILABLE' || this.lifetime.signal.aborted) throw error;
-      }
-      await sleep(waitMs, this.lifetime.signal);
-    }
   }
 
   /** Waits until no line has a pending supplement, at most supplementWaitMs and never past the recovery window. */
