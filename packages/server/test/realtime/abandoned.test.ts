@@ -148,6 +148,33 @@ describe.each(engines)('abandoned realtime sessions end, $name', ({ options: eng
   });
 });
 
+describe('an abandoned session kept in the journal', () => {
+  it('stays PARTIAL across a restart: nothing is left running for the next start to fail', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'abandoned-kept-'));
+    try {
+      const first = await start({ dataDir, realtimeTiming: { recoveryWindowMs: 50, abandonAfterMs: 50, supplementWaitMs: 50 } });
+      let created;
+      try {
+        created = await createSession(first);
+        await streamAndCut(await attach(first, created.sessionId), 16_000);
+        await ended(first, created.sessionId);
+      } finally {
+        await first.close();
+      }
+      const again = await start({ dataDir });
+      try {
+        expect(again.state?.interruptedTasks).toBe(0);
+        expect(await task(again, created.transcriptionId)).toMatchObject({ status: 'PARTIAL', billing: { state: 'SETTLED', settledCharacters: '10' } });
+        expect((await ledger(again)).reserved).toBe('0');
+      } finally {
+        await again.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('a finish racing the service\'s end settles once', () => {
   const cleanup: Array<() => unknown> = [];
   afterEach(async () => {
