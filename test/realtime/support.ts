@@ -16,13 +16,16 @@ export function clientFor(server: { url: string }): SoundClone {
   return new SoundClone({ accessKey: KEY, baseUrl: server.url, retryDelay: { baseMs: 20, maxMs: 100 } });
 }
 
-/** Tone bursts (words) and silences (line breaks) the reference recogniser turns into lines. */
-export function speech(lines: number, seed = 1): Int16Array {
+/**
+ * Tone bursts (words) and silences (line breaks) the reference recogniser turns into lines. `silenceMs`
+ * after each line (600 by default); a longer one makes speech with silence for a voice gate.
+ */
+export function speech(lines: number, seed = 1, silenceMs = 600): Int16Array {
   const rate = 16_000;
   const parts: Array<{ tone?: number; ms: number }> = [{ ms: 100 }];
   for (let i = 0; i < lines; i++) {
     const base = 200 + ((i * 37 + seed * 101) % 700);
-    parts.push({ tone: base, ms: 200 + ((i * 53) % 200) }, { ms: 100 }, { tone: base + 150, ms: 240 }, { ms: 600 });
+    parts.push({ tone: base, ms: 200 + ((i * 53) % 200) }, { ms: 100 }, { tone: base + 150, ms: 240 }, { ms: silenceMs });
   }
   const total = parts.reduce((n, p) => n + Math.round((p.ms * rate) / 1000), 0);
   const out = new Int16Array(total);

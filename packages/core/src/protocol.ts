@@ -347,6 +347,13 @@ export const FRAME = {
   skipPayloadBytes: 4,
   /** Most samples one skip frame declares (a longer stretch is several frames). */
   maxSkipSamples: 0xffff_ffff,
+  /**
+   * Ours: skipped time starts and ends on multiples of this many samples (20 ms) of the capture
+   * timeline (our client rounds towards sending more). Any range is accepted; on the grid, a
+   * frame-based recogniser (20 ms frames: the reference one) sees its frames where they fall in the
+   * whole stream, so a gated stream gives the very words and times of the ungated one.
+   */
+  skipGridSamples: 320,
 } as const;
 
 /** Bits of the frame header's flags byte; every other bit must be 0 (else BAD_FLAGS). */

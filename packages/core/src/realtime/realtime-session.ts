@@ -1,7 +1,8 @@
-import { CLOSE_CODES, REALTIME, SOCKET_DEFAULTS } from '../protocol.js';
+import { CLOSE_CODES, FRAME, REALTIME, SOCKET_DEFAULTS, SOCKET_FEATURES } from '../protocol.js';
 import type { RealtimeNotice, RealtimeSession } from '../types/realtime.js';
 import { AudioOutbox, type AudioStats, type Gap, type InputFormat } from './audio/outbox.js';
 import { FramePump } from './audio/frame-pump.js';
+import { SessionGate, gateOptions, type GateStep } from './audio/session-gate.js';
 import { GuardedEmitter } from './plumbing/guarded-emitter.js';
 import type { SessionLine } from './transcript/line-store.js';
 import { SessionTranscript } from './transcript/transcript.js';
@@ -57,6 +58,9 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   readonly #health = new HealthMeter();
   /** The `logger` option's writer (redacting), for records no event carries. */
   readonly #log: LogWrite | undefined;
+  /** The `gate` option's voice gate over the audio written (audio/session-gate.ts), or undefined. */
+  readonly #gate: SessionGate | undefined;
+  readonly #peek = (from: number, out: Int16Array): number => this.#outbox.peek(from, out);
 
   /** A REST finish is under way: reconnect attempts stand aside. */
   #restFinishing = false;
@@ -83,6 +87,11 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     const parts = sessionParts(init);
     this.#now = parts.now;
     this.#outbox = new AudioOutbox(parts.audio);
+    const gate = gateOptions(init.gate);
+    if (gate !== null) {
+      this.#gate = new SessionGate(gate, this.#outbox.produced);
+      this.#outbox.gate();
+    }
     this.#sender = new FramePump(this.#outbox, parts.drain, this.#now);
     this.#connection = new SessionConnection({ ackWatch: init.ackWatch, connectTimeoutMs: parts.connectTimeoutMs, heartbeatTimeoutMs: init.heartbeatTimeoutMs });
     const { windowMs, restFinishReserveMs, stableWindowMs } = parts.recovery;
@@ -154,6 +163,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
       return 0;
     }
     this.#outbox.writeFloat(block);
+    this.#runGate();
     this.#pump();
     return block.length;
   }
@@ -182,7 +192,10 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   markDiscontinuity(): number {
     if (!this.#takesAudio()) return 0;
     const produced = this.#outbox.endSegment();
-    if (produced > 0) this.#pump();
+    if (produced > 0) {
+      this.#runGate();
+      this.#pump();
+    }
     return produced;
   }
 
@@ -196,6 +209,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
       return 0;
     }
     this.#outbox.writePcm16(samples);
+    this.#runGate();
     this.#pump();
     return samples.length;
   }
@@ -240,6 +254,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
       this.#intent.pauseAsked();
       this.#sender.newPause(); // the one sent on this socket earlier was answered already
       this.#outbox.endSegment();
+      this.#endGate();
       this.#drain(this.#sender.startDrain());
       this.#machine.set('pausing', 'pause()');
       this.#pump();
@@ -278,6 +293,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     this.#intent.finishAsked();
     const wasPaused = this.state === 'paused';
     this.#outbox.flushResampler(); // after a pause() its tail went out already: nothing more then
+    this.#endGate();
     this.#drain(this.#sender.startDrain());
     if (finishesNow(this.state)) this.#machine.set('finishing', 'finish()');
     // Paused with audio the server did not take (a pause that went ahead undrained, or audio written
@@ -520,6 +536,8 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
 
   /** session.ready: the socket is ready, its watch runs, the pump starts afresh (a drain gets a new wait). Returns the reconnect attempt (none for the first). */
   #socketReady(m: SessionReadyMessage): number | undefined {
+    // Skipped time goes as skip frames only to a server that takes them; else as the audio held for it.
+    this.#outbox.skipFrames = m.features.includes(SOCKET_FEATURES.skipFrames);
     const reconnect = this.#connection.readied(this.#now(), m.heartbeatTimeoutMs ?? SOCKET_DEFAULTS.heartbeatTimeoutMs);
     const attempt = this.#recovery.recovered(m.recoveryWindowMs, this.#now());
     const t = this.#connection.current;
@@ -609,6 +627,42 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   /** session.resume {epoch} once per socket (a rotation, or resume() after pause()). */
   #sendResume(): void {
     this.#sender.resume(this.#readySocket(), this.#epoch);
+  }
+
+  // ── The voice gate (the `gate` option) ────────────────────────────────────────────────────────────
+
+  /** The gate's decisions on the audio written since the last call, applied to the outbox in order. */
+  #runGate(): void {
+    const gate = this.#gate;
+    if (gate === undefined) return;
+    for (let step = gate.step(this.#outbox.produced, this.#peek); step !== null; step = gate.step(this.#outbox.produced, this.#peek)) this.#applyGate(step);
+  }
+
+  /** pause() or finish(): the gate decides the rest; what it did not send is skipped time. */
+  #endGate(): void {
+    const gate = this.#gate;
+    if (gate === undefined) return;
+    this.#runGate();
+    this.#applyGate(gate.end(this.#outbox.produced, this.#peek));
+    // The rest is skipped time, from the 20 ms grid on (FRAME.skipGridSamples): the audio up to it is sent.
+    const produced = this.#outbox.produced;
+    const decided = this.#outbox.decided;
+    if (produced <= decided) return;
+    const grid = FRAME.skipGridSamples;
+    const from = Math.min(produced, decided % grid === 0 ? decided : decided + grid - (decided % grid));
+    this.#outbox.decide(decided, from);
+    this.#outbox.decide(produced, produced);
+  }
+
+  #applyGate(step: GateStep): void {
+    if (step.sendTo > this.#outbox.decided) this.#outbox.decide(step.skipTo, step.sendTo);
+    const edges = step.edges;
+    if (edges === null) return;
+    for (const edge of edges) {
+      // The utterance ended: the skip after it goes out now, so the server commits its line there.
+      if (edge.event === 'speech.end') this.#outbox.sendSkipNow();
+      this.emit(edge.event, { sample: edge.sample });
+    }
   }
 
   /** Sends what the state and the in-flight window allow, on the socket that is ready (see FramePump). */
