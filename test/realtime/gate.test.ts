@@ -1,5 +1,6 @@
 import type { RunningServer } from '@soundclone/server';
 import type { RealtimeSocketSession } from '@soundclone/core';
+import { VoiceGate } from '@soundclone/core/internal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChaosProxy } from './chaos-proxy.js';
 import { EventCapture, clientFor, speech, startRealtimeServer, storedAudio } from './support.js';
@@ -130,6 +131,61 @@ describe('realtime session: voice gate', () => {
     expect(result.lines.length).toBe(3);
     expect(result.session.usage.receivedSamples).toBe(BigInt(pcm.length));
     expect(session.stats.skippedSamples).toBeGreaterThan(3 * RATE * 1.5);
+  }, 60_000);
+
+  it('a source that gates itself (as the AudioWorklet does): its sends, skips and edges, in its own frames', async () => {
+    const pcm = speech(3, 6, 3000);
+    const float = new Float32Array(pcm.length * 3);
+    for (let i = 0; i < float.length; i++) float[i] = pcm[Math.floor(i / 3)]! / 32768;
+    const client = clientFor(server);
+    const plain = await client.stt.realtime.connect({ sampleRate: 48_000 });
+    for (let at = 0; at < float.length; at += 4800) plain.write(float.subarray(at, at + 4800));
+    const whole = await plain.finish();
+
+    const session = await client.stt.realtime.connect();
+    session.setInputFormat({ sampleRate: 48_000 });
+    const events = new EventCapture(session, ['speech.start', 'speech.end', 'gap']);
+    const sink = session.gateSource();
+    // The worklet's loop: 128-frame blocks through a VoiceGate at the context rate; the page keeps the
+    // audio (here: the whole signal) and hands the sink what the gate decided.
+    const gate = new VoiceGate({ sampleRate: 48_000 });
+    let given = 0;
+    const edges: Array<[string, number]> = [];
+    for (let at = 0, n = 0; at < float.length; at += 128, n++) {
+      const d = gate.process(float.subarray(at, Math.min(float.length, at + 128)));
+      if (d.speechEnd >= 0) edges.push(['speech.end', d.speechEnd]);
+      if (d.speechStart >= 0) edges.push(['speech.start', d.speechStart]);
+      if (d.sendTo > d.sendFrom) {
+        if (d.sendFrom > given) sink.skip(d.sendFrom - given);
+        sink.write(float.subarray(d.sendFrom, d.sendTo));
+        given = d.sendTo;
+      } else if (!gate.isOpen && at + 128 - gate.historySamples > given) {
+        const settled = Math.min(float.length, at + 128) - gate.historySamples;
+        sink.skip(settled - given);
+        given = settled;
+      }
+      for (const [event, frame] of edges.splice(0)) sink.speech(event as 'speech.start' | 'speech.end', frame);
+      if (n % 100 === 0) await sleep(0);
+    }
+    const last = gate.finish();
+    if (last.speechEnd >= 0) sink.speech('speech.end', last.speechEnd);
+    if (float.length > given) sink.skip(float.length - given);
+    const gated = await session.finish();
+
+    expect(events.all('gap')).toEqual([]);
+    expect(gated.session.status).toBe('COMPLETED');
+    expect(gated.session.usage.receivedSamples).toBe(BigInt(pcm.length));
+    expect(gated.session.usage.capturedSamples).toBe(BigInt(pcm.length));
+    expect(gated.lines.map((l) => l.text)).toEqual(whole.lines.map((l) => l.text));
+    expect(events.all('speech.start').length).toBe(3);
+    expect(events.all('speech.end').length).toBe(3);
+    const firstBursts = bursts(pcm).filter((_, i) => i % 2 === 0);
+    events.all('speech.start').forEach((e, i) => expect(Math.abs(e.sample - firstBursts[i]![0])).toBeLessThanOrEqual(320));
+    const skipped = session.stats.skippedSamples;
+    expect(skipped).toBeGreaterThan(3 * 2 * RATE);
+    const task = await client.stt.transcriptions.get(gated.session.transcriptionId);
+    expect(String(task.billing.billableDurationMs)).toBe(String(Math.ceil((pcm.length - skipped) / 16)));
+    expect(() => session.gateSource()).toThrow(expect.objectContaining({ code: 'REALTIME_INVALID_STATE' }));
   }, 60_000);
 
   it('refuses bad gate options with one violation per field', async () => {

@@ -29,6 +29,8 @@ export { VoiceGate, VOICE_GATE_DEFAULTS, type VoiceGateOptions, type VoiceGateDe
 export { EnergyVoiceDetector, type VoiceDetector, type EnergyDetectorOptions } from './dsp/voice-detector.js';
 export { SessionGate, gateOptions, type GateStep, type SpeechEdge } from './realtime/audio/session-gate.js';
 export { SkipLedger } from './realtime/audio/skip-ledger.js';
+// A capture source that runs its own voice gate (the AudioWorklet) writes through RealtimeSocketSession.gateSource().
+export { SourceClock, type SourceGateSink } from './realtime/audio/source-gate.js';
 
 // --- seeded randomness (seeded data, test inputs, benchmark signals) ---
 export { mulberry32 } from './util/prng.js';

@@ -3,6 +3,7 @@ import type { RealtimeNotice, RealtimeSession } from '../types/realtime.js';
 import { AudioOutbox, type AudioStats, type Gap, type InputFormat } from './audio/outbox.js';
 import { FramePump } from './audio/frame-pump.js';
 import { SessionGate, gateOptions, type GateStep } from './audio/session-gate.js';
+import { SourceClock, type SourceGateSink } from './audio/source-gate.js';
 import { GuardedEmitter } from './plumbing/guarded-emitter.js';
 import type { SessionLine } from './transcript/line-store.js';
 import { SessionTranscript } from './transcript/transcript.js';
@@ -61,6 +62,10 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   /** The `gate` option's voice gate over the audio written (audio/session-gate.ts), or undefined. */
   readonly #gate: SessionGate | undefined;
   readonly #peek = (from: number, out: Int16Array): number => this.#outbox.peek(from, out);
+  /** A capture source that gates itself (gateSource()): its frames to positions. */
+  #source: SourceClock | undefined;
+  /** Digital silence for a source's skipped frames, made at the first skip. */
+  #silence: Float32Array | undefined;
 
   /** A REST finish is under way: reconnect attempts stand aside. */
   #restFinishing = false;
@@ -177,7 +182,9 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
    * DSP_UNSUPPORTED_RATE.
    */
   setInputFormat(format: InputFormat): void {
+    const before = this.#outbox.inputFormat;
     this.#outbox.setInput(format);
+    if (this.#outbox.inputFormat !== before) this.#source?.cut(this.#outbox.produced, this.#outbox.inputFormat.sampleRate);
   }
 
   /**
@@ -192,6 +199,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   markDiscontinuity(): number {
     if (!this.#takesAudio()) return 0;
     const produced = this.#outbox.endSegment();
+    this.#source?.cut(this.#outbox.produced, this.#outbox.inputFormat.sampleRate);
     if (produced > 0) {
       this.#runGate();
       this.#pump();
@@ -638,10 +646,68 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     for (let step = gate.step(this.#outbox.produced, this.#peek); step !== null; step = gate.step(this.#outbox.produced, this.#peek)) this.#applyGate(step);
   }
 
+  /**
+   * @internal For a capture source that runs its own voice gate (the AudioWorklet's): the sink it
+   * writes through instead of write() (audio/source-gate.ts). Audio written to the session directly
+   * before this is sent as ever. Not with the `gate` option (REALTIME_INVALID_STATE): one gate decides.
+   */
+  gateSource(): SourceGateSink {
+    if (this.#gate !== undefined) throw new RealtimeError('REALTIME_INVALID_STATE', 'the session runs its own voice gate (the gate option): a source that gates itself needs a session without it');
+    if (this.#source !== undefined) throw new RealtimeError('REALTIME_INVALID_STATE', 'gateSource() was called already: one source gates a session');
+    const outbox = this.#outbox;
+    outbox.gate();
+    const clock = (this.#source = new SourceClock(outbox.produced, outbox.inputFormat.sampleRate));
+    return {
+      write: (block) => {
+        const taken = this.#takesAudio() ? block.length : 0;
+        if (taken === 0) return this.write(block);
+        outbox.writeFloat(block);
+        const to = clock.wrote(block.length / outbox.inputFormat.channels);
+        if (to > outbox.decided) outbox.decide(outbox.decided, to);
+        this.#pump();
+        return taken;
+      },
+      skip: (frames) => {
+        if (!Number.isInteger(frames) || frames < 0) throw new RealtimeError('REALTIME_INVALID_STATE', `skip() takes a whole number of input frames, got ${String(frames)}`);
+        if (!this.#takesAudio() || frames === 0) return 0;
+        this.#writeSilence(frames);
+        const [from, to] = clock.skipped(frames);
+        if (from > outbox.decided) outbox.decide(outbox.decided, from);
+        if (to > outbox.decided) outbox.decide(to, to);
+        this.#pump();
+        return frames;
+      },
+      speech: (event, frame) => {
+        if (this.#machine.terminal) return;
+        if (event === 'speech.end') this.#outbox.sendSkipNow();
+        this.emit(event, { sample: clock.position(frame) });
+        this.#pump();
+      },
+    };
+  }
+
+  /** A source's skipped frames as digital silence in the outbox (what a server without skip frames gets). */
+  #writeSilence(frames: number): void {
+    const outbox = this.#outbox;
+    if (outbox.writesPcm16) {
+      for (let left = frames; left > 0; left -= 4096) outbox.writePcm16(new Int16Array(Math.min(left, 4096)));
+      return;
+    }
+    const channels = outbox.inputFormat.channels;
+    const silence = (this.#silence ??= new Float32Array(4096 * 8));
+    const most = Math.floor(silence.length / channels);
+    for (let left = frames; left > 0; left -= most) outbox.writeFloat(silence.subarray(0, Math.min(left, most) * channels));
+  }
+
   /** pause() or finish(): the gate decides the rest; what it did not send is skipped time. */
   #endGate(): void {
     const gate = this.#gate;
-    if (gate === undefined) return;
+    if (gate === undefined) {
+      // A source that gates itself decided as it wrote; what the resampler's tail added is sent.
+      const produced = this.#outbox.produced;
+      if (this.#source !== undefined && produced > this.#outbox.decided) this.#outbox.decide(this.#outbox.decided, produced);
+      return;
+    }
     this.#runGate();
     this.#applyGate(gate.end(this.#outbox.produced, this.#peek));
     // The rest is skipped time, from the 20 ms grid on (FRAME.skipGridSamples): the audio up to it is sent.

@@ -190,6 +190,16 @@ export class AudioOutbox {
     return this.#encoder.producedSamples;
   }
 
+  /** The rate and channels write() takes now. */
+  get inputFormat(): { readonly sampleRate: number; readonly channels: number } {
+    return this.#format;
+  }
+
+  /** Whether PCM16 at 16 kHz (writePcm16) is what was written last. */
+  get writesPcm16(): boolean {
+    return this.#mode === 'pcm16';
+  }
+
   get acked(): number {
     return this.#acked;
   }
