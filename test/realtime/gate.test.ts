@@ -3,48 +3,10 @@ import type { RealtimeSocketSession } from '@soundclone/core';
 import { VoiceGate } from '@soundclone/core/internal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChaosProxy } from './chaos-proxy.js';
-import { EventCapture, clientFor, speech, startRealtimeServer, storedAudio } from './support.js';
+import { EventCapture, bursts, clientFor, compareGatedStore, speech, startRealtimeServer, storedAudio } from './support.js';
 
 const RATE = 16_000;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Where `pcm` is speech (the tone bursts of speech()): runs of samples louder than its noise floor. */
-function bursts(pcm: Int16Array): Array<[number, number]> {
-  const out: Array<[number, number]> = [];
-  let start = -1;
-  let quiet = 0;
-  for (let i = 0; i < pcm.length; i++) {
-    if (Math.abs(pcm[i]!) > 200) {
-      if (start < 0) start = i;
-      quiet = 0;
-    } else if (start >= 0 && ++quiet > 160) {
-      out.push([start, i - quiet + 1]);
-      start = -1;
-    }
-  }
-  if (start >= 0) out.push([start, pcm.length]);
-  return out;
-}
-
-/**
- * The stored audio of a gated session: every sample is the captured one, or zero where the gate
- * skipped time, and no zeroed sample is within `marginMs` of speech. Returns the samples zeroed.
- */
-function checkStored(stored: Int16Array, pcm: Int16Array, marginMs: number): number {
-  expect(stored.length).toBe(pcm.length);
-  const near = new Uint8Array(pcm.length);
-  const margin = (marginMs * RATE) / 1000;
-  for (const [a, b] of bursts(pcm)) near.fill(1, Math.max(0, a - margin), Math.min(pcm.length, b + margin));
-  let zeroed = 0;
-  let wrong = 0;
-  for (let i = 0; i < pcm.length; i++) {
-    if (stored[i] === pcm[i]) continue;
-    if (stored[i] !== 0 || near[i] === 1) wrong++;
-    else zeroed++;
-  }
-  expect(wrong).toBe(0);
-  return zeroed;
-}
 
 /** Writes like a capture loop: blocks of `block` samples, yielding now and then, respecting backpressure. */
 async function writeAll(session: RealtimeSocketSession, pcm: Int16Array, block: number): Promise<void> {
@@ -105,7 +67,8 @@ describe('realtime session: voice gate', () => {
     const skipped = session.stats.skippedSamples;
     expect(skipped).toBeGreaterThan(6 * 2 * RATE);
     expect(session.health.savedShare).toBeCloseTo(skipped / pcm.length, 6);
-    const zeroed = checkStored(await storedAudio(server, session.sessionId), pcm, 250);
+    const { zeroed, wrong } = compareGatedStore(await storedAudio(server, session.sessionId), pcm, 250);
+    expect(wrong).toBe(0);
     expect(zeroed).toBeLessThanOrEqual(skipped);
     expect(zeroed).toBeGreaterThan(skipped * 0.97); // the noise is zero by itself one sample in 64
     const task = await client.stt.transcriptions.get(gated.session.transcriptionId);
@@ -251,7 +214,8 @@ describe('realtime session: voice gate', () => {
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids.length).toBe(4);
     const skipped = session.stats.skippedSamples;
-    const zeroed = checkStored(await storedAudio(server, session.sessionId), pcm, 250);
+    const { zeroed, wrong } = compareGatedStore(await storedAudio(server, session.sessionId), pcm, 250);
+    expect(wrong).toBe(0);
     expect(zeroed).toBeLessThanOrEqual(skipped);
     expect(zeroed).toBeGreaterThan(skipped * 0.97);
     const task = await client.stt.transcriptions.get(result.session.transcriptionId);

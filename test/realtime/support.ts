@@ -124,3 +124,44 @@ export class EventCapture {
     this.listeners.clear();
   }
 }
+
+/** Where `pcm` is speech (the tone bursts of speech()): runs of samples louder than its noise, as [from, to). */
+export function bursts(pcm: Int16Array): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  let start = -1;
+  let quiet = 0;
+  for (let i = 0; i < pcm.length; i++) {
+    if (Math.abs(pcm[i]!) > 200) {
+      if (start < 0) start = i;
+      quiet = 0;
+    } else if (start >= 0 && ++quiet > 160) {
+      out.push([start, i - quiet + 1]);
+      start = -1;
+    }
+  }
+  if (start >= 0) out.push([start, pcm.length]);
+  return out;
+}
+
+/**
+ * The stored audio of a session with a voice gate against what was captured: every sample must be the
+ * captured one, or zero where the gate skipped time, and no zeroed sample within `marginMs` of speech,
+ * except right after a pause (`pausedAt`: captured positions): the gate starts afresh there, its
+ * hangover of the speech before the pause is not carried over the cut (the server committed the line).
+ * `zeroed`: samples zero where the capture was not; `wrong`: any other difference (or a length that differs).
+ */
+export function compareGatedStore(stored: Int16Array, pcm: Int16Array, marginMs: number, pausedAt: readonly number[] = []): { zeroed: number; wrong: number } {
+  if (stored.length !== pcm.length) return { zeroed: 0, wrong: Math.abs(stored.length - pcm.length) || 1 };
+  const near = new Uint8Array(pcm.length);
+  const margin = (marginMs * 16_000) / 1000;
+  for (const [a, b] of bursts(pcm)) near.fill(1, Math.max(0, a - margin), Math.min(pcm.length, b + margin));
+  for (const at of pausedAt) near.fill(0, at, Math.min(pcm.length, at + margin));
+  let zeroed = 0;
+  let wrong = 0;
+  for (let i = 0; i < pcm.length; i++) {
+    if (stored[i] === pcm[i]) continue;
+    if (stored[i] !== 0 || near[i] === 1) wrong++;
+    else zeroed++;
+  }
+  return { zeroed, wrong };
+}

@@ -262,7 +262,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
       this.#intent.pauseAsked();
       this.#sender.newPause(); // the one sent on this socket earlier was answered already
       this.#outbox.endSegment();
-      this.#endGate();
+      this.#endGate('pause');
       this.#drain(this.#sender.startDrain());
       this.#machine.set('pausing', 'pause()');
       this.#pump();
@@ -301,7 +301,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     this.#intent.finishAsked();
     const wasPaused = this.state === 'paused';
     this.#outbox.flushResampler(); // after a pause() its tail went out already: nothing more then
-    this.#endGate();
+    this.#endGate('finish');
     this.#drain(this.#sender.startDrain());
     if (finishesNow(this.state)) this.#machine.set('finishing', 'finish()');
     // Paused with audio the server did not take (a pause that went ahead undrained, or audio written
@@ -699,8 +699,12 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     for (let left = frames; left > 0; left -= most) outbox.writeFloat(silence.subarray(0, Math.min(left, most) * channels));
   }
 
-  /** pause() or finish(): the gate decides the rest; what it did not send is skipped time. */
-  #endGate(): void {
+  /**
+   * pause() or finish(): the gate decides the rest. What it holds back (at most its pre-roll) is sent at
+   * a pause, since speech right after the resume would need it as its pre-roll; at a finish it is
+   * trailing silence: skipped time.
+   */
+  #endGate(at: 'pause' | 'finish'): void {
     const gate = this.#gate;
     if (gate === undefined) {
       // A source that gates itself decided as it wrote; what the resampler's tail added is sent.
@@ -714,6 +718,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     const produced = this.#outbox.produced;
     const decided = this.#outbox.decided;
     if (produced <= decided) return;
+    if (at === 'pause') return this.#outbox.decide(decided, produced);
     const grid = FRAME.skipGridSamples;
     const from = Math.min(produced, decided % grid === 0 ? decided : decided + grid - (decided % grid));
     this.#outbox.decide(decided, from);
