@@ -2,6 +2,7 @@ import type { RecognizerStream, StreamEvent } from '../../recognition/recognizer
 import { NAMES } from '../../recognition/words.js';
 import { REALTIME } from '@soundclone/core/internal';
 import type { RealtimeOptions } from './options.js';
+import { SkippedTime } from './skipped-time.js';
 
 /**
  * One realtime session's audio state (spec "Real-time session"; the realtime socket drives it).
@@ -17,6 +18,8 @@ import type { RealtimeOptions } from './options.js';
  *   capturedSamples  the client's own count, reported by pause and finish
  * Frames carry { epoch, startSample }. A frame wholly before the cursor is a duplicate (dropped), one
  * overlapping it is trimmed, one starting past it is refused (the client must resend from the cursor).
+ * A skip frame moves the cursor the same way over captured time sent without audio (skipped-time.ts):
+ * received counts it, the audio received (`audioSamples`, what is charged) does not.
  */
 export type SupplementKind = 'alignment' | 'entities' | 'revision' | 'language';
 
@@ -145,6 +148,8 @@ export class SessionAudio {
   private readonly supplementTimers = new Set<ReturnType<typeof setTimeout>>();
   private retained: Int16Array[] | undefined;
   private retainedSamples = 0;
+  /** Captured time the client declared skipped: in `received`, never fed, charged or stored as audio. */
+  private readonly skipped = new SkippedTime();
 
   /** What the recogniser threw, once it failed: the session accepts no more audio. */
   failure: unknown;
@@ -187,6 +192,16 @@ export class SessionAudio {
     return this.listeners.size;
   }
 
+  /** Samples of audio received: `received` less the skipped time. What the session is charged for. */
+  get audioSamples(): bigint {
+    return this.received - this.skipped.samples;
+  }
+
+  /** Samples of captured time the client declared skipped. */
+  get skippedSamples(): bigint {
+    return this.skipped.samples;
+  }
+
   /** Paused, or rotated and waiting for session.resume. */
   get awaitingResume(): boolean {
     return !this.expired && (this.state === 'PAUSED' || (this.state === 'ACTIVE' && !this.accepting));
@@ -220,10 +235,8 @@ export class SessionAudio {
    * the guard must wait for the store, nothing changes and the outcome is `pending` (see FeedOutcome).
    */
   feed(epoch: number, startSample: bigint, samples: Int16Array): FeedOutcome {
-    if (this.exhausted) return { kind: 'rejected', reason: 'BALANCE_EXHAUSTED', receivedSamples: this.received, epoch: this.epoch };
-    if (!this.accepting || this.state !== 'ACTIVE') return { kind: 'rejected', reason: 'NOT_ACCEPTING', receivedSamples: this.received, epoch: this.epoch };
-    if (epoch !== this.epoch) return { kind: 'rejected', reason: 'WRONG_EPOCH', receivedSamples: this.received, epoch: this.epoch };
-    if (startSample > this.received) return { kind: 'rejected', reason: 'BEYOND_CURSOR', receivedSamples: this.received, epoch: this.epoch };
+    const refusal = this.refusal(epoch, startSample);
+    if (refusal !== undefined) return refusal;
     const end = startSample + BigInt(samples.length);
     const skip = Number(this.received - startSample);
     if (skip >= samples.length) {
@@ -233,9 +246,10 @@ export class SessionAudio {
     let fresh = skip > 0 ? samples.subarray(skip) : samples;
     let refused = 0;
     if (this.spending !== undefined) {
-      const limit = this.spending.reserve(this.received + BigInt(fresh.length));
+      // The limit is in samples of audio: skipped time is never charged.
+      const limit = this.spending.reserve(this.audioSamples + BigInt(fresh.length));
       if (typeof limit !== 'bigint') return { kind: 'pending', answer: limit };
-      const room = limit - this.received;
+      const room = limit - this.audioSamples;
       if (room <= 0n) {
         this.exhausted = true;
         this.accepting = false;
@@ -255,7 +269,7 @@ export class SessionAudio {
     this.retain(fresh);
     let events: StreamEvent[];
     try {
-      events = this.stream.push(fresh);
+      events = this.skipped.shift(this.stream.push(fresh));
     } catch (error) {
       this.fail(error);
       return { kind: 'rejected', reason: 'NOT_ACCEPTING', receivedSamples: this.received, epoch: this.epoch };
@@ -270,6 +284,55 @@ export class SessionAudio {
     const every = this.rotation.rotateEverySamples;
     if (every !== undefined && this.received - this.epochStart >= BigInt(every)) this.rotate();
     return outcome;
+  }
+
+  /** Why a frame or skip of `epoch` starting at `startSample` is refused now, or undefined. */
+  private refusal(epoch: number, startSample: bigint): Extract<FeedOutcome, { kind: 'rejected' }> | undefined {
+    if (this.exhausted) return { kind: 'rejected', reason: 'BALANCE_EXHAUSTED', receivedSamples: this.received, epoch: this.epoch };
+    if (!this.accepting || this.state !== 'ACTIVE') return { kind: 'rejected', reason: 'NOT_ACCEPTING', receivedSamples: this.received, epoch: this.epoch };
+    if (epoch !== this.epoch) return { kind: 'rejected', reason: 'WRONG_EPOCH', receivedSamples: this.received, epoch: this.epoch };
+    if (startSample > this.received) return { kind: 'rejected', reason: 'BEYOND_CURSOR', receivedSamples: this.received, epoch: this.epoch };
+    return undefined;
+  }
+
+  /**
+   * A skip frame: captured samples [startSample, startSample + count) of `epoch` were not sent (the
+   * client's voice gate heard silence). Checked like a frame (epoch, cursor; a duplicate is dropped,
+   * an overlap trimmed); the cursor moves over the fresh part. The recogniser hears it as the end of
+   * what it was fed: the open segment is committed (in `auto` mode a line; in `manual` mode it waits
+   * for pause, rotation or finish as ever) and its later times move past the stretch (skipped-time.ts).
+   * Nothing is charged, so the spending guard is not asked. Retained audio (test-only) gets zeros for
+   * it, so its positions stay capture positions.
+   */
+  skip(epoch: number, startSample: bigint, count: number): FeedOutcome {
+    const refusal = this.refusal(epoch, startSample);
+    if (refusal !== undefined) return refusal;
+    const end = startSample + BigInt(count);
+    if (end > this.sent) this.sent = end;
+    const duplicate = Number(this.received - startSample);
+    if (duplicate >= count) return { kind: 'accepted', acceptedSamples: 0, duplicateSamples: count, receivedSamples: this.received };
+    const fresh = count - duplicate;
+    let events: StreamEvent[] = [];
+    try {
+      events = this.skipped.shift(this.stream.flush());
+    } catch (error) {
+      this.fail(error);
+      return { kind: 'rejected', reason: 'NOT_ACCEPTING', receivedSamples: this.received, epoch: this.epoch };
+    }
+    this.handle(events);
+    if (this.options.segmentCommitMode !== 'manual') this.partial = '';
+    this.skipped.add(BigInt(fresh));
+    this.received += BigInt(fresh);
+    this.retainSilence(fresh);
+    return { kind: 'accepted', acceptedSamples: fresh, duplicateSamples: duplicate, receivedSamples: this.received };
+  }
+
+  private retainSilence(count: number): void {
+    if (this.retained === undefined || this.retention === undefined) return;
+    const kept = Math.min(count, this.retention.maxSamples - this.retainedSamples);
+    if (kept <= 0) return;
+    this.retained.push(new Int16Array(kept));
+    this.retainedSamples += kept;
   }
 
   private retain(fresh: Int16Array): void {
@@ -296,7 +359,7 @@ export class SessionAudio {
   commit(): void {
     let events: StreamEvent[] = [];
     try {
-      events = this.stream.flush();
+      events = this.skipped.shift(this.stream.flush());
     } catch (error) {
       this.fail(error);
     }

@@ -505,7 +505,8 @@ export class RealtimeSessions {
     if (gap) {
       session.notices.push({ code: 'TRANSPORT_GAP', message: `captured ${audio.captured} samples but received ${audio.received}; the charge covers what was received` });
     }
-    const durationMs = receivedDurationMs(audio.received);
+    // Skipped time was received (no gap) but carried no audio: only the audio is charged.
+    const durationMs = receivedDurationMs(audio.audioSamples);
     const transcript = realtimeTranscript(session);
     audio.close();
     session.recovery.dispose();
@@ -537,6 +538,11 @@ export class RealtimeSessions {
     return outcome;
   }
 
+  /** A skip frame from the socket (SessionAudio.skip): never charged, so never pending. */
+  skip(session: Session, epoch: number, startSample: bigint, count: number): FeedOutcome {
+    return session.audio.skip(epoch, startSample, count);
+  }
+
   /**
    * The account's balance is used up at the session's receivedSamples: tell the client at once
    * (session.notice BALANCE_EXHAUSTED, so it stops sending), then finish as a finish would (commit,
@@ -546,7 +552,7 @@ export class RealtimeSessions {
     const received = session.audio.received;
     const notice: SessionNotice = {
       code: REALTIME_SPENDING.exhaustedNotice,
-      message: `the account's balance is used up after ${dec(received)} samples (${dec(receivedDurationMs(received))} ms) of audio; audio from there on was not accepted or charged`,
+      message: `the account's balance is used up after ${dec(received)} samples (${dec(receivedDurationMs(session.audio.audioSamples))} ms of audio); audio from there on was not accepted or charged`,
       receivedSamples: dec(received),
     };
     session.notices.push(notice);

@@ -1,7 +1,7 @@
 import { endianness } from 'node:os';
 import type WebSocket from 'ws';
 import { isApiError } from '../../errors.js';
-import { CLOSE_CODES, decodeFrameHeader, FRAME, REALTIME_SPENDING, type SocketErrorCode } from '@soundclone/core/internal';
+import { CLOSE_CODES, decodeFrameHeader, FRAME, REALTIME_SPENDING, SOCKET_FEATURES, type SocketErrorCode } from '@soundclone/core/internal';
 import type { SessionEvent } from '../session/audio.js';
 import type { RealtimeSessions, Session } from '../session/sessions.js';
 import { dec } from '../../util/decimal.js';
@@ -161,6 +161,7 @@ export class Connection {
       ackIntervalMs: this.config.ackIntervalMs,
       maxFrameSamples: this.config.maxFrameSamples,
       socketLifetimeMs: this.realtime.socketLifetimeMs ?? null,
+      features: [SOCKET_FEATURES.skipFrames],
       session: this.realtime.view(session),
     });
     this.armLifetime();
@@ -302,13 +303,14 @@ export class Connection {
       this.refuse('BAD_FRAME', `malformed audio frame: ${header.reason}`, { reason: header.reason });
       return;
     }
-    if (header.sampleCount > this.config.maxFrameSamples) {
+    if (header.skip !== true && header.sampleCount > this.config.maxFrameSamples) {
       this.refuse('FRAME_TOO_LARGE', `a frame carries at most ${this.config.maxFrameSamples} samples`, { maxFrameSamples: this.config.maxFrameSamples, sampleCount: header.sampleCount });
       return;
     }
-    const samples = pcm16View(buffer, header.sampleCount);
     const audio = this.session.audio;
-    const outcome = this.realtime.feed(this.session, header.epoch, BigInt(header.startSample), samples);
+    const outcome = header.skip === true
+      ? this.realtime.skip(this.session, header.epoch, BigInt(header.startSample), header.sampleCount)
+      : this.realtime.feed(this.session, header.epoch, BigInt(header.startSample), pcm16View(buffer, header.sampleCount));
     if (outcome.kind === 'pending') {
       this.waitForSpending(outcome.answer, buffer);
       return;
