@@ -17,7 +17,8 @@ import type { ServerOptions } from './server.js';
  * Flags: --port N (default 8787), --host H (default 127.0.0.1), --access-key KEY (one or more,
  * required), --allow-media-host HOST:PORT (TEST-ONLY: lets exactly that host:port through the
  * mediaUrl/notifyUrl address policy). Realtime: --rotate-every-ms N, --rotate-every-samples N,
- * --recovery-window-ms N, --heartbeat-interval-ms N, --heartbeat-timeout-ms N, --delay-acks-ms N,
+ * --recovery-window-ms N, --abandon-after-ms N (a session with no socket and no finish this long after
+ * its recovery window passed is finished by the service, PARTIAL; default 300,000), --heartbeat-interval-ms N, --heartbeat-timeout-ms N, --delay-acks-ms N,
  * --socket-lifetime-ms N (each socket is recycled with close 4002 after N ms, told beforehand),
  * --withhold-acks, --withhold-supplements KINDS (comma list of alignment,entities,revision,language, or
  * all), --delay-supplements-ms N, --retain-audio SECONDS (TEST-ONLY debug read of stored audio).
@@ -31,6 +32,8 @@ import type { ServerOptions } from './server.js';
  * past it 413 STORAGE_QUOTA_EXCEEDED. Per-account fairness:
  * --max-decoders-per-account N (default: all but a quarter of --max-decoders) and
  * --max-sessions-per-account N (realtime sessions open at once, default 8); past either, 429.
+ * --max-sessions-per-node N: realtime sessions this server keeps live at once, every account's (default
+ * 1,000); past it 503 NODE_FULL, which a retry through the balancer takes to another node.
  * --public-url URL: the address clients reach the service at behind a balancer or proxy (startServer
  * publicUrl; the socket URLs it hands out use it; default the listen address). Several nodes on one
  * database (docs/protocol.md "Several nodes"): --internal-url URL (where the other nodes reach this one,
@@ -46,6 +49,8 @@ export const SERVER_USAGE =
   '  realtime: [--rotate-every-ms N] [--rotate-every-samples N] [--recovery-window-ms N] [--heartbeat-interval-ms N]\n' +
   '            [--heartbeat-timeout-ms N] [--delay-acks-ms N] [--withhold-acks] [--withhold-supplements KINDS|all]\n' +
   '            [--delay-supplements-ms N] [--socket-lifetime-ms N] [--retain-audio SECONDS (test-only)]\n' +
+  '            [--abandon-after-ms N] (no socket and no finish this long after the recovery window: ended PARTIAL, default 300000)\n' +
+  '            [--max-sessions-per-node N] (realtime sessions live on this server at once, default 1000; past it 503 NODE_FULL)\n' +
   '  recognition: [--recognizer auto|pocketsphinx|deterministic] (default auto: PocketSphinx when installed)\n' +
   '               [--max-decoders N] (PocketSphinx streams at once, default 4)\n' +
   '  per account: [--max-decoders-per-account N] (default: max-decoders minus a quarter, 3 of 4)\n' +
@@ -62,6 +67,7 @@ const SUPPLEMENT_KINDS: readonly SupplementKind[] = ['alignment', 'entities', 'r
 const NUMERIC = [
   'rotate-every-ms', 'rotate-every-samples', 'recovery-window-ms', 'heartbeat-interval-ms', 'heartbeat-timeout-ms', 'delay-acks-ms',
   'delay-supplements-ms', 'socket-lifetime-ms', 'retain-audio', 'max-decoders', 'upload-quota-bytes', 'max-decoders-per-account', 'max-sessions-per-account',
+  'max-sessions-per-node', 'abandon-after-ms',
   'drain-grace-ms', 'drain-timeout-ms',
 ] as const;
 
@@ -200,6 +206,7 @@ export function parseServerFlags(argv: readonly string[], env: Readonly<Record<s
       ...(numbers['rotate-every-samples'] !== undefined ? { rotateEverySamples: numbers['rotate-every-samples'] } : {}),
       ...(numbers['recovery-window-ms'] !== undefined ? { recoveryWindowMs: numbers['recovery-window-ms'] } : {}),
       ...(numbers['socket-lifetime-ms'] !== undefined ? { socketLifetimeMs: numbers['socket-lifetime-ms'] } : {}),
+      ...(numbers['abandon-after-ms'] !== undefined ? { abandonAfterMs: numbers['abandon-after-ms'] } : {}),
     },
     socket: {
       ...(numbers['heartbeat-interval-ms'] !== undefined ? { heartbeatIntervalMs: numbers['heartbeat-interval-ms'] } : {}),
@@ -215,6 +222,7 @@ export function parseServerFlags(argv: readonly string[], env: Readonly<Record<s
         }
       : {}),
     ...(numbers['max-sessions-per-account'] !== undefined ? { maxRealtimeSessionsPerAccount: numbers['max-sessions-per-account'] } : {}),
+    ...(numbers['max-sessions-per-node'] !== undefined ? { maxRealtimeSessionsPerNode: numbers['max-sessions-per-node'] } : {}),
     ...(numbers['upload-quota-bytes'] !== undefined ? { uploadQuotaBytes: numbers['upload-quota-bytes'] } : {}),
     ...(processingMs !== undefined ? { taskTiming: { processingMs } } : {}),
   };

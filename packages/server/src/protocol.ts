@@ -140,6 +140,39 @@ export const ACCOUNT_LIMITS = {
 } as const;
 
 /**
+ * Ours: a realtime session nobody ends (docs/protocol.md "Abandoned sessions"). One with no socket and
+ * no finish for `afterWindowMs` after its recovery window passed is finished by the service as a finish
+ * would (the audio received charged once, the reservation released) and ends PARTIAL with the notice
+ * `notice`. Its node looks for such sessions every `sweepEveryMs` (less with a short afterWindowMs:
+ * a quarter of it, at least `minSweepEveryMs`). startServer realtimeTiming.abandonAfterMs, CLI
+ * --abandon-after-ms.
+ */
+export const ABANDONED_SESSIONS = {
+  /** Five minutes: time for a client that lost its socket for good to finish over REST itself. */
+  afterWindowMs: 300_000,
+  sweepEveryMs: 1000,
+  minSweepEveryMs: 10,
+  /** A settlement the store could not take (unreachable) is tried again, the wait doubling up to this. */
+  maxSettleRetryMs: 30_000,
+  notice: 'SESSION_ABANDONED',
+} as const;
+
+/**
+ * Ours: how many realtime sessions one node keeps live at once (created, not finished or finishing,
+ * recovery window not passed), whatever their accounts (docs/protocol.md "Node admission"). Past it a
+ * creation answers 503 SERVICE_UNAVAILABLE, `details.reason` `fullReason`, `details.limit`, Retry-After:
+ * the creation is retryable, and behind a balancer the retry reaches another node. startServer
+ * maxRealtimeSessionsPerNode, CLI --max-sessions-per-node. The default is about what a 2-core node
+ * streams at 1x with the deterministic recogniser (bench "realtime capacity": 400-580 sessions per core);
+ * PocketSphinx nodes are bounded sooner by their decoders (RECOGNIZER_BUSY).
+ */
+export const NODE_ADMISSION = {
+  defaultMaxLiveSessions: 1000,
+  fullReason: 'NODE_FULL',
+  retryAfterSec: 1,
+} as const;
+
+/**
  * Ours: the recognizer cannot serve now. Realtime creation answers 503 SERVICE_UNAVAILABLE with
  * `details.reason` one of these and Retry-After; a task or session whose recognizer failed later ends
  * FAILED with `error.errorCode` RECOGNIZER_UNAVAILABLE (retryable, action RETRY), nothing charged.

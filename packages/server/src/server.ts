@@ -3,7 +3,7 @@ import { setMaxListeners } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { API_PREFIX, REALTIME, SOCKET_DEFAULTS } from '@soundclone/core/internal';
-import { ACCOUNT_LIMITS, BATCH_LEASES, HTTP_LIMITS, NODES, SERVER_LIMITS, WEBHOOK_DELIVERY } from './protocol.js';
+import { ACCOUNT_LIMITS, BATCH_LEASES, HTTP_LIMITS, NODE_ADMISSION, NODES, SERVER_LIMITS, WEBHOOK_DELIVERY } from './protocol.js';
 import { answerHealth, isHealthCheck } from './nodes/health.js';
 import { NodeMembership, type MembershipTiming } from './nodes/membership.js';
 import { SessionOwners } from './nodes/session-owners.js';
@@ -22,7 +22,7 @@ import { answerClientError, refuseBlankLinePreamble } from './http/parser-refusa
 import { RequestPipeline, type RequestLogEntry } from './http/pipeline.js';
 import { Router } from './http/router.js';
 import type { SupplementPolicy } from './realtime/session/audio.js';
-import { RealtimeSessions, type RealtimeTiming } from './realtime/session/sessions.js';
+import { RealtimeSessions, type RealtimeLimits, type RealtimeTiming } from './realtime/session/sessions.js';
 import type { SocketConfig, SocketLogEntry } from './realtime/socket/config.js';
 import { SocketServer } from './realtime/socket/server.js';
 import type { GuardOptions } from './media/guarded-fetch.js';
@@ -65,6 +65,12 @@ export interface ServerOptions {
    */
   readonly maxRealtimeSessionsPerAccount?: number;
   /**
+   * Realtime sessions this node keeps live at once, every account's (not finished, recovery window not
+   * passed); past it creation is 503 SERVICE_UNAVAILABLE, reason NODE_FULL, Retry-After 1: a retry
+   * through the balancer reaches another node. Default NODE_ADMISSION.defaultMaxLiveSessions (1,000).
+   */
+  readonly maxRealtimeSessionsPerNode?: number;
+  /**
    * PocketSphinx settings (model directory, decoder arguments, pool size, per-account share of it
    * `maxDecodersPerAccount`, partial interval).
    */
@@ -81,7 +87,10 @@ export interface ServerOptions {
   /**
    * Realtime: supplementWaitMs, recoveryWindowMs (default protocol.ts REALTIME.recoveryWindowMs), and
    * the rotation schedule rotateEveryMs / rotateEverySamples (off by default), and the per-socket
-   * lifetime socketLifetimeMs (off by default; docs/protocol.md "Socket lifetime").
+   * lifetime socketLifetimeMs (off by default; docs/protocol.md "Socket lifetime"), and abandonAfterMs
+   * (a session with no socket and no finish this long after its recovery window passed is finished by
+   * the service, PARTIAL; default ABANDONED_SESSIONS.afterWindowMs, five minutes; docs/protocol.md
+   * "Abandoned sessions").
    */
   readonly realtimeTiming?: Partial<Omit<RealtimeTiming, 'retainAudioMaxSamples'>>;
   /** HTTP connection limits: timeouts and unread-response bounds (defaults: protocol.ts HTTP_LIMITS). */
@@ -212,10 +221,22 @@ function openSessionLimit(value: number | undefined): number {
   return value;
 }
 
+/** maxRealtimeSessionsPerNode, checked, or its default. */
+function liveSessionLimit(value: number | undefined): number {
+  if (value === undefined) return NODE_ADMISSION.defaultMaxLiveSessions;
+  if (!Number.isSafeInteger(value) || value < 1) throw new TypeError(`maxRealtimeSessionsPerNode must be a whole number of at least 1 (got ${value})`);
+  return value;
+}
+
 /** Starts the reference service. Resolves once it listens. */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   if (options.accessKeys.length === 0) throw new TypeError('startServer needs at least one access key');
   const maxOpenSessionsPerAccount = openSessionLimit(options.maxRealtimeSessionsPerAccount);
+  const maxLiveSessionsPerNode = liveSessionLimit(options.maxRealtimeSessionsPerNode);
+  const abandonAfterMs = options.realtimeTiming?.abandonAfterMs;
+  if (abandonAfterMs !== undefined && (!Number.isSafeInteger(abandonAfterMs) || abandonAfterMs < 0)) {
+    throw new TypeError(`realtimeTiming.abandonAfterMs must be a whole number of milliseconds, at least 0 (got ${abandonAfterMs})`);
+  }
   const publicUrl = options.publicUrl === undefined ? undefined : normalizePublicUrl(options.publicUrl);
   const lifetimeMs = options.realtimeTiming?.socketLifetimeMs;
   // Timers take at most 2^31 - 1 ms; below 4 ms the notice (a quarter) would round to nothing.
@@ -235,7 +256,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const internalUrl = options.internalUrl === undefined ? undefined : normalizePublicUrl(options.internalUrl, 'internalUrl');
   const store: Store = journal ?? options.store ?? (options.databaseUrl !== undefined ? await (await import('./store/pg/pg-store.js')).PgStore.open(options.databaseUrl, { nodeId }) : new MemoryStore());
   try {
-    return await start(options, clock, store, journal, maxOpenSessionsPerAccount, publicUrl, { id: nodeId, internalUrl });
+    return await start(options, clock, store, journal, { maxOpenSessionsPerAccount, maxLiveSessionsPerNode }, publicUrl, { id: nodeId, internalUrl });
   } catch (error) {
     await store.close();
     throw error;
@@ -243,7 +264,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 }
 
 async function start(
-  options: ServerOptions, clock: Clock, store: Store, journal: JournalStore | undefined, maxOpenSessionsPerAccount: number, publicUrl: string | undefined,
+  options: ServerOptions, clock: Clock, store: Store, journal: JournalStore | undefined, realtimeLimits: RealtimeLimits, publicUrl: string | undefined,
   node: { readonly id: string; readonly internalUrl: string | undefined },
 ): Promise<RunningServer> {
   const lifetime = new AbortController();
@@ -315,7 +336,7 @@ async function start(
       },
       clock,
       supplementPolicy,
-      { maxOpenSessionsPerAccount },
+      realtimeLimits,
     ),
     webhooks,
     nodeId: node.id,

@@ -33,7 +33,9 @@ export type NodeHealth = { readonly ok: true } | { readonly ok: false; readonly 
  *
  * Every loop catches and goes on: a database that cannot be reached costs beats, never the process.
  * A node that misses beats for staleAfterMs is taken for dead by the others, which then fail its
- * sessions; it must not come back to them (a later piece moves live sessions instead).
+ * sessions; it must not come back to them (a later piece moves live sessions instead). A live node's
+ * sessions that nobody finishes are its own to end (../realtime/session/abandoned.ts), settled once in
+ * the store whichever node's sweep or finish gets there first.
  */
 export class NodeMembership {
   private beat: ReturnType<typeof setInterval> | undefined;

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '../../errors.js';
 import { MODELS, REALTIME_SPENDING } from '@soundclone/core/internal';
-import { ACCOUNT_LIMITS, ID_PREFIXES, RECOGNIZER_REFUSALS, SERVER_LIMITS, SOCKET_TOKEN } from '../../protocol.js';
+import { ABANDONED_SESSIONS, ACCOUNT_LIMITS, ID_PREFIXES, NODE_ADMISSION, RECOGNIZER_REFUSALS, SERVER_LIMITS, SOCKET_TOKEN } from '../../protocol.js';
 import { isRecognizerError } from '../../recognition/errors.js';
 import type { Recognizer, RecognizerStream } from '../../recognition/recognizer.js';
 import { dec, parseCount } from '../../util/decimal.js';
@@ -9,10 +9,11 @@ import { randomId } from '../../util/ids.js';
 import type { Clock } from '../../util/clock.js';
 import type { Account } from '../../domain/accounts/accounts.js';
 import { available, realtimeMinimum, receivedDurationMs } from '../../domain/accounts/billing.js';
-import { isExistingKey, isRefusal, type IdempotencyRow, type NewIdempotencyKey, type Store } from '../../store/store.js';
+import { isExistingKey, isRefusal, type IdempotencyRow, type NewIdempotencyKey, type RealtimeSettlement, type Store } from '../../store/store.js';
 import { IdempotencyStore, idempotencyConflict } from '../../domain/idempotency.js';
 import type { RealtimeCreateRequest } from './options.js';
 import { RecoveryWindow } from './recovery-window.js';
+import { AbandonedSweep, isAbandoned, settleUntilStored, sweepIntervalMs } from './abandoned.js';
 import { StoreSpendingGuard } from './spending.js';
 import { SessionAudio, type FeedOutcome, type SessionNotice, type SupplementKind, type SupplementPolicy } from './audio.js';
 import { realtimeTranscript, sessionView } from './view.js';
@@ -27,6 +28,11 @@ export interface RealtimeTiming {
   /** Spec "finish" 3: wait for supplements at most this long (about 8 s), never past the recovery window. */
   readonly supplementWaitMs: number;
   readonly recoveryWindowMs: number;
+  /**
+   * A session with no socket and no finish this long after its recovery window passed is finished by
+   * the service, PARTIAL (abandoned.ts; default ABANDONED_SESSIONS.afterWindowMs, five minutes).
+   */
+  readonly abandonAfterMs?: number;
   /** Rotate (usage.updated with rotate true) after this much wall time in one epoch. */
   readonly rotateEveryMs?: number;
   /** Rotate after this many samples received in one epoch. */
@@ -70,6 +76,12 @@ export interface RealtimeLimits {
    * finished over REST, and must not lock its account out).
    */
   readonly maxOpenSessionsPerAccount: number;
+  /**
+   * Sessions this node keeps live at once, every account's (counted as above); past it creation is
+   * 503 NODE_FULL, retryable on another node (docs/protocol.md "Node admission"; default
+   * NODE_ADMISSION.defaultMaxLiveSessions).
+   */
+  readonly maxLiveSessionsPerNode?: number;
 }
 
 /**
@@ -109,6 +121,15 @@ export class RealtimeSessions {
   });
   /** Draining: new sessions are refused (503, details.reason NODE_DRAINING); live ones go on. */
   private draining = false;
+  /** Ends sessions nobody will finish (abandoned.ts); runs once the first session is made. */
+  private readonly abandonedSweep: AbandonedSweep;
+  /**
+   * Sessions whose recovery window passed and that no finish had begun at the time: the only ones the
+   * sweep looks at (not every session this node ever held). Left as soon as a finish begins.
+   */
+  private readonly expiredUnfinished = new Set<string>();
+  /** Aborted at shutdown: ends the waits of abandoned settlements that retry (settleUntilStored). */
+  private readonly lifetime = new AbortController();
 
   constructor(
     private readonly node: RealtimeNode,
@@ -118,7 +139,21 @@ export class RealtimeSessions {
     private readonly clock: Clock,
     private readonly supplementPolicy: SupplementPolicy = () => 'now',
     private readonly limits: RealtimeLimits = { maxOpenSessionsPerAccount: ACCOUNT_LIMITS.defaultMaxOpenSessions },
-  ) {}
+  ) {
+    this.abandonedSweep = new AbandonedSweep(sweepIntervalMs(this.abandonAfterMs), () => void this.endAbandoned());
+  }
+
+  /** How long after its recovery window passed an untouched session is ended (RealtimeTiming.abandonAfterMs). */
+  get abandonAfterMs(): number {
+    return this.timing.abandonAfterMs ?? ABANDONED_SESSIONS.afterWindowMs;
+  }
+
+  /** Sessions on this node that can still take audio, every account's (RealtimeLimits.maxLiveSessionsPerNode counts these). */
+  liveSessions(): number {
+    let live = 0;
+    for (const session of this.sessions.values()) if (session.finishing === undefined && !session.recovery.expired) live += 1;
+    return live;
+  }
 
   /** The account's sessions that can still take audio (RealtimeLimits.maxOpenSessionsPerAccount counts these). */
   openSessions(account: Account): number {
@@ -179,6 +214,10 @@ export class RealtimeSessions {
     // This node's own count first, before a recogniser stream is opened; openRealtime counts every
     // node's under the account's lock.
     if (this.openSessions(account) >= max) throw sessionLimit(max);
+    // This node's own capacity last: the refusals above hold on every node, a retry elsewhere cannot
+    // help them; this one it can (the balancer sends the retry to another node).
+    const perNode = this.limits.maxLiveSessionsPerNode ?? NODE_ADMISSION.defaultMaxLiveSessions;
+    if (this.liveSessions() >= perNode) throw nodeFull(perNode);
     // The recogniser first: a refusal (no free decoder, a model that cannot load) must leave nothing
     // behind, least of all a History task that stays PROCESSING for ever.
     const stream = this.openStream(account, request);
@@ -249,11 +288,13 @@ export class RealtimeSessions {
       recovery: new RecoveryWindow(t.recoveryWindowMs, () => this.clock.now(), () => {
         audio.expire();
         this.closeInStore(id);
+        this.expiredUnfinished.add(id);
       }),
       attachedSockets: 0,
     };
     this.sessions.set(session.id, session);
     session.recovery.start();
+    this.abandonedSweep.start();
     return { session };
   }
 
@@ -345,6 +386,8 @@ export class RealtimeSessions {
 
   /** Server shutdown: every session timer cleared (rotation, recovery, delayed supplements). */
   dispose(): void {
+    this.abandonedSweep.stop();
+    this.lifetime.abort();
     for (const session of this.sessions.values()) {
       session.recovery.dispose();
       session.audio.dispose();
@@ -397,7 +440,35 @@ export class RealtimeSessions {
     await session.finishing;
   }
 
-  private async settle(session: Session, captured: bigint): Promise<void> {
+  /**
+   * Ends every session of this node nobody will finish (abandoned.ts): settled as a finish settles,
+   * PARTIAL, with the notice SESSION_ABANDONED; a finish that comes meanwhile awaits the same
+   * settlement. Returns the ids ended now; the settlements go on (a failed one leaves the task as a
+   * failed finish does).
+   */
+  endAbandoned(): readonly string[] {
+    const now = this.clock.now();
+    const ended: string[] = [];
+    for (const id of this.expiredUnfinished) {
+      const session = this.sessions.get(id);
+      if (session === undefined || session.finishing !== undefined) {
+        this.expiredUnfinished.delete(id);
+        continue;
+      }
+      if (!isAbandoned(session, now, this.abandonAfterMs)) continue;
+      this.expiredUnfinished.delete(id);
+      session.finishing = this.settle(session, session.audio.captured, 'abandoned');
+      session.finishing.catch(() => undefined);
+      ended.push(session.id);
+    }
+    return ended;
+  }
+
+  /**
+   * Spec "finish" 2-6, once per session. `abandoned`: the service ends a session nobody finished
+   * (endAbandoned); the client never said its audio was whole, so it ends PARTIAL whatever it received.
+   */
+  private async settle(session: Session, captured: bigint, by: 'finish' | 'abandoned' = 'finish'): Promise<void> {
     const audio = session.audio;
     audio.recordCaptured(captured);
     audio.beginFinish();
@@ -419,6 +490,13 @@ export class RealtimeSessions {
     for (const { kinds, lineIds } of missing.values()) {
       session.notices.push({ code: 'SUPPLEMENT_NOT_RECEIVED', message: `${kinds.join(', ')} did not arrive before the session closed`, supplements: kinds, lineIds });
     }
+    if (by === 'abandoned') {
+      const waited = Math.round(session.recovery.expiredAt === null ? 0 : this.clock.now() - session.recovery.expiredAt);
+      session.notices.push({
+        code: ABANDONED_SESSIONS.notice,
+        message: `no socket and no finish for ${waited} ms after the recovery window passed: the service finished the session; the charge covers the ${dec(audio.received)} samples received`,
+      });
+    }
     if (session.request.options.processingContentStorage) {
       session.notices.push({ code: 'PROCESSING_STORAGE_NOT_APPLIED', message: 'the reference service does not store processing content' });
     }
@@ -432,14 +510,19 @@ export class RealtimeSessions {
     const transcript = realtimeTranscript(session);
     audio.close();
     session.recovery.dispose();
-    const settled = await this.store.settleRealtime(session.task.id, {
-      status: gap || audio.exhausted ? 'PARTIAL' : 'COMPLETED',
+    const settlement: RealtimeSettlement = {
+      status: gap || audio.exhausted || by === 'abandoned' ? 'PARTIAL' : 'COMPLETED',
       durationMs,
       transcript,
       detectedLanguage: transcript.languageCode,
       now: this.clock.now(),
-    });
-    if (settled !== 'already') session.task = settled;
+    };
+    const settled = by === 'abandoned'
+      ? await settleUntilStored(this.store, session.task.id, settlement, sweepIntervalMs(this.abandonAfterMs), this.lifetime.signal)
+      : await this.store.settleRealtime(session.task.id, settlement);
+    // 'already': the task ended by another hand (a node that held the session too, or a sweeper that
+    // failed it): the view shows what the store kept, never a PROCESSING task of a finished session.
+    session.task = settled !== 'already' ? settled : ((await this.store.tasks.get(session.task.id).catch(() => undefined)) ?? session.task);
     for (const notice of session.notices.slice(noticesBefore)) audio.announce({ type: 'session.notice', notice });
     audio.announce({ type: 'session.finished' });
   }
@@ -533,6 +616,11 @@ function keptSession(row: IdempotencyRow): Made {
 /** A realtime creation past the account's open-session limit. */
 function sessionLimit(max: number): ApiError {
   return new ApiError('RATE_LIMITED', `this account has ${max} realtime sessions open, its most at once; finish one first`, { reason: ACCOUNT_LIMITS.sessionLimitReason, limit: max }, { retryAfterSec: ACCOUNT_LIMITS.retryAfterSec });
+}
+
+/** A realtime creation past this node's live sessions: retryable, and another node may have room. */
+function nodeFull(max: number): ApiError {
+  return new ApiError('SERVICE_UNAVAILABLE', `this server has ${max} realtime sessions live, its most at once; try again (another server may take it)`, { reason: NODE_ADMISSION.fullReason, limit: max }, { retryAfterSec: NODE_ADMISSION.retryAfterSec });
 }
 
 /** A realtime creation the balance does not cover. */
