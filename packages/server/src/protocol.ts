@@ -171,6 +171,20 @@ export const ID_PREFIXES = {
  * the forwarded request carries `hopHeader`, and a node that does not hold the session either answers
  * 503 SERVICE_UNAVAILABLE with `details.reason` `ownerMovedReason` instead of forwarding again.
  */
+/**
+ * The live state of realtime sessions in Redis (startServer redisUrl; docs/protocol.md "Several nodes"):
+ * a session's owner holds a lease it renews; a lease not renewed for leaseTtlMs lapses and another node
+ * may take the session over. renewEveryMs leaves room for two missed renewals before that.
+ */
+export const LIVE_STATE = {
+  leaseTtlMs: 1500,
+  renewEveryMs: 400,
+  /** details.reason of a 503 when the live state cannot be reached (a create, or a takeover). */
+  unavailableReason: 'LIVE_STATE_UNAVAILABLE',
+  /** The node holding the session lets it go (it moved, or the live state cannot be reached): close reason. */
+  movedCloseReason: 'session moved',
+} as const;
+
 export const NODES = {
   hopHeader: 'x-soundclone-forwarded-by',
   /** The session's node stopped beating (died) and its session is not failed yet (the sweeper will). */

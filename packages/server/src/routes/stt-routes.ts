@@ -13,6 +13,7 @@ import { EXPORTERS } from '../exports/index.js';
 import type { Handler, RequestContext, Route } from '../http/router.js';
 import type { Reply } from '../http/envelope.js';
 import { forwardRequest } from '../nodes/forward.js';
+import { ownerUnreachable } from '../nodes/socket-elsewhere.js';
 import { wasForwarded, type Located } from '../nodes/session-owners.js';
 import type { Session } from '../realtime/session/sessions.js';
 import { storedSessionView } from '../realtime/session/view.js';
@@ -33,7 +34,23 @@ export function sttRoutes(s: Services): Route[] {
     if (session !== undefined) return local(session, context);
     const located = await s.owners.locate(id, context.account.id, wasForwarded(context.req.headers));
     if (located.kind === 'not-found') throw ApiError.notFound('realtime session');
-    if (located.kind === 'forward') return { kind: 'answered', status: await forwardRequest(context.req, context.res, located.url, s.nodeId) };
+    if (located.kind === 'take') {
+      if (s.takeover === undefined) throw new Error('a session to take over without the live state');
+      return local(await s.takeover.adopt(id, located.force), context);
+    }
+    if (located.kind === 'forward') {
+      try {
+        return { kind: 'answered', status: await forwardRequest(context.req, context.res, located.url, s.nodeId) };
+      } catch (error) {
+        // The owner is known dead: answered from the store once the session ended; else taken over
+        // here now, so the client's retry (this 503 says to) finds it. The request itself is not done
+        // here: its body may have gone to the dead owner already.
+        const next = s.takeover !== undefined && ownerUnreachable(error) ? await s.owners.unreachable(located.row) : undefined;
+        if (next?.kind === 'ended') return ended(next);
+        if (next?.kind === 'take') await s.takeover?.adopt(id, true).catch(() => undefined);
+        throw error;
+      }
+    }
     return ended(located);
   };
   const storedView = (located: Extract<Located, { kind: 'ended' }>): Reply => ok(storedSessionView(located.row.id, located.task, s.clock.now()));
@@ -127,6 +144,10 @@ export function sttRoutes(s: Services): Route[] {
         // ended session (docs/protocol.md "Several nodes").
         const located = await s.owners.locate(created.sessionId, account.id, wasForwarded(req.headers));
         if (located.kind === 'forward') return { kind: 'answered', status: await forwardRequest(req, res, located.url, s.nodeId, Buffer.from(JSON.stringify(body))) };
+        if (located.kind === 'take' && s.takeover !== undefined) {
+          const session = await s.takeover.adopt(created.sessionId, located.force);
+          return ok({ ...s.realtime.view(session), socket: { url: socketUrl, ...s.realtime.issueToken(session) } }, { headers: replayHeaders(true) });
+        }
         // Not found: an engine that keeps no session rows across a restart (the journal), whose start
         // failed every session that was running; the task says how it ended.
         const task = located.kind === 'ended' ? located.task : await s.store.tasks.get(created.taskId);

@@ -101,7 +101,9 @@ export type SessionEvent =
   | { readonly type: 'session.paused' }
   | { readonly type: 'session.resumed' }
   | { readonly type: 'session.notice'; readonly notice: SessionNotice }
-  | { readonly type: 'session.finished' };
+  | { readonly type: 'session.finished' }
+  /** This node let the session go (another node owns it now, or the live state cannot be reached): sockets close retryably. */
+  | { readonly type: 'session.moved' };
 
 /**
  * Decides, per committed line and requested kind, whether the supplement arrives now, later (after
@@ -119,6 +121,24 @@ export interface RotationSchedule {
 /** TEST-ONLY: keep every received sample so tests can compare stored audio with what was sent. */
 export interface AudioRetention {
   readonly maxSamples: number;
+}
+
+/** A session's audio state as the live state kept it (SessionAudio.restore). */
+export interface RestoredAudio {
+  readonly epoch: number;
+  readonly epochStart: bigint;
+  readonly sent: bigint;
+  readonly captured: bigint;
+  readonly state: 'ACTIVE' | 'PAUSED' | 'FINISHING';
+  readonly accepting: boolean;
+  readonly exhausted: boolean;
+  readonly anchor: bigint;
+  readonly anchorState: unknown;
+  readonly lines: ReadonlyArray<Pick<Line, 'id' | 'epoch' | 'text' | 'startMs' | 'endMs' | 'source'>>;
+  /** The open segment's samples, from `anchor` to the received cursor. */
+  readonly open: Int16Array;
+  /** TEST-ONLY: every sample the session received (retention on). */
+  readonly retained?: Int16Array;
 }
 
 export type ResumeOutcome =
@@ -139,7 +159,16 @@ export class SessionAudio {
   private held: Array<Extract<StreamEvent, { type: 'segment' }>> = [];
   private readonly listeners = new Set<(event: SessionEvent) => void>();
   /** Received position where the current epoch began (sample-based rotation counts from here). */
-  private epochStart = 0n;
+  epochStart = 0n;
+  /**
+   * Where the open segment starts: the received position the recogniser could be restarted from after
+   * the last committed line (its checkpoint, or the commit itself), with the engine state for that.
+   * The live state (src/live) keeps the audio from here on, so another node can rebuild the recogniser.
+   */
+  anchor = 0n;
+  anchorState: unknown = undefined;
+  /** The received position the current recogniser stream started at (0, or the anchor it was rebuilt from). */
+  private streamBase = 0n;
   private rotationTimer: ReturnType<typeof setTimeout> | undefined;
   /** Delayed supplements (fault injection); cleared on close so no timer outlives the session. */
   private readonly supplementTimers = new Set<ReturnType<typeof setTimeout>>();
@@ -193,7 +222,7 @@ export class SessionAudio {
   }
 
   /** Announces a session-level event (pause, notices, finish) to subscribers such as the socket. */
-  announce(event: Extract<SessionEvent, { type: 'session.paused' | 'session.resumed' | 'session.notice' | 'session.finished' }>): void {
+  announce(event: Extract<SessionEvent, { type: 'session.paused' | 'session.resumed' | 'session.notice' | 'session.finished' | 'session.moved' }>): void {
     this.emit(event);
   }
 
@@ -438,6 +467,14 @@ export class SessionAudio {
   }
 
   private addLine(source: Extract<StreamEvent, { type: 'segment' }>): void {
+    const point = this.stream.checkpoint?.();
+    if (point !== undefined) {
+      this.anchor = this.streamBase + BigInt(point.atSample);
+      this.anchorState = point.state;
+    } else {
+      this.anchor = this.received;
+      this.anchorState = undefined;
+    }
     const text = textOf(source);
     const line: Line = {
       id: `line_${String(this.lines.length + 1).padStart(4, '0')}`,
@@ -468,6 +505,50 @@ export class SessionAudio {
         }, decision.delayMs);
         this.supplementTimers.add(timer);
       }
+    }
+  }
+
+  /**
+   * Another node's session taken over (src/live): the cursors, state and committed lines as that node
+   * made them durable, then the open segment's audio (from `anchor`) fed to this fresh recogniser
+   * stream, which was opened at the anchor's restart point. Lines are not announced again; supplements
+   * of restored lines are applied at once (they follow from the recognised words).
+   */
+  restore(state: RestoredAudio): void {
+    this.epoch = state.epoch;
+    this.epochStart = state.epochStart;
+    this.received = state.anchor;
+    this.sent = state.sent;
+    this.captured = state.captured;
+    this.state = state.state;
+    this.accepting = state.accepting;
+    this.exhausted = state.exhausted;
+    this.anchor = state.anchor;
+    this.anchorState = state.anchorState;
+    this.streamBase = state.anchor;
+    if (!this.accepting || this.state !== 'ACTIVE') this.disarmRotation();
+    for (const kept of state.lines) {
+      const line: Line = { ...kept, revisedText: null, languageCode: null, languageProbability: null, entities: [], words: [], characterAlignments: [], pending: new Set(requestedKinds(this.options)) };
+      this.lines.push(line);
+      for (const kind of [...line.pending]) this.applyQuietly(line, kind);
+    }
+    if (state.retained !== undefined && this.retained !== undefined) {
+      this.retained = [state.retained];
+      this.retainedSamples = state.retained.length;
+    }
+    if (state.open.length > 0) {
+      this.received += BigInt(state.open.length);
+      this.handle(this.stream.push(state.open));
+    }
+  }
+
+  private applyQuietly(line: Line, kind: SupplementKind): void {
+    const listeners = [...this.listeners];
+    this.listeners.clear();
+    try {
+      this.apply(line, kind);
+    } finally {
+      for (const listener of listeners) this.listeners.add(listener);
     }
   }
 

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '../../errors.js';
-import { MODELS, REALTIME_SPENDING } from '@soundclone/core/internal';
+import { MODELS, REALTIME, REALTIME_SPENDING } from '@soundclone/core/internal';
 import { ACCOUNT_LIMITS, ID_PREFIXES, RECOGNIZER_REFUSALS, SERVER_LIMITS, SOCKET_TOKEN } from '../../protocol.js';
 import { isRecognizerError } from '../../recognition/errors.js';
 import type { Recognizer, RecognizerStream } from '../../recognition/recognizer.js';
@@ -14,7 +14,10 @@ import { IdempotencyStore, idempotencyConflict } from '../../domain/idempotency.
 import type { RealtimeCreateRequest } from './options.js';
 import { RecoveryWindow } from './recovery-window.js';
 import { StoreSpendingGuard } from './spending.js';
-import { SessionAudio, type FeedOutcome, type SessionNotice, type SupplementKind, type SupplementPolicy } from './audio.js';
+import { SessionAudio, type FeedOutcome, type ResumeOutcome, type SessionNotice, type SupplementKind, type SupplementPolicy } from './audio.js';
+import { initialMeta, LiveSession, type LiveSnapshot } from '../../live/live-session.js';
+import type { LiveStore } from '../../live/live-store.js';
+import { LIVE_STATE } from '../../protocol.js';
 import { realtimeTranscript, sessionView } from './view.js';
 import { newTask, type Task } from '../../domain/transcriptions/tasks.js';
 
@@ -58,6 +61,8 @@ export interface Session {
   /** Sockets attached now (a replacing socket attaches before the replaced one detaches). */
   attachedSockets: number;
   finishing?: Promise<void>;
+  /** With the live state (src/live): the session's durable side while this node owns it. */
+  live?: LiveSession;
 }
 
 export type AttachOutcome = 'attached' | 'finished' | 'expired';
@@ -80,6 +85,11 @@ export interface RealtimeLimits {
 export interface RealtimeNode {
   readonly nodeId: string;
   readonly tokenSecret: Buffer;
+  /**
+   * The live state in Redis (startServer redisUrl): sessions are leased and their state made durable
+   * there, so another node can take one over (src/live). Absent: a session lives and dies with this node.
+   */
+  readonly live?: LiveStore;
 }
 
 /**
@@ -195,9 +205,9 @@ export class RealtimeSessions {
   }
 
   /** The recogniser's stream, or 503 SERVICE_UNAVAILABLE (details.reason, Retry-After) when it cannot serve now. */
-  private openStream(account: Account, request: RealtimeCreateRequest): RecognizerStream {
+  private openStream(account: Account, request: RealtimeCreateRequest, resume?: unknown): RecognizerStream {
     try {
-      return this.recognizer.openStream({ languageHint: request.languageHint, vocabularyHints: request.options.vocabularyHints, maxSpeakers: 1, owner: account.id });
+      return this.recognizer.openStream({ languageHint: request.languageHint, vocabularyHints: request.options.vocabularyHints, maxSpeakers: 1, owner: account.id, ...(resume !== undefined ? { resume } : {}) });
     } catch (error) {
       if (!isRecognizerError(error)) throw error;
       if (error.code === 'RECOGNIZER_ACCOUNT_LIMIT') {
@@ -223,6 +233,86 @@ export class RealtimeSessions {
       return keptSession(task.existing);
     }
     if (isRefusal(task)) throw task.refused === 'sessions' ? sessionLimit(max) : insufficient(minimum, task.available);
+    const identity = { sessionId: id, taskId: task.id, ownerId: account.id, createdAt: now, request };
+    let lease: string | undefined;
+    const takenAt = this.node.live?.clock() ?? 0;
+    if (this.node.live !== undefined) {
+      try {
+        lease = await this.node.live.create(id, initialMeta(identity, REALTIME.firstEpoch));
+      } catch (error) {
+        // Without its live state the session could not outlive this node: none is made.
+        await this.store.failTask(task.id, { errorCode: 'SERVICE_UNAVAILABLE', message: 'the live session state could not be written', retryable: true, action: 'RETRY', requestId }, this.clock.now()).catch(() => undefined);
+        this.closeInStore(id);
+        throw liveUnavailable(error);
+      }
+    }
+    const session = this.build(account, request, task, id, now, stream);
+    if (lease !== undefined && this.node.live !== undefined) this.follow(session, new LiveSession(this.node.live, identity, lease, { received: 0n, lines: 0, anchor: 0n, takenAt }, this.timing.retainAudioMaxSamples !== undefined, (reason) => this.drop(session, reason)));
+    this.sessions.set(session.id, session);
+    session.recovery.start();
+    return { session };
+  }
+
+  /**
+   * A session another node owned, taken over (src/live/takeover.ts holds the lease already): rebuilt
+   * from its durable state with a fresh recogniser stream fed the open segment's audio; its recovery
+   * window starts as for a socket that went away.
+   */
+  restore(account: Account, task: Task, snapshot: LiveSnapshot, token: string, takenAt: number): Session {
+    const live = this.node.live;
+    if (live === undefined) throw new Error('restore needs the live state');
+    const existing = this.sessions.get(snapshot.identity.sessionId);
+    if (existing !== undefined) return existing;
+    const { sessionId, request, createdAt } = snapshot.identity;
+    const stream = this.openStream(account, request, snapshot.audio.anchorState);
+    const session = this.build(account, request, task, sessionId, createdAt, stream);
+    session.audio.restore(snapshot.audio);
+    this.follow(session, new LiveSession(live, snapshot.identity, token, { received: snapshot.received, lines: snapshot.audio.lines.length, anchor: snapshot.audio.anchor, takenAt }, this.timing.retainAudioMaxSamples !== undefined, (reason) => this.drop(session, reason)));
+    this.sessions.set(sessionId, session);
+    session.recovery.start();
+    return session;
+  }
+
+  /** Keeps the live state in step with the session: changes that come without a feed (rotation, commits) are written after the call that made them. */
+  private follow(session: Session, live: LiveSession): void {
+    session.live = live;
+    let queued = false;
+    session.audio.subscribe((event) => {
+      if (event.type === 'transcript.partial' || queued) return;
+      queued = true;
+      queueMicrotask(() => {
+        queued = false;
+        this.sync(session);
+      });
+    });
+  }
+
+  /** Writes the session's changes to the live state (no-op without it). */
+  private sync(session: Session, samples?: Int16Array): void {
+    if (session.live !== undefined && session.finishing === undefined) session.live.sync(session.audio, samples);
+  }
+
+  /**
+   * The session's live state was lost (another node took it, or Redis cannot be reached): this node
+   * lets it go at once, accepting nothing more; attached sockets are closed retryably (session.moved)
+   * so their clients reconnect, through the balancer, to the node that has it or takes it.
+   */
+  private drop(session: Session, _reason: string): void {
+    if (this.sessions.get(session.id) !== session) return;
+    this.sessions.delete(session.id);
+    session.recovery.dispose();
+    session.audio.accepting = false;
+    session.audio.announce({ type: 'session.moved' });
+    session.audio.close();
+  }
+
+  /** What an audio.ack may say: the received cursor, or with the live state what it holds durably. */
+  acknowledged(session: Session): bigint {
+    return session.live !== undefined ? session.live.durable : session.audio.received;
+  }
+
+  /** A session built around a recogniser stream (a new one, or one taken over). */
+  private build(account: Account, request: RealtimeCreateRequest, task: Task, id: string, createdAt: number, stream: RecognizerStream): Session {
     const t = this.timing;
     const context = { sessionId: id };
     let session: Session | undefined;
@@ -244,7 +334,7 @@ export class RealtimeSessions {
       task,
       audio,
       request,
-      createdAt: now,
+      createdAt,
       notices: [],
       recovery: new RecoveryWindow(t.recoveryWindowMs, () => this.clock.now(), () => {
         audio.expire();
@@ -252,9 +342,7 @@ export class RealtimeSessions {
       }),
       attachedSockets: 0,
     };
-    this.sessions.set(session.id, session);
-    session.recovery.start();
-    return { session };
+    return session;
   }
 
   /**
@@ -304,6 +392,7 @@ export class RealtimeSessions {
     session.task = { ...task, error: taskError, status: 'FAILED' };
     session.audio.close();
     session.recovery.dispose();
+    void session.live?.end();
     const written = this.store.failTask(task.id, taskError, this.clock.now()).then(
       (row) => {
         if (row !== 'already') session.task = row;
@@ -374,7 +463,15 @@ export class RealtimeSessions {
     if (session.finishing !== undefined) throw new ApiError('SESSION_CLOSED', 'the session is finished or finishing');
     session.audio.recordCaptured(captured);
     session.audio.pause();
+    this.sync(session);
     session.audio.announce({ type: 'session.paused' });
+  }
+
+  /** session.resume (the socket): the next epoch, or refused (see SessionAudio.resumeFrom). */
+  resume(session: Session, epoch: number): ResumeOutcome {
+    const outcome = session.audio.resumeFrom(epoch);
+    if (outcome.kind === 'resumed' && outcome.changed) this.sync(session);
+    return outcome;
   }
 
   /**
@@ -385,6 +482,7 @@ export class RealtimeSessions {
     const captured = capturedFrom(body);
     if (session.finishing !== undefined) throw new ApiError('SESSION_CLOSED', 'the session is finished or finishing');
     session.audio.recordCaptured(captured);
+    this.sync(session);
   }
 
   /** Spec "finish" 1-6. Idempotent: the same task, one charge. */
@@ -439,6 +537,7 @@ export class RealtimeSessions {
       now: this.clock.now(),
     });
     if (settled !== 'already') session.task = settled;
+    await session.live?.end();
     for (const notice of session.notices.slice(noticesBefore)) audio.announce({ type: 'session.notice', notice });
     audio.announce({ type: 'session.finished' });
   }
@@ -450,6 +549,7 @@ export class RealtimeSessions {
    */
   feed(session: Session, epoch: number, startSample: bigint, samples: Int16Array): FeedOutcome {
     const outcome = session.audio.feed(epoch, startSample, samples);
+    if (outcome.kind === 'accepted' && outcome.acceptedSamples > 0) this.sync(session, samples.subarray(outcome.duplicateSamples, outcome.duplicateSamples + outcome.acceptedSamples));
     if (session.audio.exhausted && session.finishing === undefined) this.exhaust(session);
     return outcome;
   }
@@ -522,6 +622,11 @@ export const NODE_DRAINING_REASON = 'NODE_DRAINING';
 function keptSession(row: IdempotencyRow): Made {
   if (row.sessionId === undefined) throw new Error(`the realtime Idempotency-Key ${row.key} is kept without its session`);
   return { sessionId: row.sessionId, taskId: row.taskId };
+}
+
+/** A realtime creation when the live state (Redis) could not be written: nothing was made. */
+function liveUnavailable(cause: unknown): ApiError {
+  return new ApiError('SERVICE_UNAVAILABLE', 'no realtime session now: the live session state could not be written; try again', { reason: LIVE_STATE.unavailableReason }, { cause, retryAfterSec: 1 });
 }
 
 /** A realtime creation past the account's open-session limit. */

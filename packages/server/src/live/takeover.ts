@@ -1,0 +1,82 @@
+import { TERMINAL_STATUSES, type TaskStatus } from '@soundclone/core/internal';
+import { ApiError } from '../errors.js';
+import { LIVE_STATE, NODES } from '../protocol.js';
+import type { Account } from '../domain/accounts/accounts.js';
+import type { RealtimeSessions, Session } from '../realtime/session/sessions.js';
+import type { Store } from '../store/store.js';
+import { snapshotOf } from './live-session.js';
+import type { LiveStore } from './live-store.js';
+
+/**
+ * Taking a session over from the node that owned it (docs/protocol.md "Several nodes"):
+ *
+ *   lease taken (new fencing token; `force` when the owner is known dead, else only a lapsed lease)
+ *     --> durable state read --> the session rebuilt here (RealtimeSessions.restore: the open segment's
+ *         audio fed to a fresh recogniser, committed lines kept, not announced again)
+ *     --> the store's session row names this node (others forward to it from now on)
+ *
+ * Concurrent takeovers of one session on this node share one attempt. adopt() answers the Session,
+ * or throws: 503 SESSION_OWNER_UNAVAILABLE (another node holds it now: try again, the balancer finds
+ * it), 503 LIVE_STATE_UNAVAILABLE (Redis cannot be reached), 409 SESSION_CLOSED (it ended meanwhile).
+ */
+export class Takeover {
+  private readonly running = new Map<string, Promise<Session>>();
+
+  constructor(
+    private readonly live: LiveStore,
+    private readonly store: Store,
+    private readonly realtime: RealtimeSessions,
+    private readonly accountById: (id: string) => Account | undefined,
+  ) {}
+
+  adopt(sessionId: string, force: boolean): Promise<Session> {
+    const held = this.realtime.byId(sessionId);
+    if (held !== undefined) return Promise.resolve(held);
+    let attempt = this.running.get(sessionId);
+    if (attempt === undefined) {
+      attempt = this.take(sessionId, force).finally(() => this.running.delete(sessionId));
+      this.running.set(sessionId, attempt);
+    }
+    return attempt;
+  }
+
+  private async take(sessionId: string, force: boolean): Promise<Session> {
+    let taken;
+    const takenAt = this.live.clock();
+    try {
+      taken = await this.live.take(sessionId, force);
+    } catch (error) {
+      throw unavailable(error);
+    }
+    if (taken.kind === 'held') throw ownerBusy();
+    if (taken.kind === 'missing') throw new ApiError('SESSION_CLOSED', 'the session is finished');
+    try {
+      const record = await this.live.read(sessionId);
+      if (record === undefined) throw new ApiError('SESSION_CLOSED', 'the session is finished');
+      const snapshot = snapshotOf(record);
+      const task = await this.store.tasks.get(snapshot.identity.taskId);
+      if (task === undefined) throw new Error(`realtime session ${sessionId} has no task ${snapshot.identity.taskId}`);
+      if ((TERMINAL_STATUSES as readonly TaskStatus[]).includes(task.status)) {
+        await this.live.end(sessionId, taken.token).catch(() => undefined);
+        throw new ApiError('SESSION_CLOSED', 'the session is finished');
+      }
+      const account = this.accountById(snapshot.identity.ownerId);
+      if (account === undefined) throw new Error(`realtime session ${sessionId} belongs to an account this node does not know`);
+      const session = this.realtime.restore(account, task, snapshot, taken.token, takenAt);
+      await this.store.nodes.moveSession(sessionId, this.live.nodeId);
+      return session;
+    } catch (error) {
+      // Not taken after all: let the lease go so the next attempt (here or elsewhere) may take it.
+      await this.live.release(sessionId, taken.token).catch(() => undefined);
+      throw error;
+    }
+  }
+}
+
+function ownerBusy(): ApiError {
+  return new ApiError('SERVICE_UNAVAILABLE', 'another server holds this realtime session now; try again', { reason: NODES.ownerUnavailableReason }, { retryAfterSec: 1 });
+}
+
+export function unavailable(cause: unknown): ApiError {
+  return new ApiError('SERVICE_UNAVAILABLE', 'the live session state cannot be reached now; try again', { reason: LIVE_STATE.unavailableReason }, { cause, retryAfterSec: 1 });
+}
