@@ -408,6 +408,8 @@ async function start(
   const close = (): Promise<void> => {
     closing ??= (async () => {
       lifetime.abort();
+      // With the live state, the sessions go to other nodes first (their leases let go).
+      await services.realtime.handOver();
       await sockets.close();
       services.realtime.dispose();
       await batch.close();

@@ -47,6 +47,7 @@ export class LiveSession implements HeldLease {
   private writtenLines: number;
   private writtenAnchor: bigint;
   private lostFlag = false;
+  private closing = false;
   private pending = new Set<Promise<unknown>>();
   private readonly durableListeners = new Set<() => void>();
 
@@ -80,7 +81,7 @@ export class LiveSession implements HeldLease {
    * appended so far), the lines committed since, the meta. Never throws; a failure loses the session.
    */
   sync(audio: SessionAudio, samples?: Int16Array): void {
-    if (this.lostFlag) return;
+    if (this.lostFlag || this.closing) return;
     const bytes = samples === undefined || samples.length === 0 ? Buffer.alloc(0) : Buffer.from(samples.buffer.slice(samples.byteOffset, samples.byteOffset + samples.byteLength));
     this.appended += BigInt(bytes.length / 2);
     const lines = audio.lines.slice(this.writtenLines).map((line) => JSON.stringify(lineRecord(line)));
@@ -129,6 +130,21 @@ export class LiveSession implements HeldLease {
     if (this.lostFlag) return;
     await this.settled();
     await this.store.end(this.identity.sessionId, this.token).catch(() => undefined);
+  }
+
+  /**
+   * This node lets the session go on purpose (it closes): every write answered, no more taken, and the
+   * lease released so another node takes the session over at once. Never rejects.
+   */
+  async handOver(): Promise<void> {
+    if (this.lostFlag) return;
+    // Nothing more is written (so nothing more acknowledged) from here on.
+    this.closing = true;
+    await this.settled();
+    if (this.lostFlag) return;
+    this.lostFlag = true;
+    this.store.forget(this.identity.sessionId, this);
+    await this.store.release(this.identity.sessionId, this.token).catch(() => undefined);
   }
 
   /** Lost (fenced out, or Redis unreachable): once; the owner lets the session go. */

@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startServer, type ServerOptions } from '../../src/index.js';
 import { ChaosProxy } from '../../src/testing/chaos-proxy.js';
@@ -57,12 +58,24 @@ describe('live state in Redis', () => {
     first.stream(1, pcm, 0, cut);
     await first.acked(cut);
     expect(Math.max(...acks(first))).toBe(cut);
+    // What was acknowledged is in Redis: the cursor, and the open segment's audio from its anchor.
+    const kept = new Redis(redis.url);
+    try {
+      const meta = JSON.parse((await kept.get(`sc:rs:{${created.sessionId}}:meta`)) ?? '{}');
+      expect(Number(meta.received)).toBeGreaterThanOrEqual(cut);
+      const open = await kept.getBuffer(`sc:rs:{${created.sessionId}}:open`);
+      expect((open?.length ?? 0) / 2).toBe(Number(meta.received) - Number(meta.anchor));
+      expect(Buffer.from(pcm.buffer, pcm.byteOffset + Number(meta.anchor) * 2, (Number(meta.received) - Number(meta.anchor)) * 2).equals(open ?? Buffer.alloc(0))).toBe(true);
+      expect(await kept.llen(`sc:rs:{${created.sessionId}}:lines`)).toBeGreaterThan(0);
+    } finally {
+      kept.disconnect();
+    }
     const linesBefore = first.all('transcript.line').map((m) => m.line.id);
     expect(linesBefore.length).toBeGreaterThan(0);
 
     await a.close();
     const closed = await first.closed;
-    expect(closed.code).toBe(4503);
+    expect(closed).toEqual({ code: 4503, reason: 'session moved' });
     // The socket reaches B (a balancer would send it there): B takes the session over.
     const second = await open(socketUrl(b, { sessionId: created.sessionId }), { accessKey: KEY_A });
     const ready = await second.waitFor('session.ready');

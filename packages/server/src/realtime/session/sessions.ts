@@ -432,6 +432,21 @@ export class RealtimeSessions {
     if (session.attachedSockets === 0 && session.finishing === undefined) session.recovery.start();
   }
 
+  /**
+   * With the live state, before this node closes: every live session it owns is let go (its sockets
+   * closed 4503 `session moved`, its writes answered, its lease released), so its clients reconnect and
+   * another node takes each over at once. Sessions finishing stay to settle here.
+   */
+  async handOver(): Promise<void> {
+    const owned = [...this.sessions.values()].filter((s) => s.live !== undefined && s.finishing === undefined);
+    await Promise.all(
+      owned.map(async (session) => {
+        await session.live?.handOver();
+        this.drop(session, 'handed over');
+      }),
+    );
+  }
+
   /** Server shutdown: every session timer cleared (rotation, recovery, delayed supplements). */
   dispose(): void {
     for (const session of this.sessions.values()) {
