@@ -79,6 +79,7 @@ export class LiveStore {
       commandTimeout: 1000,
       retryStrategy: (attempt) => Math.min(100 * attempt, 1000),
     }) as Redis & Scripts;
+    // Until start() listens: a failed connect at open is reported by connect() itself.
     redis.on('error', () => undefined);
     redis.defineCommand('scTake', { numberOfKeys: 3, lua: TAKE });
     redis.defineCommand('scRenew', { lua: RENEW });
@@ -98,10 +99,12 @@ export class LiveStore {
   }
 
   private start(): void {
+    // The connection closed or failed: nothing this node holds can be renewed or written any more.
     this.redis.on('close', () => {
       this.up = false;
       this.loseAll();
     });
+    this.redis.on('error', () => this.loseAll());
     this.redis.on('ready', () => {
       this.up = true;
     });

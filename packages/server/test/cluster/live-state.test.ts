@@ -179,4 +179,34 @@ describe('live state in Redis', () => {
     await second?.acked(pcm.length);
     expect(Buffer.from((await storedAudio(b, created.sessionId)).buffer).equals(Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength))).toBe(true);
   });
+
+  it('REST GET, pause and finish of a session whose node is gone work on another node: it takes the session over on the first of them', async () => {
+    const databaseUrl = await pgsql.freshDatabase();
+    const a = await node(databaseUrl);
+    const b = await node(databaseUrl);
+    const pcm = speech(2);
+    const created = await createSession(a);
+    const peer = await open(socketUrl(a, { sessionId: created.sessionId }), { accessKey: KEY_A });
+    await peer.waitFor('session.ready');
+    peer.stream(1, pcm);
+    await peer.acked(pcm.length);
+    await a.close();
+    await peer.closed;
+    const view = await b.call('GET', `/stt/realtime/sessions/${created.sessionId}`);
+    expect(view.status).toBe(200);
+    expect(view.body.data).toMatchObject({ sessionId: created.sessionId, status: 'ACTIVE', usage: { receivedSamples: String(pcm.length) } });
+    expect(b.services.realtime.byId(created.sessionId)).toBeDefined();
+    const paused = await b.call('POST', `/stt/realtime/sessions/${created.sessionId}/pause`, { json: { capturedSamples: String(pcm.length) } });
+    expect(paused.body.data).toMatchObject({ status: 'PAUSED', accepting: false });
+    const finished = await b.call('POST', `/stt/realtime/sessions/${created.sessionId}/finish`, { json: { capturedSamples: String(pcm.length) } });
+    expect(finished.body.data).toMatchObject({ status: 'COMPLETED', usage: { receivedSamples: String(pcm.length) } });
+    expect(finished.body.data.lines.length).toBeGreaterThanOrEqual(2);
+    // Its live state is gone with the finish; the database has the task.
+    const kept = new Redis(redis.url);
+    try {
+      expect(await kept.exists(`sc:rs:{${created.sessionId}}:meta`, `sc:rs:{${created.sessionId}}:open`, `sc:rs:{${created.sessionId}}:lease`)).toBe(0);
+    } finally {
+      kept.disconnect();
+    }
+  });
 });

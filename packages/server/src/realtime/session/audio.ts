@@ -1,7 +1,9 @@
 import type { RecognizerStream, StreamEvent } from '../../recognition/recognizer.js';
-import { NAMES } from '../../recognition/words.js';
 import { REALTIME } from '@soundclone/core/internal';
 import type { RealtimeOptions } from './options.js';
+import { applySupplement, mergeSegments, requestedKinds, textOf } from './lines.js';
+
+export { requestedKinds } from './lines.js';
 
 /**
  * One realtime session's audio state (spec "Real-time session"; the realtime socket drives it).
@@ -530,7 +532,7 @@ export class SessionAudio {
     for (const kept of state.lines) {
       const line: Line = { ...kept, revisedText: null, languageCode: null, languageProbability: null, entities: [], words: [], characterAlignments: [], pending: new Set(requestedKinds(this.options)) };
       this.lines.push(line);
-      for (const kind of [...line.pending]) this.applyQuietly(line, kind);
+      for (const kind of [...line.pending]) applySupplement(line, kind, this.options);
     }
     if (state.retained !== undefined && this.retained !== undefined) {
       this.retained = [state.retained];
@@ -542,54 +544,10 @@ export class SessionAudio {
     }
   }
 
-  private applyQuietly(line: Line, kind: SupplementKind): void {
-    const listeners = [...this.listeners];
-    this.listeners.clear();
-    try {
-      this.apply(line, kind);
-    } finally {
-      for (const listener of listeners) this.listeners.add(listener);
-    }
-  }
-
   private apply(line: Line, kind: SupplementKind): void {
-    const words = line.source.segment.words;
-    if (kind === 'alignment') {
-      line.words = words.map((w) => ({ text: w.text, startMs: w.startMs, endMs: w.endMs, confidence: w.confidence }));
-    } else if (kind === 'entities') {
-      const wanted = this.options.entityCategories.some((c) => c === 'name' || c === 'pii' || c === 'all');
-      line.entities = wanted ? words.filter((w) => NAMES.has(w.text)).map((w) => ({ category: 'name', text: w.text, startMs: w.startMs, endMs: w.endMs })) : [];
-    } else if (kind === 'revision') {
-      line.revisedText = line.text === '' ? '' : line.text.charAt(0).toUpperCase() + line.text.slice(1) + '.';
-    } else {
-      line.languageCode = line.source.languageCode;
-      line.languageProbability = line.source.languageProbability;
-    }
-    line.pending.delete(kind);
+    applySupplement(line, kind, this.options);
     this.emit({ type: 'transcript.supplement', line, kind });
   }
 }
 
 const CLOSED_STREAM: RecognizerStream = { push: () => [], flush: () => [], partial: '' };
-
-/** Spec "finish" 3: which supplements a line waits for. */
-export function requestedKinds(options: RealtimeOptions): SupplementKind[] {
-  const kinds: SupplementKind[] = [];
-  if (options.includeAlignment) kinds.push('alignment');
-  if (options.entityCategories.length > 0) kinds.push('entities');
-  if (options.rewriteInstruction !== undefined) kinds.push('revision');
-  if (options.includeDetectedLanguage) kinds.push('language');
-  return kinds;
-}
-
-function textOf(event: Extract<StreamEvent, { type: 'segment' }>): string {
-  return event.segment.words.map((w) => w.text).join(' ');
-}
-
-function mergeSegments(held: ReadonlyArray<Extract<StreamEvent, { type: 'segment' }>>): Extract<StreamEvent, { type: 'segment' }> | undefined {
-  const first = held[0];
-  const last = held[held.length - 1];
-  if (first === undefined || last === undefined) return undefined;
-  const words = held.flatMap((h) => h.segment.words);
-  return { ...first, segment: { startMs: first.segment.startMs, endMs: last.segment.endMs, words, speakerIndex: first.segment.speakerIndex } };
-}

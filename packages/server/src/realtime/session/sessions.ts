@@ -1,10 +1,9 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '../../errors.js';
 import { MODELS, REALTIME, REALTIME_SPENDING } from '@soundclone/core/internal';
-import { ACCOUNT_LIMITS, ID_PREFIXES, RECOGNIZER_REFUSALS, SERVER_LIMITS, SOCKET_TOKEN } from '../../protocol.js';
+import { ACCOUNT_LIMITS, ID_PREFIXES, RECOGNIZER_REFUSALS, SERVER_LIMITS } from '../../protocol.js';
 import { isRecognizerError } from '../../recognition/errors.js';
 import type { Recognizer, RecognizerStream } from '../../recognition/recognizer.js';
-import { dec, parseCount } from '../../util/decimal.js';
+import { dec } from '../../util/decimal.js';
 import { randomId } from '../../util/ids.js';
 import type { Clock } from '../../util/clock.js';
 import type { Account } from '../../domain/accounts/accounts.js';
@@ -16,96 +15,22 @@ import { RecoveryWindow } from './recovery-window.js';
 import { StoreSpendingGuard } from './spending.js';
 import { SessionAudio, type FeedOutcome, type ResumeOutcome, type SessionNotice, type SupplementKind, type SupplementPolicy } from './audio.js';
 import { initialMeta, LiveSession, type LiveSnapshot } from '../../live/live-session.js';
-import type { LiveStore } from '../../live/live-store.js';
-import { LIVE_STATE } from '../../protocol.js';
+import { capturedFrom, insufficient, liveUnavailable, sessionLimit } from './refusals.js';
+import { issueSocketToken, verifySocketToken } from './socket-token.js';
+import type { AttachOutcome, CreateOutcome, RealtimeLimits, RealtimeNode, RealtimeTiming, Session } from './session-types.js';
 import { realtimeTranscript, sessionView } from './view.js';
 import { newTask, type Task } from '../../domain/transcriptions/tasks.js';
+
+export type { AttachOutcome, CreateOutcome, RealtimeLimits, RealtimeNode, RealtimeTiming, Session } from './session-types.js';
+
+/** A key's outcome: the session this node made, or the one a key kept in the store names. */
+type Made = { readonly session: Session } | { readonly sessionId: string; readonly taskId: string };
 
 /**
  * Realtime sessions over REST (spec "Real-time session", "finish"; creation is ours). A session owns
  * its History task (modelId svc_stt_realtime_v1), PROCESSING while open. Finish settles exactly once:
  * the first call does the work, every later or concurrent call awaits and returns the same result.
  */
-export interface RealtimeTiming {
-  /** Spec "finish" 3: wait for supplements at most this long (about 8 s), never past the recovery window. */
-  readonly supplementWaitMs: number;
-  readonly recoveryWindowMs: number;
-  /** Rotate (usage.updated with rotate true) after this much wall time in one epoch. */
-  readonly rotateEveryMs?: number;
-  /** Rotate after this many samples received in one epoch. */
-  readonly rotateEverySamples?: number;
-  /**
-   * How long one socket may live, from its session.ready (off by default): the socket is told
-   * (`socket.recycle`) and then closed with 4002 SOCKET_RECYCLED (docs/protocol.md "Socket lifetime").
-   */
-  readonly socketLifetimeMs?: number;
-  /** TEST-ONLY: keep up to this many received samples per session for the debug audio read. */
-  readonly retainAudioMaxSamples?: number;
-}
-
-/**
- * One realtime session (`rs_…`, spec "Real-time session"): the one thing the server calls a session.
- * Its audio, cursors and lines are `audio` (audio.ts); sockets attach to it (../socket/connection.ts).
- */
-export interface Session {
-  readonly id: string;
-  readonly ownerId: string;
-  readonly account: Account;
-  /** The History task as this session last wrote it (rows are replaced, never changed). */
-  task: Task;
-  readonly audio: SessionAudio;
-  readonly request: RealtimeCreateRequest;
-  readonly createdAt: number;
-  readonly notices: SessionNotice[];
-  readonly recovery: RecoveryWindow;
-  /** Sockets attached now (a replacing socket attaches before the replaced one detaches). */
-  attachedSockets: number;
-  finishing?: Promise<void>;
-  /** With the live state (src/live): the session's durable side while this node owns it. */
-  live?: LiveSession;
-}
-
-export type AttachOutcome = 'attached' | 'finished' | 'expired';
-
-/** Per-account fairness (docs/protocol.md "Per-account limits"). */
-export interface RealtimeLimits {
-  /**
-   * Sessions of one account that can still take audio: created, not finished or finishing, recovery
-   * window not passed (an expired session holds no decoder and takes no audio; it is only waiting to be
-   * finished over REST, and must not lock its account out).
-   */
-  readonly maxOpenSessionsPerAccount: number;
-}
-
-/**
- * This node among the nodes sharing the store: sessions are recorded as living on `nodeId`, and socket
- * tokens are signed with the secret every node shares (Store.nodes.socketTokenSecret), so a token one
- * node issued verifies on another (which forwards the socket to this one).
- */
-export interface RealtimeNode {
-  readonly nodeId: string;
-  readonly tokenSecret: Buffer;
-  /**
-   * The live state in Redis (startServer redisUrl): sessions are leased and their state made durable
-   * there, so another node can take one over (src/live). Absent: a session lives and dies with this node.
-   */
-  readonly live?: LiveStore;
-}
-
-/**
- * What a create answers (docs/protocol.md "Several nodes"):
- *   here       the session lives on this node: made now, or replayed (same key, same body);
- *   elsewhere  the key is kept in the store for a session this node does not hold (made by another
- *              node, or before a restart): the caller forwards the create to its owner, whose replay
- *              answers, or answers from the store once it ended.
- */
-export type CreateOutcome =
-  | { readonly kind: 'here'; readonly session: Session; readonly replayed: boolean }
-  | { readonly kind: 'elsewhere'; readonly sessionId: string; readonly taskId: string };
-
-/** A key's outcome: the session this node made, or the one a key kept in the store names. */
-type Made = { readonly session: Session } | { readonly sessionId: string; readonly taskId: string };
-
 export class RealtimeSessions {
   private readonly sessions = new Map<string, Session>();
   /**
@@ -608,11 +533,9 @@ export class RealtimeSessions {
     });
   }
 
-  /** Socket token for browsers (protocol.ts SOCKET_TOKEN); the socket verifies it with verifyToken. */
+  /** Socket token for browsers (socket-token.ts); the socket verifies it with verifyToken. */
   issueToken(session: Pick<Session, 'id'>): { token: string; expiresAt: string } {
-    const expires = Math.floor(this.clock.now() / 1000) + SOCKET_TOKEN.ttlSec;
-    const sig = createHmac('sha256', this.node.tokenSecret).update(`${session.id}.${expires}`).digest('base64url');
-    return { token: `${SOCKET_TOKEN.prefix}${session.id}.${expires}.${sig}`, expiresAt: new Date(expires * 1000).toISOString() };
+    return issueSocketToken(this.node.tokenSecret, session.id, this.clock.now());
   }
 
   /**
@@ -620,13 +543,7 @@ export class RealtimeSessions {
    * then forwards); undefined for a token this service did not sign or that expired.
    */
   verifyToken(token: string): string | undefined {
-    if (!token.startsWith(SOCKET_TOKEN.prefix)) return undefined;
-    const [id, expires, sig] = token.slice(SOCKET_TOKEN.prefix.length).split('.');
-    if (id === undefined || expires === undefined || sig === undefined || Number(expires) * 1000 < this.clock.now()) return undefined;
-    const want = createHmac('sha256', this.node.tokenSecret).update(`${id}.${expires}`).digest();
-    const got = Buffer.from(sig, 'base64url');
-    if (got.length !== want.length || !timingSafeEqual(got, want)) return undefined;
-    return id;
+    return verifySocketToken(this.node.tokenSecret, token, this.clock.now());
   }
 }
 
@@ -639,30 +556,3 @@ function keptSession(row: IdempotencyRow): Made {
   return { sessionId: row.sessionId, taskId: row.taskId };
 }
 
-/** A realtime creation when the live state (Redis) could not be written: nothing was made. */
-function liveUnavailable(cause: unknown): ApiError {
-  return new ApiError('SERVICE_UNAVAILABLE', 'no realtime session now: the live session state could not be written; try again', { reason: LIVE_STATE.unavailableReason }, { cause, retryAfterSec: 1 });
-}
-
-/** A realtime creation past the account's open-session limit. */
-function sessionLimit(max: number): ApiError {
-  return new ApiError('RATE_LIMITED', `this account has ${max} realtime sessions open, its most at once; finish one first`, { reason: ACCOUNT_LIMITS.sessionLimitReason, limit: max }, { retryAfterSec: ACCOUNT_LIMITS.retryAfterSec });
-}
-
-/** A realtime creation the balance does not cover. */
-function insufficient(minimum: bigint, left: bigint): ApiError {
-  const shown = left < 0n ? 0n : left;
-  return new ApiError('INSUFFICIENT_CHARACTERS', `a realtime session needs at least ${minimum} Characters available (${REALTIME_SPENDING.minimumMs / 1000} s of audio); ${shown} are available`, {
-    requiredCharacters: dec(minimum),
-    availableCharacters: dec(shown),
-  });
-}
-
-/** Spec "pause"/"finish" body: capturedSamples, a decimal string (preferred) or a JSON number; required. */
-function capturedFrom(body: Record<string, unknown>): bigint {
-  const raw = body['capturedSamples'];
-  const value = parseCount(raw);
-  // Say which it is: a value that was sent but is wrong (-1, 1.5, "01") is not "required".
-  if (value === undefined) throw ApiError.invalidField('capturedSamples', `${raw === undefined ? 'is required: ' : 'must be '}a non-negative integer as a decimal string (or a JSON number)`);
-  return value;
-}
