@@ -183,6 +183,19 @@ export const LIVE_STATE = {
   unavailableReason: 'LIVE_STATE_UNAVAILABLE',
   /** The node holding the session lets it go (it moved, or the live state cannot be reached): close reason. */
   movedCloseReason: 'session moved',
+  /**
+   * A session found without live state (Redis lost it) is failed once its task is this old (ms): younger,
+   * its live state may still be being written by the node making it.
+   */
+  lostAfterMs: 10_000,
+} as const;
+
+/** The task error of a realtime session whose live state Redis lost (failed, nothing charged). */
+export const LIVE_STATE_LOST_ERROR = {
+  errorCode: 'INTERNAL',
+  message: 'the live state of this realtime session was lost; its audio is gone and nothing was charged; start a new session',
+  retryable: true,
+  action: 'RETRY',
 } as const;
 
 export const NODES = {

@@ -257,7 +257,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   try {
     // ioredis is loaded only by a server that uses it.
     if (options.redisUrl !== undefined) {
-      const timing: LiveTiming = { leaseTtlMs: options.liveTiming?.leaseTtlMs ?? LIVE_STATE.leaseTtlMs, renewEveryMs: options.liveTiming?.renewEveryMs ?? LIVE_STATE.renewEveryMs };
+      const timing: LiveTiming = {
+        leaseTtlMs: options.liveTiming?.leaseTtlMs ?? LIVE_STATE.leaseTtlMs,
+        renewEveryMs: options.liveTiming?.renewEveryMs ?? LIVE_STATE.renewEveryMs,
+        lostAfterMs: options.liveTiming?.lostAfterMs ?? LIVE_STATE.lostAfterMs,
+      };
       live = await (await import('./live/live-store.js')).LiveStore.open(options.redisUrl, nodeId, timing);
     }
     return await start(options, clock, store, journal, maxOpenSessionsPerAccount, publicUrl, { id: nodeId, internalUrl, live });
@@ -318,7 +322,7 @@ async function start(
     supplementPolicy,
     { maxOpenSessionsPerAccount },
   );
-  const takeover = node.live !== undefined ? new Takeover(node.live, store, realtime, (id) => accounts.byId(id)) : undefined;
+  const takeover = node.live !== undefined ? new Takeover(node.live, store, realtime, (id) => accounts.byId(id), () => clock.now()) : undefined;
   const services: Services = {
     clock,
     store,

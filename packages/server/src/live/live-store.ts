@@ -20,6 +20,8 @@ export interface LiveTiming {
   readonly leaseTtlMs: number;
   /** The owner renews its leases this often. */
   readonly renewEveryMs: number;
+  /** A session found without live state is failed once its task is this old (takeover.ts). */
+  readonly lostAfterMs: number;
 }
 
 /** The watchdog looks this often, and stops this long before a lease could lapse (ms). */

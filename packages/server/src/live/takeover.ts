@@ -1,9 +1,9 @@
 import { TERMINAL_STATUSES, type TaskStatus } from '@soundclone/core/internal';
 import { ApiError } from '../errors.js';
-import { LIVE_STATE, NODES } from '../protocol.js';
+import { LIVE_STATE, LIVE_STATE_LOST_ERROR, NODES } from '../protocol.js';
 import type { Account } from '../domain/accounts/accounts.js';
 import type { RealtimeSessions, Session } from '../realtime/session/sessions.js';
-import type { Store } from '../store/store.js';
+import type { RealtimeSessionRow, Store, TaskRow } from '../store/store.js';
 import { snapshotOf } from './live-session.js';
 import type { LiveStore } from './live-store.js';
 
@@ -19,28 +19,36 @@ import type { LiveStore } from './live-store.js';
  * or throws: 503 SESSION_OWNER_UNAVAILABLE (another node holds it now: try again, the balancer finds
  * it), 503 LIVE_STATE_UNAVAILABLE (Redis cannot be reached), 409 SESSION_CLOSED (it ended meanwhile).
  */
+export type Adopted = { readonly kind: 'session'; readonly session: Session } | { readonly kind: 'ended'; readonly task: TaskRow };
+
 export class Takeover {
-  private readonly running = new Map<string, Promise<Session>>();
+  private readonly running = new Map<string, Promise<Adopted>>();
 
   constructor(
     private readonly live: LiveStore,
     private readonly store: Store,
     private readonly realtime: RealtimeSessions,
     private readonly accountById: (id: string) => Account | undefined,
+    private readonly now: () => number,
   ) {}
 
-  adopt(sessionId: string, force: boolean): Promise<Session> {
-    const held = this.realtime.byId(sessionId);
-    if (held !== undefined) return Promise.resolve(held);
-    let attempt = this.running.get(sessionId);
+  /**
+   * The session, taken over here; or, when its live state is gone (Redis lost it) and it did not end,
+   * its task failed as a session whose node died is without Redis (nothing charged) and `ended`.
+   */
+  adopt(row: RealtimeSessionRow, force: boolean): Promise<Adopted> {
+    const held = this.realtime.byId(row.id);
+    if (held !== undefined) return Promise.resolve({ kind: 'session', session: held });
+    let attempt = this.running.get(row.id);
     if (attempt === undefined) {
-      attempt = this.take(sessionId, force).finally(() => this.running.delete(sessionId));
-      this.running.set(sessionId, attempt);
+      attempt = this.take(row, force).finally(() => this.running.delete(row.id));
+      this.running.set(row.id, attempt);
     }
     return attempt;
   }
 
-  private async take(sessionId: string, force: boolean): Promise<Session> {
+  private async take(row: RealtimeSessionRow, force: boolean): Promise<Adopted> {
+    const sessionId = row.id;
     let taken;
     const takenAt = this.live.clock();
     try {
@@ -49,7 +57,7 @@ export class Takeover {
       throw unavailable(error);
     }
     if (taken.kind === 'held') throw ownerBusy();
-    if (taken.kind === 'missing') throw new ApiError('SESSION_CLOSED', 'the session is finished');
+    if (taken.kind === 'missing') return this.lost(row);
     try {
       const record = await this.live.read(sessionId);
       if (record === undefined) throw new ApiError('SESSION_CLOSED', 'the session is finished');
@@ -58,18 +66,34 @@ export class Takeover {
       if (task === undefined) throw new Error(`realtime session ${sessionId} has no task ${snapshot.identity.taskId}`);
       if ((TERMINAL_STATUSES as readonly TaskStatus[]).includes(task.status)) {
         await this.live.end(sessionId, taken.token).catch(() => undefined);
-        throw new ApiError('SESSION_CLOSED', 'the session is finished');
+        return { kind: 'ended', task };
       }
       const account = this.accountById(snapshot.identity.ownerId);
       if (account === undefined) throw new Error(`realtime session ${sessionId} belongs to an account this node does not know`);
       const session = this.realtime.restore(account, task, snapshot, taken.token, takenAt);
       await this.store.nodes.moveSession(sessionId, this.live.nodeId);
-      return session;
+      return { kind: 'session', session };
     } catch (error) {
       // Not taken after all: let the lease go so the next attempt (here or elsewhere) may take it.
       await this.live.release(sessionId, taken.token).catch(() => undefined);
       throw error;
     }
+  }
+
+  /**
+   * No live state for a session (Redis lost it: restarted empty, or failed over without it). A session
+   * younger than LiveTiming.lostAfterMs may still be being made by another node (its live state follows
+   * its database row by a moment): try again. An older one that did not end cannot go on anywhere: its
+   * task is failed (nothing charged), as a session whose node died is without Redis.
+   */
+  private async lost(row: RealtimeSessionRow): Promise<Adopted> {
+    const task = await this.store.tasks.get(row.taskId);
+    if (task === undefined) throw new Error(`realtime session ${row.id} has no task ${row.taskId}`);
+    if ((TERMINAL_STATUSES as readonly TaskStatus[]).includes(task.status)) return { kind: 'ended', task };
+    const now = this.now();
+    if (now - task.createdAt < this.live.timing.lostAfterMs) throw ownerBusy();
+    const failed = await this.store.failTask(task.id, { ...LIVE_STATE_LOST_ERROR, requestId: task.requestId }, now);
+    return { kind: 'ended', task: failed === 'already' ? ((await this.store.tasks.get(task.id)) ?? task) : failed };
   }
 }
 

@@ -1,8 +1,8 @@
 import { isApiError } from '../errors.js';
 import { NODES } from '../protocol.js';
-import type { SocketServerDeps } from '../realtime/socket/server.js';
+import type { ElsewhereOutcome, SocketServerDeps } from '../realtime/socket/server.js';
 import { storedSessionView } from '../realtime/session/view.js';
-import type { Takeover } from '../live/takeover.js';
+import type { Adopted, Takeover } from '../live/takeover.js';
 import { forwardUpgrade } from './forward.js';
 import { wasForwarded, type SessionOwners } from './session-owners.js';
 
@@ -19,7 +19,7 @@ export function upgradeElsewhere(owners: SessionOwners, nodeId: string, now: () 
     if (located.kind === 'ended') return { kind: 'ended', view: storedSessionView(located.row.id, located.task, now()) };
     if (located.kind === 'take') {
       if (takeover === undefined) throw new Error('a session to take over without the live state');
-      return { kind: 'adopted', session: await takeover.adopt(target.sessionId, located.force) };
+      return adopted(await takeover.adopt(located.row, located.force), located.row.id);
     }
     try {
       await forwardUpgrade(req, socket, head, located.url, nodeId);
@@ -27,10 +27,14 @@ export function upgradeElsewhere(owners: SessionOwners, nodeId: string, now: () 
       const next = takeover !== undefined && ownerUnreachable(error) ? await owners.unreachable(located.row) : undefined;
       if (next === undefined || takeover === undefined) throw error;
       if (next.kind === 'ended') return { kind: 'ended', view: storedSessionView(next.row.id, next.task, now()) };
-      return { kind: 'adopted', session: await takeover.adopt(target.sessionId, true) };
+      return adopted(await takeover.adopt(located.row, true), located.row.id);
     }
     return { kind: 'forwarded' };
   };
+
+  function adopted(outcome: Adopted, sessionId: string): ElsewhereOutcome {
+    return outcome.kind === 'session' ? { kind: 'adopted', session: outcome.session } : { kind: 'ended', view: storedSessionView(sessionId, outcome.task, now()) };
+  }
 }
 
 /** forward.ts's refusal when the owner could not be reached (nothing was written to the client). */

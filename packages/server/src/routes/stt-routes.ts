@@ -36,7 +36,8 @@ export function sttRoutes(s: Services): Route[] {
     if (located.kind === 'not-found') throw ApiError.notFound('realtime session');
     if (located.kind === 'take') {
       if (s.takeover === undefined) throw new Error('a session to take over without the live state');
-      return local(await s.takeover.adopt(id, located.force), context);
+      const adopted = await s.takeover.adopt(located.row, located.force);
+      return adopted.kind === 'session' ? local(adopted.session, context) : ended({ kind: 'ended', row: located.row, task: adopted.task });
     }
     if (located.kind === 'forward') {
       try {
@@ -47,7 +48,7 @@ export function sttRoutes(s: Services): Route[] {
         // here: its body may have gone to the dead owner already.
         const next = s.takeover !== undefined && ownerUnreachable(error) ? await s.owners.unreachable(located.row) : undefined;
         if (next?.kind === 'ended') return ended(next);
-        if (next?.kind === 'take') await s.takeover?.adopt(id, true).catch(() => undefined);
+        if (next?.kind === 'take') await s.takeover?.adopt(located.row, true).catch(() => undefined);
         throw error;
       }
     }
@@ -144,13 +145,13 @@ export function sttRoutes(s: Services): Route[] {
         // ended session (docs/protocol.md "Several nodes").
         const located = await s.owners.locate(created.sessionId, account.id, wasForwarded(req.headers));
         if (located.kind === 'forward') return { kind: 'answered', status: await forwardRequest(req, res, located.url, s.nodeId, Buffer.from(JSON.stringify(body))) };
-        if (located.kind === 'take' && s.takeover !== undefined) {
-          const session = await s.takeover.adopt(created.sessionId, located.force);
-          return ok({ ...s.realtime.view(session), socket: { url: socketUrl, ...s.realtime.issueToken(session) } }, { headers: replayHeaders(true) });
+        const adopted = located.kind === 'take' && s.takeover !== undefined ? await s.takeover.adopt(located.row, located.force) : undefined;
+        if (adopted?.kind === 'session') {
+          return ok({ ...s.realtime.view(adopted.session), socket: { url: socketUrl, ...s.realtime.issueToken(adopted.session) } }, { headers: replayHeaders(true) });
         }
         // Not found: an engine that keeps no session rows across a restart (the journal), whose start
         // failed every session that was running; the task says how it ended.
-        const task = located.kind === 'ended' ? located.task : await s.store.tasks.get(created.taskId);
+        const task = adopted?.kind === 'ended' ? adopted.task : located.kind === 'ended' ? located.task : await s.store.tasks.get(created.taskId);
         if (task === undefined || task.ownerId !== account.id || !isTerminal(task.status)) throw new Error(`realtime session ${created.sessionId} is kept with its key but neither held nor ended`);
         const data = { ...storedSessionView(created.sessionId, task, s.clock.now()), socket: { url: socketUrl, ...s.realtime.issueToken({ id: created.sessionId }) } };
         return ok(data, { headers: replayHeaders(true) });

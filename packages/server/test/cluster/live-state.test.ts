@@ -123,7 +123,9 @@ describe('live state in Redis', () => {
     first.stream(1, pcm, 0, third);
     await first.acked(third);
     // B takes the session as if A were dead (force): a new fencing token.
-    await b.services.takeover?.adopt(created.sessionId, true);
+    const row = await b.services.store.nodes.session(created.sessionId);
+    if (row === undefined) throw new Error('no session row');
+    await b.services.takeover?.adopt(row, true);
     first.stream(1, pcm, third, 2 * third);
     const closed = await first.closed;
     expect(closed).toEqual({ code: 4503, reason: 'session moved' });
@@ -208,5 +210,31 @@ describe('live state in Redis', () => {
     } finally {
       kept.disconnect();
     }
+  });
+
+  it('Redis restarted empty: the sessions cannot go on; a reconnect finds the session ended, failed with nothing charged (once it is older than lostAfterMs)', async () => {
+    const databaseUrl = await pgsql.freshDatabase();
+    const a = await node(databaseUrl, { liveTiming: { lostAfterMs: 0 } });
+    const pcm = speech(2);
+    const created = await createSession(a);
+    const first = await open(socketUrl(a, { sessionId: created.sessionId }), { accessKey: KEY_A });
+    await first.waitFor('session.ready');
+    first.stream(1, pcm);
+    await first.acked(pcm.length);
+    await redis.server.halt();
+    expect(await first.closed).toEqual({ code: 4503, reason: 'session moved' });
+    await redis.server.resume();
+    let finished: any;
+    for (let attempt = 0; attempt < 50 && finished === undefined; attempt++) {
+      try {
+        const again = await open(socketUrl(a, { sessionId: created.sessionId }), { accessKey: KEY_A });
+        finished = await again.waitFor('session.finished');
+      } catch {
+        await sleep(100);
+      }
+    }
+    expect(finished.session).toMatchObject({ status: 'FAILED', error: { errorCode: 'INTERNAL', retryable: true } });
+    const task = (await a.call('GET', `/stt/transcriptions/${created.transcriptionId}`)).body.data;
+    expect(task).toMatchObject({ status: 'FAILED', error: { message: expect.stringContaining('live state of this realtime session was lost') }, billing: { state: 'RELEASED', settledCharacters: '0' } });
   });
 });
