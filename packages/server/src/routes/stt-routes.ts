@@ -2,7 +2,7 @@ import { ApiError } from '../errors.js';
 import { ok } from '../http/envelope.js';
 import { asObject, readBody, readJson } from '../http/body.js';
 import { API_PREFIX, type DownloadFormat, HEADERS, LIMITS, PATHS, REALTIME_PATHS } from '@soundclone/core/internal';
-import { DOWNLOAD_CONTENT_TYPES } from '../protocol.js';
+import { DOWNLOAD_CONTENT_TYPES, NODES } from '../protocol.js';
 import { download } from '../domain/transcriptions/downloads.js';
 import { requireIdempotencyKey } from '../domain/idempotency.js';
 import { isText, NOT_TEXT } from '../domain/validate.js';
@@ -44,12 +44,17 @@ export function sttRoutes(s: Services): Route[] {
         return { kind: 'answered', status: await forwardRequest(context.req, context.res, located.url, s.nodeId) };
       } catch (error) {
         // The owner is known dead: answered from the store once the session ended; else taken over
-        // here now, so the client's retry (this 503 says to) finds it. The request itself is not done
-        // here: its body may have gone to the dead owner already.
+        // here now. A GET is then answered here (it has no body); any other call is not done here (its
+        // body may have gone to the dead owner already): 503 with Retry-After: 0, and the client's
+        // retry finds the session here at once.
         const next = s.takeover !== undefined && ownerUnreachable(error) ? await s.owners.unreachable(located.row) : undefined;
         if (next?.kind === 'ended') return ended(next);
-        if (next?.kind === 'take') await s.takeover?.adopt(located.row, true).catch(() => undefined);
-        throw error;
+        if (next?.kind !== 'take' || s.takeover === undefined) throw error;
+        const adopted = await s.takeover.adopt(located.row, true).catch(() => undefined);
+        if (adopted?.kind === 'ended') return ended({ kind: 'ended', row: located.row, task: adopted.task });
+        if (adopted === undefined) throw error;
+        if (context.req.method === 'GET') return local(adopted.session, context);
+        throw new ApiError('SERVICE_UNAVAILABLE', 'this realtime session was just taken over by this server from one that died; send the request again', { reason: NODES.ownerUnavailableReason }, { cause: error, retryAfterSec: 0 });
       }
     }
     return ended(located);
