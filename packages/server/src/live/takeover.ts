@@ -16,8 +16,9 @@ import type { LiveStore } from './live-store.js';
  *     --> the store's session row names this node (others forward to it from now on)
  *
  * Concurrent takeovers of one session on this node share one attempt. adopt() answers the Session,
- * or throws: 503 SESSION_OWNER_UNAVAILABLE (another node holds it now: try again, the balancer finds
- * it), 503 LIVE_STATE_UNAVAILABLE (Redis cannot be reached), 409 SESSION_CLOSED (it ended meanwhile).
+ * or `ended` with its task (it ended meanwhile, or Redis lost its live state: see lost()), or throws
+ * 503 SESSION_OWNER_UNAVAILABLE (another node holds it now: try again, the balancer finds it) or 503
+ * LIVE_STATE_UNAVAILABLE (Redis cannot be reached).
  */
 export type Adopted = { readonly kind: 'session'; readonly session: Session } | { readonly kind: 'ended'; readonly task: TaskRow };
 
@@ -60,7 +61,7 @@ export class Takeover {
     if (taken.kind === 'missing') return this.lost(row);
     try {
       const record = await this.live.read(sessionId);
-      if (record === undefined) throw new ApiError('SESSION_CLOSED', 'the session is finished');
+      if (record === undefined) return await this.lost(row);
       const snapshot = snapshotOf(record);
       const task = await this.store.tasks.get(snapshot.identity.taskId);
       if (task === undefined) throw new Error(`realtime session ${sessionId} has no task ${snapshot.identity.taskId}`);
