@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { postgresForFile } from '../support/postgres.js';
-import { freePort, RoundRobin } from '../support/round-robin.js';
+import { RoundRobin } from '../support/round-robin.js';
 import { KEY_A, start, type TestServer } from '../support/server.js';
 import { createSession, open, socketUrl, speech, type Peer } from '../realtime/support.js';
 import type { ServerOptions } from '../../src/index.js';
@@ -22,12 +22,15 @@ describe('abandoned realtime sessions on two nodes over PostgreSQL', () => {
 
   const twoNodes = async (options: Partial<ServerOptions> = {}) => {
     const databaseUrl = await pgsql.freshDatabase();
-    const ports = [await freePort(), await freePort()];
+    // Each node listens on a port of its own choosing; the balancer learns it once the node is up (a
+    // port picked before the node binds it can be taken meanwhile by another process).
+    const ports: number[] = [];
     const balancer = await new RoundRobin(ports).listen();
     stops.push(() => balancer.close());
     const nodes: TestServer[] = [];
-    for (const port of ports) {
-      const node = await start({ port, databaseUrl, publicUrl: balancer.url, maxRealtimeSessionsPerAccount: 50, ...options, realtimeTiming: { supplementWaitMs: 100, ...options.realtimeTiming } });
+    for (let i = 0; i < 2; i++) {
+      const node = await start({ databaseUrl, publicUrl: balancer.url, maxRealtimeSessionsPerAccount: 50, ...options, realtimeTiming: { supplementWaitMs: 100, ...options.realtimeTiming } });
+      ports.push(node.port);
       stops.push(() => node.close());
       nodes.push(node);
     }

@@ -3,7 +3,7 @@ import { SoundClone } from '@soundclone/core';
 import { LocalCluster } from '../../src/cluster/local-cluster.js';
 import type { RunningServer } from '../../src/index.js';
 import { postgresForFile } from '../support/postgres.js';
-import { freePort, HttpRoundRobin } from '../support/round-robin.js';
+import { HttpRoundRobin } from '../support/round-robin.js';
 import { idem, KEY_A, PREFIX, start, type TestServer } from '../support/server.js';
 import { speech } from '../realtime/support.js';
 
@@ -25,17 +25,19 @@ describe('a full node among several', () => {
 
   it('a retry of a create that B made, reaching full A, replays B\'s session (forwarded), not NODE_FULL', async () => {
     const databaseUrl = await pgsql.freshDatabase();
-    const ports = [await freePort(), await freePort()];
-    // B first, then A: the SDK's first try reaches B, its retry A.
-    const balancer = await new HttpRoundRobin([ports[1] as number, ports[0] as number]).listen();
+    // B first, then A: the SDK's first try reaches B, its retry A. (The nodes pick their own ports; the
+    // balancer learns them once they are up.)
+    const targets: number[] = [];
+    const balancer = await new HttpRoundRobin(targets).listen();
     stops.push(() => balancer.close());
     const nodes: TestServer[] = [];
-    for (const port of ports) {
-      const node = await start({ port, databaseUrl, publicUrl: balancer.url, maxRealtimeSessionsPerNode: 1 });
+    for (let i = 0; i < 2; i++) {
+      const node = await start({ databaseUrl, publicUrl: balancer.url, maxRealtimeSessionsPerNode: 1 });
       stops.push(() => node.close());
       nodes.push(node);
     }
     const [a, b] = nodes as [TestServer, TestServer];
+    targets.push(b.port, a.port);
     // A is full.
     expect((await a.call('POST', '/stt/realtime/sessions', { json: {}, headers: { 'Idempotency-Key': idem() } })).status).toBe(200);
     // B makes the session but its answer is lost: the SDK retries with the same key, on A.

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SoundClone } from '@soundclone/core';
 import { ChaosProxy } from '../../src/testing/chaos-proxy.js';
 import { postgresForFile } from '../support/postgres.js';
-import { freePort, HttpRoundRobin, RoundRobin } from '../support/round-robin.js';
+import { HttpRoundRobin, RoundRobin } from '../support/round-robin.js';
 import { idem, KEY_A, KEY_B, PREFIX, start, type TestServer } from '../support/server.js';
 import { createSession, open, speech } from '../realtime/support.js';
 import type { ServerOptions } from '../../src/index.js';
@@ -22,12 +22,15 @@ describe('nodes on one database behind a round-robin balancer', () => {
 
   const cluster = async (options: Partial<ServerOptions> = {}) => {
     const databaseUrl = await pgsql.freshDatabase();
-    const ports = [await freePort(), await freePort()];
+    // Each node listens on a port of its own choosing; the balancer learns it once the node is up (a
+    // port picked before the node binds it can be taken meanwhile by another process).
+    const ports: number[] = [];
     const balancer = await new RoundRobin(ports).listen();
     stops.push(() => balancer.close());
     const nodes: TestServer[] = [];
-    for (const port of ports) {
-      const node = await start({ port, databaseUrl, publicUrl: balancer.url, retainRealtimeAudioSamples: 10 * 16_000, ...options });
+    for (let i = 0; i < 2; i++) {
+      const node = await start({ databaseUrl, publicUrl: balancer.url, retainRealtimeAudioSamples: 10 * 16_000, ...options });
+      ports.push(node.port);
       stops.push(() => node.close());
       nodes.push(node);
     }
@@ -65,12 +68,15 @@ describe('nodes on one database behind a round-robin balancer', () => {
 
   it('the SDK pointed at a per-request balancer alone: sessions stream whichever node each request and socket reaches', async () => {
     const databaseUrl = await pgsql.freshDatabase();
-    const ports = [await freePort(), await freePort()];
+    // Each node listens on a port of its own choosing; the balancer learns it once the node is up (a
+    // port picked before the node binds it can be taken meanwhile by another process).
+    const ports: number[] = [];
     const balancer = await new HttpRoundRobin(ports).listen();
     stops.push(() => balancer.close());
     const nodes: TestServer[] = [];
-    for (const port of ports) {
-      const node = await start({ port, databaseUrl, publicUrl: balancer.url });
+    for (let i = 0; i < 2; i++) {
+      const node = await start({ databaseUrl, publicUrl: balancer.url });
+      ports.push(node.port);
       stops.push(() => node.close());
       nodes.push(node);
     }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { postgresForFile } from '../support/postgres.js';
-import { freePort, RoundRobin } from '../support/round-robin.js';
+import { RoundRobin } from '../support/round-robin.js';
 import { idem, PREFIX, start, type TestServer } from '../support/server.js';
 import { open } from '../realtime/support.js';
 
@@ -20,12 +20,15 @@ describe('realtime session creation keys across nodes', () => {
   /** Two nodes on a fresh database, behind one public address (a round-robin balancer) as in production. */
   const twoNodes = async () => {
     const databaseUrl = await pgsql.freshDatabase();
-    const ports = [await freePort(), await freePort()];
+    // Each node listens on a port of its own choosing; the balancer learns it once the node is up (a
+    // port picked before the node binds it can be taken meanwhile by another process).
+    const ports: number[] = [];
     const balancer = await new RoundRobin(ports).listen();
     stops.push(() => balancer.close());
     const nodes: Array<TestServer & { stop: () => Promise<void> }> = [];
-    for (const port of ports) {
-      const node = await start({ port, databaseUrl, publicUrl: balancer.url });
+    for (let i = 0; i < 2; i++) {
+      const node = await start({ databaseUrl, publicUrl: balancer.url });
+      ports.push(node.port);
       let stopped = false;
       const stop = async (): Promise<void> => {
         if (!stopped) await node.close();

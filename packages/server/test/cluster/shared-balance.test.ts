@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SoundClone, type RealtimeSocketSession } from '@soundclone/core';
 import { postgresForFile } from '../support/postgres.js';
-import { freePort, HttpRoundRobin } from '../support/round-robin.js';
+import { HttpRoundRobin } from '../support/round-robin.js';
 import { KEY_A, start, type TestServer } from '../support/server.js';
 import { speech } from '../realtime/support.js';
 
@@ -22,15 +22,17 @@ describe('realtime spending across nodes', () => {
     // 600 Characters pay for 60 seconds of audio; the sessions bring 20 × 5 s.
     const balance = 600;
     const databaseUrl = await pgsql.freshDatabase();
-    const ports = [await freePort(), await freePort()];
+    // The nodes pick their own ports; the balancer learns them once they are up.
+    const ports: number[] = [];
     const balancer = await new HttpRoundRobin(ports).listen();
     stops.push(() => balancer.close());
     const nodes: TestServer[] = [];
-    for (const port of ports) {
+    for (let i = 0; i < 2; i++) {
       const node = await start({
-        port, databaseUrl, publicUrl: balancer.url, ttsHistorySeedCount: 0, maxRealtimeSessionsPerAccount: 25,
+        databaseUrl, publicUrl: balancer.url, ttsHistorySeedCount: 0, maxRealtimeSessionsPerAccount: 25,
         accountOverrides: { [KEY_A]: { totalMonthlyChars: 0, totalOrderChars: balance } },
       });
+      ports.push(node.port);
       stops.push(() => node.close());
       nodes.push(node);
     }
