@@ -201,8 +201,8 @@ export async function closeGraphContext(graph: CaptureGraph): Promise<void> {
 }
 
 /** The transport a graph uses, sized by time (exported for the Node tests, not from the package). */
-export function pickFeed(spec: Partial<Pick<GraphSpec, 'transport' | 'ringMs' | 'drainMs' | 'batchFrames' | 'poolMs' | 'poolSize' | 'gate'>>, sampleRate: number, sink: FeedSink): SampleFeed {
-  const gate = spec.gate === undefined ? undefined : { ...spec.gate, sampleRate };
+export function pickFeed(spec: Partial<Pick<GraphSpec, 'transport' | 'ringMs' | 'drainMs' | 'batchFrames' | 'poolMs' | 'poolSize'>> & { readonly gate?: GraphSpec['gate'] | boolean }, sampleRate: number, sink: FeedSink): SampleFeed {
+  const gate = spec.gate === undefined || spec.gate === false ? undefined : { ...(spec.gate === true ? {} : spec.gate), sampleRate };
   const wanted = spec.transport ?? 'auto';
   const sharedOk = typeof SharedArrayBuffer === 'function' && (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true;
   if (wanted === 'shared' && !sharedOk) {
