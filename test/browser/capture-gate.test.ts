@@ -145,6 +145,34 @@ describe('the capture worklet\'s voice gate in Chromium', () => {
     await checkGated(run, plain, 'shared');
   }, 60_000);
 
+  it('a server that does not list skip-frames: the worklet still gates, the session sends the skipped stretches as digital silence; same lines, nothing lost, all billed', async () => {
+    const hidden = (demo.server as RunningServer).faults.socket.inject({ kind: 'hideFeatures' });
+    let run: Run;
+    try {
+      run = await capture({ gate: true, transport: 'transfer' });
+    } finally {
+      hidden.remove();
+    }
+    const { result, after } = run;
+    expect(result.capture.skippedFrames).toBeGreaterThan(0); // the worklet sent less to the page
+    expect(result.sessionStats.skippedSamples).toBe(0); // and the session declared no skipped time
+    expect(result.finish.status).toBe('COMPLETED');
+    expect(result.finish.notices).not.toContain('TRANSPORT_GAP');
+    expect(result.finish.receivedSamples).toBe(result.finish.capturedSamples);
+    expect(result.finish.lines).toEqual(plain.result.finish.lines);
+    const client = new SoundClone({ accessKey: demo.accessKey, baseUrl: demo.baseUrl, maxRetries: 0 });
+    const task = await client.stt.transcriptions.get((await client.stt.realtime.get(run.sessionId)).transcriptionId);
+    expect(String(task.billing.billableDurationMs)).toBe(String(Math.ceil(Number(result.finish.receivedSamples) / 16)));
+    // The stretches the worklet did not send are digital silence in the stored audio (the noise floor never is).
+    const stored = await storedAudio(demo, run.sessionId);
+    let zeros = 0;
+    for (const v of stored) if (v === 0) zeros++;
+    expect(zeros * 48_000 / 16_000).toBeGreaterThan(result.capture.skippedFrames * 0.9);
+    // The speech events and the page's indicator work as with the feature; nothing was saved.
+    expect(after.gate.speech.filter((e) => e.event === 'speech.start').length).toBeGreaterThanOrEqual(3);
+    expect(after.gate.saved).toBe('saved 0 %');
+  }, 60_000);
+
   it('transferred batches (no isolation, 48 kHz context): the same', async () => {
     const run = await capture({ gate: true, transport: 'transfer', sampleRate: 48_000 }, undefined, '/?coi=0');
     await checkGated(run, plain, 'transfer');
