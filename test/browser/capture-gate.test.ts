@@ -10,14 +10,16 @@ import { WAV_RATE, speechWav } from './support.ts';
 
 /**
  * The voice gate in the capture worklet, in real Chromium: the fake microphone plays three "lines" of
- * tone bursts after a 3 s lead-in, with 2.5 s pauses; the demo page captures it ungated, then gated through the shared
- * ring and through transferred batches, into sessions on the reference server. Checked against the
- * ungated run: the same lines, with silence skipped (declared, not sent), no gap, billed for the audio
- * only, speech edges where the lines are; and a socket cut in the middle of a skip loses nothing.
+ * tone bursts after a 4 s lead-in (the first 2 s of a capture may read as speech: see checkGated),
+ * with 2.5 s pauses; the demo page captures it ungated, then gated through the shared ring and through
+ * transferred batches, into sessions on the reference server. Checked against the ungated run: the
+ * same lines, with silence skipped (declared, not sent), no gap, billed for the audio only, speech
+ * edges where the lines are; a socket cut in the middle of a skip loses nothing; a mute mid-utterance
+ * ends it; and a server that does not list skip-frames gets the silence as audio.
  */
 const PAUSES = [2500, 2500, 1500] as const;
 // First words whose recogniser features sit mid-bucket (support.ts), so lines can be compared run to run.
-const LEAD_MS = 3000;
+const LEAD_MS = 4000;
 const wav = speechWav({ leadMs: LEAD_MS, pausesMs: PAUSES, firstWords: [[200, 200, 0.355], [500, 400, 0.355], [600, 400, 0.355]] });
 const wavSeconds = wav.pcm.length / WAV_RATE;
 /** Where each line starts and how long it lasts in the WAV, ms (its first word, 110 ms, then 300 ms of "bob"). */
@@ -36,7 +38,7 @@ interface Run {
 }
 
 /** Captures the whole WAV with `options`; `act` runs on every poll with the snapshot (a fault mid-skip). */
-async function capture(options: DemoStartOptions, act: (s: DemoSnapshot) => void = () => undefined, url = '/'): Promise<Run> {
+async function capture(options: DemoStartOptions, act: (s: DemoSnapshot, page: Page) => void | Promise<void> = () => undefined, url = '/'): Promise<Run> {
   const page: Page = await browser.newPage();
   try {
     const { started, errors } = await startKeepingInput(page, `${demo.url}${url}`, options);
@@ -45,7 +47,7 @@ async function capture(options: DemoStartOptions, act: (s: DemoSnapshot) => void
     for (;;) {
       const s = await snapshot(page);
       during.push(s);
-      act(s);
+      await act(s, page);
       if ((s.stats?.capturedFrames ?? 0) / started.sampleRate >= wavSeconds - 0.1 || Date.now() > until) break;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -171,6 +173,35 @@ describe('the capture worklet\'s voice gate in Chromium', () => {
     // The speech events and the page's indicator work as with the feature; nothing was saved.
     expect(after.gate.speech.filter((e) => e.event === 'speech.start').length).toBeGreaterThanOrEqual(3);
     expect(after.gate.saved).toBe('saved 0 %');
+  }, 60_000);
+
+  it('mute in the middle of an utterance ends it for the session; its end is not repeated after unmute; the books balance', async () => {
+    let step = 0;
+    const run = await capture({ gate: true, transport: 'transfer' }, async (s, page) => {
+      const starts = s.gate.speech.filter((e) => e.event === 'speech.start').length;
+      const call = (c: 'mute' | 'unmute') => page.evaluate((name) => (window as unknown as { demo: Record<string, () => void> }).demo[name]!(), c);
+      // While the second line is spoken (its start seen, the gate showing speech): mute, then unmute a second later.
+      if (step === 0 && starts >= 2 && s.gate.activity === 'speech') {
+        await call('mute');
+        step = 1;
+        setTimeout(() => void call('unmute').then(() => (step = 2)), 1000);
+      }
+    });
+    expect(step).toBe(2);
+    const { result, after } = run;
+    const c = result.capture;
+    expect(c.mutedFrames).toBeGreaterThan(0);
+    expect(c.encodedFrames + c.mutedFrames + c.pausedFrames).toBe(c.capturedFrames);
+    expect(c.worklet.exact).toBe(true);
+    expect(result.finish.status).toBe('COMPLETED');
+    expect(result.finish.notices).not.toContain('TRANSPORT_GAP');
+    expect(result.finish.receivedSamples).toBe(result.finish.capturedSamples);
+    // Every start has one end after it, in order: the muted utterance ended at the mute.
+    const kinds = after.gate.speech.map((e) => e.event);
+    for (let i = 0; i < kinds.length; i++) expect(kinds[i], JSON.stringify(after.gate.speech)).toBe(i % 2 === 0 ? 'speech.start' : 'speech.end');
+    expect(kinds.length % 2).toBe(0);
+    const samples = after.gate.speech.map((e) => e.sample);
+    for (let i = 1; i < samples.length; i++) expect(samples[i]!).toBeGreaterThanOrEqual(samples[i - 1]!);
   }, 60_000);
 
   it('transferred batches (no isolation, 48 kHz context): the same', async () => {
