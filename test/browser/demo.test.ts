@@ -212,6 +212,36 @@ describe('live-captions demo in Chromium', () => {
       await page.close();
     }
   });
+
+  it('the Gate toggle: the worklet gates the capture, the page shows speech or silence and "saved N %"', async () => {
+    const page = await newPage();
+    try {
+      const seen = new Set<string>();
+      await page.click('#gate');
+      await page.click('#start');
+      await until('streaming', () => snapshot(page), (s) => s.connection === 'streaming');
+      expect(await page.locator('#gate').isDisabled()).toBe(true); // chosen at Start
+      // The WAV (three lines in 5.6 s), then 2 s of the fake device's silence after it.
+      const rate = (await snapshot(page)).stats!.sampleRate;
+      await until('the WAV and 2 s after it', async () => {
+        const s = await snapshot(page);
+        seen.add(s.gate.activity);
+        return (s.stats?.capturedFrames ?? 0) / rate;
+      }, (seconds) => seconds >= speechWav().pcm.length / 44_100 + 2, 20_000);
+      expect([...seen]).toEqual(expect.arrayContaining(['speech', 'silence']));
+      await page.click('#stop');
+      await until('the finish line', () => page.locator('#details').textContent(), (t) => (t ?? '').startsWith('Finished'));
+      const s = await snapshot(page);
+      expect(s.gate.on).toBe(true);
+      expect(s.gate.speech.filter((e) => e.event === 'speech.start').length).toBeGreaterThanOrEqual(1);
+      const saved = /^saved (\d+) %$/.exec(await page.locator('#saved').textContent() ?? '');
+      expect(saved, 'the page says how much was saved').not.toBeNull();
+      expect(Number(saved![1])).toBeGreaterThanOrEqual(10); // at least the 2 s of silence after the WAV
+      expect(await page.locator('#gate').isDisabled()).toBe(false);
+    } finally {
+      await page.close();
+    }
+  });
 });
 
 describe('the demo\'s own server', () => {

@@ -37,17 +37,36 @@ export async function launchChromium(wavPath: string, options: { autoAccept?: bo
   });
 }
 
-/** The fake microphone's script: 1 s of lead-in, then "lines" of tone bursts (words) and pauses. */
+export interface SpeechWavOptions {
+  /** The lead-in before the first line, ms (default 1000). */
+  readonly leadMs?: number;
+  /** The pause after each of the three lines, ms (default 750, 900, 650). */
+  readonly pausesMs?: readonly [number, number, number];
+  /**
+   * Each line's first word: tone Hz, ms, amplitude (default 250/260/0.5, 520/360/0.5, 330/200/0.5).
+   * The recogniser's word is keyed by zero crossings per 20 ms / 4, tenths of a second and dB / 6,
+   * each rounded: a tone whose features sit mid-bucket (200 Hz: 8 crossings; 200 ms; -12 dB) gives the
+   * same word in every run, where one on a bucket's edge (250 Hz: 10 crossings, 2.5) may not. The
+   * partly covered frames at a word's edges lower its mean crossings: a short high tone (700 Hz for
+   * 200 ms: 28, but about 25.5 with its edges) falls into the bucket below in some runs.
+   */
+  readonly firstWords?: readonly (readonly [number, number, number])[];
+}
+
+/** The fake microphone's script: 1 s of lead-in, then "lines" of tone bursts (words) and pauses (`pausesMs` after each line: longer ones for the voice gate). */
 export const WAV_RATE = 44_100;
 
-export function speechWav(): { samples: Float32Array; pcm: Int16Array } {
-  const parts: Array<{ tone?: number; ms: number; amplitude?: number }> = [{ ms: 1000 }];
+export function speechWav(options: SpeechWavOptions = {}): { samples: Float32Array; pcm: Int16Array } {
+  const parts: Array<{ tone?: number; ms: number; amplitude?: number }> = [{ ms: options.leadMs ?? 1000 }];
+  const pauses = options.pausesMs ?? [750, 900, 650];
+  const firsts = options.firstWords ?? [[250, 260, 0.5], [520, 360, 0.5], [330, 200, 0.5]];
   // Lines of different lengths, so that no shift by a whole line lines the envelopes up again.
-  for (const [base, first, gap] of [[250, 260, 750], [520, 360, 900], [330, 200, 650]] as const) {
+  for (const [k, gap] of pauses.entries()) {
+    const [base, first, amplitude] = firsts[k]!;
     // 400 Hz for 300 ms at -12 dB RMS is "bob" (recogniser key 4:3:-2: 16 crossings per frame / 4,
     // 3 tenths of a second, level / 6 dB), which its entity pass calls a name. Each feature sits in
     // the middle of its bucket, so the word does not depend on where the 20 ms frames fall.
-    parts.push({ tone: base, ms: first, amplitude: 0.5 }, { ms: 110 }, { tone: 400, ms: 300, amplitude: 0.355 }, { ms: gap });
+    parts.push({ tone: base, ms: first, amplitude }, { ms: 110 }, { tone: 400, ms: 300, amplitude: 0.355 }, { ms: gap });
   }
   parts.push({ ms: 400 });
   const total = parts.reduce((n, p) => n + Math.round((p.ms * WAV_RATE) / 1000), 0);

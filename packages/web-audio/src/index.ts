@@ -1,4 +1,4 @@
-export { startCapture, type StartCaptureOptions } from './capture/start-capture.js';
+export { startCapture, type StartCaptureOptions, type CaptureGateOptions } from './capture/start-capture.js';
 export { openMicrophone, type OpenMicrophoneOptions } from './capture/open-microphone.js';
 export { Capture, type CaptureDrop, type CaptureState, type CaptureStats, type CaptureResult } from './capture/capture.js';
 export type { CaptureSession } from './capture/session.js';

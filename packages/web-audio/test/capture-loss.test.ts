@@ -38,6 +38,8 @@ function rig(s: RealtimeSocketSession, rate: number, options: Partial<StartCaptu
   const sink: FeedSink = {
     block: (block) => capture?.onBlock(block),
     dropped: (from, frames) => capture?.onDropped(from, frames),
+    skipped: (frames) => capture?.onSkipped(frames),
+    speech: (event, lag) => capture?.onSpeech(event, lag),
     failed: (error) => capture?.onFailed(error),
   };
   const feed = pickFeed({ session: s, ...options }, rate, sink);
@@ -61,7 +63,7 @@ function rig(s: RealtimeSocketSession, rate: number, options: Partial<StartCaptu
       node: { ...idle, port: channel.port2 } as unknown as AudioWorkletNode,
       feed,
     },
-    writer: new SessionWriter(rate, s),
+    writer: new SessionWriter(rate, s, 'auto', options.gate !== undefined && options.gate !== false),
     session: s,
     levelWindowMs: 50,
     stopTimeoutMs: 2000,

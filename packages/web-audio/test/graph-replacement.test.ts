@@ -11,7 +11,7 @@ import { Suspension } from '../src/capture/suspension.ts';
  * a search's outcome becomes, when a setDevice() is refused or overruled, and what a context's state
  * change means. The graphs the builder makes here are plain objects: no browser is involved.
  */
-const sink: FeedSink = { block: () => undefined, dropped: () => undefined, failed: () => undefined };
+const sink: FeedSink = { block: () => undefined, dropped: () => undefined, skipped: () => undefined, speech: () => undefined, failed: () => undefined };
 
 /** A graph as far as the decisions look at it (and disposeGraph() can release it). */
 function graph(id: string): CaptureGraph {

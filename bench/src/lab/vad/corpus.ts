@@ -172,7 +172,7 @@ function frameDb(x: Float32Array): Float64Array {
  * are speech; a phrase starts at the first frame of its rising edge (walking back while frames stay
  * 3 dB above the floor) and ends after the last speech frame before a pause of 200 ms or more.
  */
-function phrasesOf(x: Float32Array): Float32Array[] {
+export function phrasesOf(x: Float32Array): Float32Array[] {
   const db = frameDb(x);
   const sorted = Float64Array.from(db).sort();
   const floor = sorted[Math.floor(sorted.length * 0.1)];

@@ -8,6 +8,7 @@ import { CONDITIONS, CORPUS_RATE, loadCorpus, makeStream, type Stream, type Stre
 import { ENGINES, type Engine } from './engines.js';
 import { blocksOf, BLOCK, scoreStream, type StreamScore } from './evaluate.js';
 import { bundleSizes } from './bundle.js';
+import { gatedWer } from './wer.js';
 
 /**
  * `pnpm bench:vad`: the voice gate's figures per engine and condition (corpus.ts says what the streams
@@ -201,6 +202,21 @@ async function main(): Promise<void> {
   lines.push('### hangover', '', `Pre-roll ${DEFAULT_PRE_ROLL} ms; every stream but babble's.`, '',
     '| engine | hangover ms | complete % | speech sent % | samples sent % |', '|---|---:|---:|---:|---:|', ...hangoverRows, '');
   const sizes = await bundleSizes();
+  // WER gated minus ungated: PocketSphinx through the reference server, the session's gate at its defaults.
+  const wer = await gatedWer((text) => process.stderr.write(`${text}\n`));
+  const werPoints = 100 * (wer.gated - wer.ungated);
+  const werTable = [
+    '## WER, gated vs ungated',
+    '',
+    `PocketSphinx through the reference server: pocketsphinx-testdata's ${wer.clips} LibriVox clips (${wer.words} words), each split at its pauses with 2 s of silence inserted between phrases (${wer.audioSeconds.toFixed(1)} s of audio), sent ungated and with \`gate: true\` (defaults); each run's lines against the clip's transcription.`,
+    '',
+    '| session | WER % | samples saved % |',
+    '|---|---:|---:|',
+    `| gate off | ${(100 * wer.ungated).toFixed(1)} | 0 |`,
+    `| gate on (energy, defaults) | ${(100 * wer.gated).toFixed(1)} | ${(100 * wer.savedShare).toFixed(1)} |`,
+    '',
+  ];
+  targets.push(`- WER gated minus ungated <= 0.5 points: ${werPoints >= 0 ? '+' : ''}${werPoints.toFixed(2)} points ${werPoints <= 0.5 ? 'PASS' : 'MISS'}`);
   const head = [
     '## Summary',
     '',
@@ -218,7 +234,7 @@ async function main(): Promise<void> {
     `- bundle <= 25 KB min+gz: ${(sizes[0]!.gzip / 1024).toFixed(1)} KB ${sizes[0]!.gzip <= 25 * 1024 ? 'PASS' : 'MISS'}`,
     '',
   ];
-  const text = `# Voice gate (pnpm bench:vad)\n\n${[...head, ...lines].join('\n')}\n`;
+  const text = `# Voice gate (pnpm bench:vad)\n\n${[...head, ...werTable, ...lines].join('\n')}\n`;
   process.stdout.write(text);
   process.stderr.write(`vad: ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
   if (write) {

@@ -1,5 +1,5 @@
 import { map, merge, type Observable } from 'rxjs';
-import type { CaptureHealth, LineUpdate, RealtimeConnectParams, RealtimeFinishResult, RealtimeSocketSession, SessionLine, SoundClone } from '@soundclone/core';
+import type { CaptureHealth, GateOptions, LineUpdate, RealtimeConnectParams, RealtimeFinishResult, RealtimeSocketSession, SessionLine, SoundClone } from '@soundclone/core';
 import { sessionStreams } from '@soundclone/core/rx';
 import type { AudioSource } from '../sources/audio-source.js';
 import type { Microphone } from '../mic/microphone.js';
@@ -12,6 +12,15 @@ export interface LiveTranscriptionOptions {
   readonly connect?: Omit<RealtimeConnectParams, 'sampleRate' | 'channels'>;
   /** finish() budget (default 60 s). */
   readonly finishTimeoutMs?: number;
+  /**
+   * The voice gate, off by default: `true` for its defaults or core's gate options. In Node it is the
+   * session's own gate (the `gate` connect option): core's VoiceGate with the default engine, on the
+   * blocks the session encodes from the source, so silence is declared skipped instead of sent
+   * (docs/protocol.md "Skipped time"), `speech.start` / `speech.end` come from the session, and
+   * `session.stats.skippedSamples` / `session.health.savedShare` say what was saved. No thread to
+   * spare here, unlike the browser's audio thread, so there is no second copy of the gate to keep.
+   */
+  readonly gate?: boolean | GateOptions;
 }
 
 /** What a caption display needs, in order: the partial line rewritten, then the line that commits it. */
@@ -89,7 +98,11 @@ export class LiveTranscription {
 export async function transcribeLive(client: SoundClone, source: AudioSource, options: LiveTranscriptionOptions = {}): Promise<LiveTranscription> {
   let session: RealtimeSocketSession;
   try {
-    session = await client.stt.realtime.connect({ ...options.connect, sampleRate: source.format.sampleRate, channels: source.format.channels });
+    session = await client.stt.realtime.connect({
+      ...options.connect,
+      ...(options.gate !== undefined ? { gate: options.gate } : {}),
+      sampleRate: source.format.sampleRate, channels: source.format.channels,
+    });
   } catch (caught) {
     // No session to feed: a microphone must not go on capturing into nothing.
     await source.stop();

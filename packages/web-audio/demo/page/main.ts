@@ -29,6 +29,8 @@ export interface DemoStartOptions {
   readonly poolMs?: number;
   /** Device recovery attempts (default: the capture's, 8). */
   readonly recoveryAttempts?: number;
+  /** The worklet's voice gate (default: the page's Gate toggle). */
+  readonly gate?: boolean;
 }
 
 export interface DemoSnapshot {
@@ -55,6 +57,8 @@ export interface DemoSnapshot {
   readonly events: Array<WebCaptureEvent | { type: 'failed'; code: string; atMs: number }>;
   /** The health line the visitor sees. */
   readonly healthText: string;
+  /** The voice gate as the page shows it: the toggle, speech or silence, "saved N %", and the session's speech events. */
+  readonly gate: { readonly on: boolean; readonly activity: string; readonly saved: string; readonly speech: Array<{ event: string; sample: number }> };
 }
 
 export interface DemoStopResult {
@@ -95,6 +99,9 @@ const reconnectsEl = $('reconnects');
 const levelEl = $('level');
 const details = $('details');
 const messageEl = $('message');
+const gateToggle = $<HTMLInputElement>('gate');
+const speechEl = $('speech');
+const savedEl = $('saved');
 
 let session: RealtimeSocketSession | undefined;
 let capture: Capture | undefined;
@@ -111,6 +118,8 @@ let levelFrame = 0;
 let starting = false;
 let sessionCount = 0;
 let stopping = false;
+let gated = false;
+let speech: Array<{ event: string; sample: number }> = [];
 
 async function start(options: DemoStartOptions = {}): Promise<{ transport: string; sampleRate: number; kernel: string; isolated: boolean }> {
   if (capture !== undefined || starting || stopping) throw new Error('already started');
@@ -124,6 +133,11 @@ async function start(options: DemoStartOptions = {}): Promise<{ transport: strin
   drops = [];
   events = [];
   health = undefined;
+  speech = [];
+  gated = options.gate ?? gateToggle.checked;
+  gateToggle.checked = gated;
+  showActivity(gated ? 'silence' : 'off');
+  savedEl.textContent = '';
   resetLevel();
   let context: AudioContext | undefined;
   let stream: MediaStream | undefined;
@@ -145,6 +159,7 @@ async function start(options: DemoStartOptions = {}): Promise<{ transport: strin
       ...(options.ringMs !== undefined ? { ringMs: options.ringMs } : {}),
       ...(options.poolMs !== undefined ? { poolMs: options.poolMs } : {}),
       ...(options.recoveryAttempts !== undefined ? { recovery: { attempts: options.recoveryAttempts } } : {}),
+      ...(gated ? { gate: true } : {}),
     });
     rates = [capture.sampleRate];
     // A new heading for this session (its first line is a server round trip away): earlier sessions'
@@ -273,6 +288,7 @@ async function stop(): Promise<DemoStopResult> {
       tracksEnded,
       contextState,
     };
+    if (gated) savedEl.textContent = `saved ${Math.round(s.health.savedShare * 100)} %`;
     details.textContent = `Finished: ${finished.session.status} · ${finished.lines.length} lines · ${(Number(out.finish.receivedSamples) / 16000).toFixed(1)} s of audio`;
     return out;
   } finally {
@@ -292,6 +308,18 @@ function watchSession(s: RealtimeSocketSession): void {
     reconnectsEl.textContent = `${reconnects} reconnect${reconnects === 1 ? '' : 's'}`;
   });
   s.on('health', showConnection);
+  // The voice gate (the worklet's): speech or silence, and the share of the audio not sent.
+  s.on('speech.start', (edge) => {
+    speech.push({ event: 'speech.start', sample: edge.sample });
+    showActivity('speech');
+  });
+  s.on('speech.end', (edge) => {
+    speech.push({ event: 'speech.end', sample: edge.sample });
+    showActivity('silence');
+  });
+  s.on('health', (h) => {
+    if (gated) savedEl.textContent = `saved ${Math.round(h.savedShare * 100)} %`;
+  });
   s.on('balance.exhausted', (info) => balanceUsedUp(s, info.receivedSamples));
   streams.partials$.subscribe((p) => view.partial(p.text));
   streams.lines$.subscribe((line) => view.line(line));
@@ -362,6 +390,12 @@ function showConnection(h: SessionHealth): void {
   el.dataset['state'] = h.state;
 }
 
+function showActivity(state: 'speech' | 'silence' | 'off'): void {
+  speechEl.hidden = state === 'off';
+  speechEl.textContent = state;
+  speechEl.dataset['state'] = state;
+}
+
 /** The status line: the device, and what is wrong when something is ("no audio for 3 s", "device lost — reconnecting to default"). */
 function showHealth(h: CaptureHealth): void {
   const el = $('health');
@@ -392,6 +426,7 @@ function setButtons(running: boolean): void {
   buttons.mute.disabled = !running;
   buttons.pause.disabled = !running;
   buttons.stop.disabled = !running;
+  gateToggle.disabled = running; // the gate is chosen at Start
 }
 
 async function blobWorkletUrl(): Promise<string> {
@@ -472,6 +507,7 @@ const api: DemoApi = {
     health: capture?.health ?? health,
     events: events.slice(),
     healthText: $('health').textContent ?? '',
+    gate: { on: gated, activity: speechEl.hidden ? '' : speechEl.textContent ?? '', saved: savedEl.textContent ?? '', speech: speech.slice() },
   }),
   current: () => capture,
 };

@@ -45,6 +45,7 @@ export class CaptureBooks {
       pausedFrames: this.paused,
       sentSamples: writer.sentSamples,
       refusedFrames: writer.refusedFrames,
+      skippedFrames: writer.skippedFrames,
     };
   }
 

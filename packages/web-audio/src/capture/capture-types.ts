@@ -33,6 +33,11 @@ export interface CaptureStats {
   readonly sentSamples: number;
   /** Of encodedFrames, those the session refused because it was not taking audio (finishing, ended). */
   readonly refusedFrames: number;
+  /**
+   * Of encodedFrames, those the worklet's voice gate did not send (the `gate` option): declared to the
+   * session as skipped time (the session's `stats.skippedSamples`, `health.savedShare`). 0 ungated.
+   */
+  readonly skippedFrames: number;
 }
 
 /**

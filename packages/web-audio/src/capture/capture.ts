@@ -79,6 +79,8 @@ export class Capture {
   readonly #sink: FeedSink = {
     block: (block) => this.onBlock(block),
     dropped: (from, frames) => this.onDropped(from, frames),
+    skipped: (frames) => this.onSkipped(frames),
+    speech: (event, lag) => this.onSpeech(event, lag),
     failed: (error) => this.onFailed(error),
   };
   #meter: LevelMeter;
@@ -335,6 +337,29 @@ export class Capture {
     this.#r.writer.push(block);
   }
 
+  /**
+   * FeedSink, gated: `frames` the worklet's voice gate did not send, right after the last block. They
+   * were captured in time (the clock and the meter count them, as silence) and are declared skipped to
+   * the session, or counted as muted or paused like the audio around them.
+   */
+  onSkipped(frames: number): void {
+    const now = this.#now();
+    if (this.#gaps.open !== undefined && !this.#replacing && !this.#suspension.active) this.#closeGap(now);
+    this.#health.flowing();
+    this.#clock.frames(frames, now);
+    this.#books.captured += frames;
+    this.#meter.quiet(frames);
+    if (this.#paused) this.#books.paused += frames;
+    else if (this.#muted) this.#books.muted += frames;
+    else this.#r.writer.skip(frames);
+  }
+
+  /** FeedSink, gated: an utterance edge, `lag` frames from the end of what was handed on; the session emits it (not while muted or paused). */
+  onSpeech(event: 'speech.start' | 'speech.end', lag: number): void {
+    if (this.#paused || this.#muted) return;
+    this.#r.writer.speech(event, lag);
+  }
+
   /** FeedSink: worklet frames [from, from + frames) were lost here in the stream. */
   onDropped(from: number, frames: number): void {
     this.#books.drop(frames);
@@ -568,6 +593,7 @@ export class Capture {
   /** mute() and pause(): a session that cannot take the tail fails the capture, as in onBlock(). */
   #endSegment(): void {
     try {
+      this.#r.writer.endSpeech();
       this.#r.writer.endSegment();
     } catch (caught) {
       this.onFailed(caught);

@@ -35,6 +35,8 @@ export class GraphSlot {
     return {
       block: (block) => generation === this.#generation && target.block(block),
       dropped: (from, frames) => generation === this.#generation && target.dropped(from, frames),
+      skipped: (frames) => generation === this.#generation && target.skipped(frames),
+      speech: (event, lag) => generation === this.#generation && target.speech(event, lag),
       failed: (error) => generation === this.#generation && target.failed(error),
     };
   }

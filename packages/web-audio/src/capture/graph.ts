@@ -1,6 +1,6 @@
 import { isSupportedRate, SUPPORTED_RATES } from '@soundclone/core';
 import { WebAudioError } from '../errors.js';
-import { PROCESSOR_NAME } from '../worklet/protocol.js';
+import { PROCESSOR_NAME, type GateProcessorOptions } from '../worklet/protocol.js';
 import { microphoneConstraints, openMicrophone } from './open-microphone.js';
 import { DEFAULT_BUFFER_MS, poolSizeFor, SharedRingFeed, TransferFeed, type FeedSink, type SampleFeed } from './sample-feed.js';
 
@@ -15,6 +15,8 @@ export interface GraphSpec {
   readonly poolSize: number | undefined;
   readonly audio: MediaTrackConstraints | undefined;
   readonly mediaDevices: Pick<MediaDevices, 'getUserMedia'> | undefined;
+  /** The voice gate the worklet runs (its rate is the context's), or undefined: every frame is delivered. */
+  readonly gate?: Omit<GateProcessorOptions, 'sampleRate'> | undefined;
 }
 
 /** Where this graph's audio comes from: a stream the app passed, or a microphone to open (by id or the default). */
@@ -199,7 +201,8 @@ export async function closeGraphContext(graph: CaptureGraph): Promise<void> {
 }
 
 /** The transport a graph uses, sized by time (exported for the Node tests, not from the package). */
-export function pickFeed(spec: Partial<Pick<GraphSpec, 'transport' | 'ringMs' | 'drainMs' | 'batchFrames' | 'poolMs' | 'poolSize'>>, sampleRate: number, sink: FeedSink): SampleFeed {
+export function pickFeed(spec: Partial<Pick<GraphSpec, 'transport' | 'ringMs' | 'drainMs' | 'batchFrames' | 'poolMs' | 'poolSize'>> & { readonly gate?: GraphSpec['gate'] | boolean }, sampleRate: number, sink: FeedSink): SampleFeed {
+  const gate = spec.gate === undefined || spec.gate === false ? undefined : { ...(spec.gate === true ? {} : spec.gate), sampleRate };
   const wanted = spec.transport ?? 'auto';
   const sharedOk = typeof SharedArrayBuffer === 'function' && (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true;
   if (wanted === 'shared' && !sharedOk) {
@@ -207,10 +210,10 @@ export function pickFeed(spec: Partial<Pick<GraphSpec, 'transport' | 'ringMs' | 
   }
   if (wanted === 'shared' || (wanted === 'auto' && sharedOk)) {
     const capacity = Math.ceil((sampleRate * (spec.ringMs ?? DEFAULT_BUFFER_MS)) / 1000);
-    return new SharedRingFeed(capacity, spec.drainMs ?? 20, sink);
+    return new SharedRingFeed(capacity, spec.drainMs ?? 20, sink, gate);
   }
   const batchFrames = spec.batchFrames ?? 1024;
-  return new TransferFeed(batchFrames, spec.poolSize ?? poolSizeFor(sampleRate, batchFrames, spec.poolMs ?? DEFAULT_BUFFER_MS), sink);
+  return new TransferFeed(batchFrames, spec.poolSize ?? poolSizeFor(sampleRate, batchFrames, spec.poolMs ?? DEFAULT_BUFFER_MS), sink, gate);
 }
 
 function loadModule(context: BaseAudioContext, url: string): Promise<void> {

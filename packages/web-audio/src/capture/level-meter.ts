@@ -27,6 +27,23 @@ export class LevelMeter {
     this.#report = report;
   }
 
+  /** `frames` the worklet's voice gate did not send: they count as silence (the page never saw them). */
+  quiet(frames: number): void {
+    let left = frames;
+    while (left > 0) {
+      const take = Math.min(left, this.#window - this.#count);
+      this.#count += take;
+      left -= take;
+      if (this.#count === this.#window) {
+        const rms = Math.sqrt(this.#sum / this.#count);
+        this.#report({ rms, peak: this.#peak, dbfs: rms > 0 ? 20 * Math.log10(rms) : Number.NEGATIVE_INFINITY });
+        this.#sum = 0;
+        this.#peak = 0;
+        this.#count = 0;
+      }
+    }
+  }
+
   add(block: Float32Array): void {
     let sum = this.#sum;
     let peak = this.#peak;

@@ -1,6 +1,6 @@
 import { SampleRing, type RingSegments } from '@soundclone/core';
 import { DropTable } from '../worklet/drop-table.js';
-import type { CaptureMode, CaptureProcessorOptions, PageToWorklet, StoppedMessage, WorkletToPage } from '../worklet/protocol.js';
+import { GATE_RECORD, type CaptureMode, type CaptureProcessorOptions, type GateProcessorOptions, type PageToWorklet, type StoppedMessage, type WorkletToPage } from '../worklet/protocol.js';
 
 /** What the worklet reported at stop, and whether everything it delivered reached the page. */
 export interface FeedTotals {
@@ -41,12 +41,22 @@ export interface FeedSink {
    * holds), right here in the stream: after the block before, before the block after.
    */
   dropped(from: number, frames: number): void;
+  /** Gated: `frames` frames right after the audio before were not sent by the worklet's voice gate. */
+  skipped(frames: number): void;
+  /**
+   * Gated: an utterance edge the worklet's gate found, `lag` frames after the end of what was handed
+   * on so far (audio, skips and drops; negative: that far before it).
+   */
+  speech(event: 'speech.start' | 'speech.end', lag: number): void;
   /**
    * block() or dropped() threw. The feed hands on nothing more (the failing block is not counted as
    * delivered, so the totals show it): the caller must stop. Called once.
    */
   failed(error: unknown): void;
 }
+
+/** shared, gated: records the gate's table holds (about 5 s of skips at 48 kHz, a skip every 1024 frames or more). */
+const GATE_TABLE_SLOTS = 256;
 
 /** Most frames the shared feed hands on in one block (the session's resampler takes blocks of up to this whole). */
 const MAX_BLOCK_FRAMES = 8192;
@@ -68,6 +78,8 @@ export function poolSizeFor(sampleRate: number, batchFrames: number, bufferMs: n
 abstract class FeedBase {
   readonly #sink: FeedSink;
   #delivered = 0;
+  /** Worklet frames accounted for, in order: delivered, skipped, dropped. */
+  #position = 0;
   #failed = false;
 
   constructor(sink: FeedSink) {
@@ -87,6 +99,7 @@ abstract class FeedBase {
     try {
       this.#sink.block(block);
       this.#delivered += block.length;
+      this.#position += block.length;
     } catch (caught) {
       this.#fail(caught);
     }
@@ -95,10 +108,42 @@ abstract class FeedBase {
   protected emitDropped(from: number, frames: number): void {
     if (this.#failed) return;
     try {
+      this.#position += frames;
       this.#sink.dropped(from, frames);
     } catch (caught) {
       this.#fail(caught);
     }
+  }
+
+  /** Gated: skipped frames are handed on (as a count), so they are delivered too. */
+  protected emitSkipped(frames: number): void {
+    if (this.#failed || frames <= 0) return;
+    try {
+      this.#sink.skipped(frames);
+      this.#delivered += frames;
+      this.#position += frames;
+    } catch (caught) {
+      this.#fail(caught);
+    }
+  }
+
+  /** Gated: an edge at worklet frame `frame`. */
+  protected emitSpeech(event: 'speech.start' | 'speech.end', frame: number): void {
+    if (this.#failed || frame < 0) return;
+    try {
+      this.#sink.speech(event, frame - this.#position);
+    } catch (caught) {
+      this.#fail(caught);
+    }
+  }
+
+  /** Gated: what the worklet had not recorded yet at its stop (after everything else). */
+  protected emitGateRest(message: StoppedMessage | undefined): void {
+    const rest = message?.gate;
+    if (rest === undefined) return;
+    this.emitSkipped(rest.skipped);
+    this.emitSpeech('speech.end', rest.end);
+    this.emitSpeech('speech.start', rest.start);
   }
 
   protected totals(message: StoppedMessage | undefined, fallbackDropped: number): FeedTotals {
@@ -131,6 +176,8 @@ export class SharedRingFeed extends FeedBase implements SampleFeed {
   readonly processorOptions: CaptureProcessorOptions;
   readonly #ring: SampleRing<'float32'>;
   readonly #table: DropTable;
+  /** Gated: the worklet's skips and edges by ring position. */
+  readonly #gates: DropTable | null;
   readonly #segments: RingSegments<'float32'>;
   readonly #drainMs: number;
   #port: MessagePort | undefined;
@@ -139,13 +186,17 @@ export class SharedRingFeed extends FeedBase implements SampleFeed {
   #position = 0;
   #stopped: ((message: StoppedMessage) => void) | undefined;
 
-  constructor(capacityFrames: number, drainMs: number, sink: FeedSink) {
+  constructor(capacityFrames: number, drainMs: number, sink: FeedSink, gate?: GateProcessorOptions) {
     super(sink);
     this.#ring = new SampleRing({ kind: 'float32', capacity: capacityFrames, shared: true });
     this.#table = DropTable.create();
+    this.#gates = gate === undefined ? null : DropTable.create(GATE_TABLE_SLOTS);
     this.#segments = this.#ring.createSegments();
     this.#drainMs = drainMs;
-    this.processorOptions = { mode: 'shared', ring: this.#ring.handle, drops: this.#table.buffer };
+    this.processorOptions = {
+      mode: 'shared', ring: this.#ring.handle, drops: this.#table.buffer,
+      ...(gate !== undefined && this.#gates !== null ? { gate, gates: this.#gates.buffer } : {}),
+    };
   }
 
   attach(port: MessagePort): void {
@@ -169,6 +220,7 @@ export class SharedRingFeed extends FeedBase implements SampleFeed {
     // The worklet published every write before it answered: what is in the ring now is all there is.
     this.#drain();
     if (message?.drop !== undefined) this.emitDropped(message.drop.from, message.drop.frames);
+    this.emitGateRest(message);
     this.dispose();
     return this.totals(message, this.#ring.overflowSamples);
   }
@@ -203,6 +255,20 @@ export class SharedRingFeed extends FeedBase implements SampleFeed {
         }
         if (at - this.#position < n) n = at - this.#position; // deliver up to the loss, not past it
       }
+      // Gated: a skip or an edge recorded here comes after a loss at the same place, before the audio after it.
+      const gates = this.#gates;
+      const gateAt = gates === null ? -1 : gates.nextAt();
+      if (gates !== null && gateAt >= 0) {
+        if (gateAt <= this.#position) {
+          const kind = gates.nextFrom();
+          const value = gates.nextFrames();
+          gates.consume();
+          if (kind === GATE_RECORD.skip) this.emitSkipped(value);
+          else this.emitSpeech(kind === GATE_RECORD.end ? 'speech.end' : 'speech.start', value);
+          continue;
+        }
+        if (gateAt - this.#position < n) n = gateAt - this.#position;
+      }
       if (n === 0) return;
       // Handed on as views of the shared ring, not copied out: the session's resampler reads them
       // into its history, the one copy on the page. The worklet cannot overwrite them meanwhile,
@@ -229,9 +295,9 @@ export class TransferFeed extends FeedBase implements SampleFeed {
   #port: MessagePort | undefined;
   #stopped: ((message: StoppedMessage) => void) | undefined;
 
-  constructor(batchFrames: number, poolSize: number, sink: FeedSink) {
+  constructor(batchFrames: number, poolSize: number, sink: FeedSink, gate?: GateProcessorOptions) {
     super(sink);
-    this.processorOptions = { mode: 'transfer', batchFrames, poolSize };
+    this.processorOptions = { mode: 'transfer', batchFrames, poolSize, ...(gate !== undefined ? { gate } : {}) };
   }
 
   attach(port: MessagePort): void {
@@ -243,9 +309,19 @@ export class TransferFeed extends FeedBase implements SampleFeed {
         post(port, message, [message.buffer as ArrayBuffer]); // back to the pool, delivered or not
       } else if (message.type === 'dropped') {
         this.emitDropped(message.from, message.frames);
+      } else if (message.type === 'gate') {
+        const batch = message.batch;
+        if (batch !== null) {
+          this.emit(batch.subarray(0, message.frames));
+          post(port, batch, [batch.buffer as ArrayBuffer]);
+        }
+        this.emitSkipped(message.skipped);
+        this.emitSpeech('speech.end', message.end);
+        this.emitSpeech('speech.start', message.start);
       } else if (message.type === 'stopped') {
         if (message.tail !== undefined && message.tailFrames !== undefined && message.tailFrames > 0) this.emit(message.tail.subarray(0, message.tailFrames));
         if (message.drop !== undefined) this.emitDropped(message.drop.from, message.drop.frames);
+        this.emitGateRest(message);
         this.#stopped?.(message);
       }
     };

@@ -1,4 +1,5 @@
 import type { ResamplerKernel } from '@soundclone/core';
+import { VOICE_GATE_DEFAULTS } from '@soundclone/core/internal';
 import { WebAudioError } from '../errors.js';
 import { Capture } from './capture.js';
 import type { DeviceEvents } from './device-watch.js';
@@ -83,6 +84,27 @@ export interface StartCaptureOptions {
   readonly recovery?: RecoveryOptions;
   /** Audio this far behind the wall clock (ms) is reported as starvation (default 1500; 100 to 60000). */
   readonly starvationMs?: number;
+  /**
+   * A voice gate in the worklet, off by default: `true` for its defaults (core's VOICE_GATE_DEFAULTS:
+   * pre-roll 400 ms, hangover 300 ms, commit after 800 ms) or the fields to change. It runs inside
+   * process() on each render quantum at the context's rate, keeping the last pre-roll of audio; only
+   * what it sends reaches the page, and the rest is declared skipped time to the session
+   * (docs/protocol.md "Skipped time"): the server's timeline stays capture time and bills only the
+   * audio. The session emits `speech.start` / `speech.end`; its `stats.skippedSamples` and
+   * `health.savedShare` say what was saved, `capture.stats.skippedFrames` the frames. Needs a
+   * RealtimeSocketSession without its own `gate` option (WEB_AUDIO_INVALID_OPTION otherwise).
+   */
+  readonly gate?: boolean | CaptureGateOptions;
+}
+
+/** The worklet's voice gate: core's gate options for its default engine. */
+export interface CaptureGateOptions {
+  /** Audio sent from before an utterance's first speech frame, ms (0-10000). Default 400. */
+  readonly preRollMs?: number;
+  /** Audio still sent after its last speech frame, ms (0-10000). Default 300. */
+  readonly hangoverMs?: number;
+  /** Non-speech after the last speech frame that ends the utterance (`speech.end`), ms (at least hangoverMs). Default 800. */
+  readonly commitAfterMs?: number;
 }
 
 /**
@@ -112,11 +134,14 @@ export async function startCapture(options: StartCaptureOptions): Promise<Captur
     transport: options.transport ?? 'auto',
     ringMs: options.ringMs, drainMs: options.drainMs, batchFrames: options.batchFrames, poolMs: options.poolMs, poolSize: options.poolSize,
     audio: options.audio, mediaDevices: options.mediaDevices,
+    gate: gateSpec(options.gate),
   };
   let capture: Capture | undefined;
   const sink: FeedSink = {
     block: (block) => capture?.onBlock(block),
     dropped: (from, frames) => capture?.onDropped(from, frames),
+    skipped: (frames) => capture?.onSkipped(frames),
+    speech: (event, lag) => capture?.onSpeech(event, lag),
     failed: (error) => capture?.onFailed(error),
   };
   const graph = await buildGraph(spec, {
@@ -127,7 +152,7 @@ export async function startCapture(options: StartCaptureOptions): Promise<Captur
   }, sink);
   let writer: SessionWriter;
   try {
-    writer = new SessionWriter(graph.context.sampleRate, options.session, options.kernel);
+    writer = new SessionWriter(graph.context.sampleRate, options.session, options.kernel, spec.gate !== undefined);
   } catch (caught) {
     releaseGraph(graph);
     await closeGraphContext(graph);
@@ -166,5 +191,25 @@ function checkOptions(options: StartCaptureOptions): void {
   for (const [name, value, min, max] of ranges) {
     if (value !== undefined && !(Number.isInteger(value) && value >= min && value <= max)) problems.push(`${name} must be an integer from ${min} to ${max}`);
   }
+  const gate = options.gate;
+  if (gate !== undefined && typeof gate !== 'boolean') {
+    if (typeof gate !== 'object' || gate === null) problems.push('gate must be true, false or { preRollMs?, hangoverMs?, commitAfterMs? }');
+    else {
+      for (const key of Object.keys(gate)) if (!['preRollMs', 'hangoverMs', 'commitAfterMs'].includes(key)) problems.push(`gate.${key} is not a gate option (the worklet runs the default engine)`);
+      for (const name of ['preRollMs', 'hangoverMs', 'commitAfterMs'] as const) {
+        const value = gate[name];
+        if (value !== undefined && !(typeof value === 'number' && value >= 0 && value <= 10_000)) problems.push(`gate.${name} must be a number of milliseconds from 0 to 10000`);
+      }
+      const hangover = gate.hangoverMs ?? VOICE_GATE_DEFAULTS.hangoverMs;
+      const commit = gate.commitAfterMs ?? VOICE_GATE_DEFAULTS.commitAfterMs;
+      if (commit < hangover) problems.push(`gate.commitAfterMs must be at least hangoverMs (${hangover})`);
+    }
+  }
   if (problems.length > 0) throw new WebAudioError('WEB_AUDIO_INVALID_OPTION', problems.join('; '));
+}
+
+/** The gate option as the worklet takes it; undefined: off. */
+function gateSpec(gate: StartCaptureOptions['gate']): CaptureGateOptions | undefined {
+  if (gate === undefined || gate === false) return undefined;
+  return gate === true ? {} : { ...gate };
 }

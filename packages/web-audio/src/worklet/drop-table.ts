@@ -57,6 +57,11 @@ export class DropTable {
     return true;
   }
 
+  /** Producer: records published that the page has not applied yet. */
+  unread(): number {
+    return (this.#own - Atomics.load(this.#ctl, CONSUMED)) | 0;
+  }
+
   /**
    * Consumer: the ring position of the next loss not yet applied, or -1. Load the ring's write cursor
    * first (availableToRead()): every loss before it is then visible here.

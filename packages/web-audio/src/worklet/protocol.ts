@@ -13,6 +13,9 @@ import type { SampleRingHandle } from '@soundclone/core';
  *    |                                       |  when a batch is free again, so between the batches it sits
  *    |                                       |  between (shared: the same facts go in the DropTable)
  *    |<-- { type: 'wake' } ------------------|  shared: the ring passed half full (a throttled page)
+ *    |<-- { type: 'gate', batch?, frames, ---|  gated, transfer: the audio before (a partly filled batch,
+ *    |      skipped, start, end }            |  transferred), frames skipped after it, speech edges
+ *    |                                       |  (shared: the same facts go in the gate's DropTable)
  *    |--- { type: 'stop' } ----------------->|  between two render quanta
  *    |<-- { type: 'stopped', frames, ... } --|  after every batch: the exact totals
  */
@@ -34,6 +37,40 @@ export interface CaptureProcessorOptions {
    * are with the page, frames are dropped, counted and reported in a DroppedMessage.
    */
   readonly poolSize?: number;
+  /** The voice gate, run in process(): only the audio it sends is delivered, the rest is declared skipped. */
+  readonly gate?: GateProcessorOptions;
+  /** shared, gated: the DropTable where the worklet records skips and speech edges, by ring position. */
+  readonly gates?: SharedArrayBuffer;
+}
+
+/** The voice gate's options as the worklet takes them (core's VoiceGateOptions without a detector: the default engine). */
+export interface GateProcessorOptions {
+  /** The context's rate. */
+  readonly sampleRate: number;
+  readonly preRollMs?: number;
+  readonly hangoverMs?: number;
+  readonly commitAfterMs?: number;
+}
+
+/**
+ * Gate records in the shared mode's table (DropTable, `from` = the kind, `frames` = the value):
+ * frames skipped, or the worklet frame of an utterance edge.
+ */
+export const GATE_RECORD = { skip: 0, start: 1, end: 2 } as const;
+
+/**
+ * transfer, gated: in stream order, the audio delivered before (`batch`, its first `frames`; null
+ * when none is waiting), then `skipped` frames the gate did not send, then the utterance edges in
+ * worklet frames (-1: none; the end is before the start). One reused object, posted only when the
+ * gate changes its mind or a batch's worth of skip has built up.
+ */
+export interface GateMessage {
+  readonly type: 'gate';
+  readonly batch: Float32Array | null;
+  readonly frames: number;
+  readonly skipped: number;
+  readonly start: number;
+  readonly end: number;
 }
 
 /**
@@ -74,7 +111,9 @@ export interface StoppedMessage {
   readonly tailFrames?: number;
   /** Frames were still being dropped when the stop came: the run at the very end of the stream. */
   readonly drop?: DropRun;
+  /** Gated: what follows everything above (the held-back rest skipped, an utterance that ended, edges not yet recorded). */
+  readonly gate?: { readonly skipped: number; readonly start: number; readonly end: number };
 }
 
-export type WorkletToPage = Float32Array | WakeMessage | DroppedMessage | StoppedMessage;
+export type WorkletToPage = Float32Array | WakeMessage | DroppedMessage | GateMessage | StoppedMessage;
 export type PageToWorklet = Float32Array | StopMessage | WokenMessage;

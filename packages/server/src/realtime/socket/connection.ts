@@ -168,7 +168,7 @@ export class Connection {
       ackIntervalMs: this.config.ackIntervalMs,
       maxFrameSamples: this.config.maxFrameSamples,
       socketLifetimeMs: this.realtime.socketLifetimeMs ?? null,
-      features: [SOCKET_FEATURES.skipFrames],
+      features: this.faults.featuresHidden(session.id) ? [] : [SOCKET_FEATURES.skipFrames],
       session: this.realtime.view(session),
     });
     this.armLifetime();

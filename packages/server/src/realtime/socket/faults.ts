@@ -4,7 +4,7 @@ import type { SupplementDecision, SupplementKind } from '../session/audio.js';
  * Socket fault injection, for our tests and for users testing their own apps against the
  * reference server: `server.faults.socket`. Rules last until removed (or `clear()`); actions act once.
  *
- *   rules    withholdAcks, delayAcks, withholdSupplements, delaySupplements, slowReads
+ *   rules    withholdAcks, delayAcks, withholdSupplements, delaySupplements, slowReads, hideFeatures
  *   actions  rotateNow, closeSocket, halfOpen
  *
  * A rule without sessionId applies to every session. Withheld acks are not lost: when the rule goes,
@@ -17,7 +17,12 @@ export type SocketFaultRule =
   | { readonly kind: 'withholdSupplements'; readonly kinds?: readonly SupplementKind[]; readonly sessionId?: string }
   | { readonly kind: 'delaySupplements'; readonly ms: number; readonly kinds?: readonly SupplementKind[]; readonly sessionId?: string }
   /** Slow consumer: after each inbound message the server stops reading the socket for `ms`. */
-  | { readonly kind: 'slowReads'; readonly ms: number; readonly sessionId?: string };
+  | { readonly kind: 'slowReads'; readonly ms: number; readonly sessionId?: string }
+  /**
+   * An older server: session.ready lists no `features` on the sockets opened while the rule holds, so a
+   * client sends none of them (docs/protocol.md "Skipped time": no skip frames, the silence as audio).
+   */
+  | { readonly kind: 'hideFeatures'; readonly sessionId?: string };
 
 export interface SocketFaultHandle {
   remove(): void;
@@ -96,6 +101,11 @@ export class SocketFaults {
       decision = { delayMs: rule.ms };
     }
     return decision;
+  }
+
+  /** Whether session.ready hides this server's features from the session's next socket. */
+  featuresHidden(sessionId: string): boolean {
+    return this.applicable(sessionId).some((rule) => rule.kind === 'hideFeatures');
   }
 
   readDelayMs(sessionId: string): number {
