@@ -1,0 +1,136 @@
+// The pages whose weight the bundle bench reports and the page-weight test holds to a ceiling: each
+// is what an application's entry imports, bundled as an application's bundler would (esbuild,
+// platform browser, ES2022, minified; gzip level 9). One list, so the table and the test measure the
+// same pages.
+//
+// `from: 'dist'` bundles the packages' built output (the bench, after `pnpm build`); `from: 'src'`
+// their TypeScript sources (the test, which never depends on a stale dist/).
+import { createRequire } from 'node:module';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const WORKSPACE = resolve(here, '..', '..');
+
+/**
+ * Each page: `ceiling` is the gzipped size the page-weight test enforces now (a change that grows a
+ * page past it fails the build); `target` is where the page should get to (null: no target of its
+ * own). `forbid` names what the page must not contain at all, by module path.
+ */
+export const PAGES = [
+  {
+    id: 'core-token',
+    label: 'Core by token: `new RealtimeSocketSession({ sessionId, token, socketUrl })`, `line` event, `write`, `finish`',
+    entry: `
+      import { RealtimeSocketSession } from '@soundclone/core';
+      const { sessionId, token, socketUrl } = await (await fetch('/api/session', { method: 'POST' })).json();
+      const session = await new RealtimeSocketSession({ sessionId, token, socketUrl }).start();
+      session.on('line', (line) => console.log(line.text));
+      session.write(new Float32Array(960));
+      await session.finish();
+    `,
+    forbid: ['rest-client', 'rxjs'],
+    ceiling: 33_300,
+    target: null,
+  },
+  {
+    id: 'web-audio-rx',
+    label: 'Page: `attachSession` + `startCapture` (web-audio), `lines$` subscribed',
+    entry: `
+      import { attachSession, startCapture } from '@soundclone/web-audio';
+      const grant = await (await fetch('/api/session', { method: 'POST' })).json();
+      const session = await attachSession(grant);
+      const capture = await startCapture({ session });
+      capture.lines$.subscribe((line) => console.log(line.text));
+      await capture.stop();
+      await session.finish();
+    `,
+    forbid: ['rest-client'],
+    ceiling: 50_300,
+    target: 20_000,
+  },
+  {
+    id: 'core-client',
+    label: 'Core with the REST client: `new SoundClone().stt.realtime.attach`, `line` event, `write`',
+    entry: `
+      import { SoundClone } from '@soundclone/core';
+      const { sessionId, token } = await (await fetch('/api/session', { method: 'POST' })).json();
+      const session = await new SoundClone({ apiKey: 'unused-in-the-browser' }).stt.realtime.attach({ sessionId, token });
+      session.on('line', (line) => console.log(line.text));
+      session.write(new Float32Array(960));
+      await session.finish();
+    `,
+    forbid: ['rxjs'],
+    ceiling: 50_000,
+    target: null,
+  },
+];
+
+/** Module paths that make up what a page must not contain. */
+const FORBIDDEN = {
+  // The REST client: its resources and its one HTTP transport.
+  'rest-client': (path) => /packages\/core\/(src|dist)\/(client|http)\//.test(path),
+  rxjs: (path) => /(^|\/)node_modules\/(\.pnpm\/[^/]+\/node_modules\/)?rxjs\//.test(path),
+};
+
+/** esbuild, from web-audio (which builds its worklet with it): the bench adds no dependency for this. */
+function esbuild(root) {
+  return createRequire(join(root, 'packages', 'web-audio', 'package.json'))('esbuild');
+}
+
+function aliases(root, from) {
+  const dir = (pkg) => join(root, 'packages', pkg, from);
+  return { '@soundclone/core': dir('core'), '@soundclone/web-audio': dir('web-audio') };
+}
+
+/**
+ * Bundles one page and measures it: minified and gzipped bytes, the gzipped bytes rxjs adds (the
+ * same page with rxjs left out), minified bytes by package, and every module that went in.
+ */
+export async function measurePage(page, { root = WORKSPACE, from = 'dist' } = {}) {
+  const { build } = esbuild(root);
+  const dir = mkdtempSync(join(tmpdir(), 'soundclone-bundle-'));
+  try {
+    const file = join(dir, `${page.id}.mjs`);
+    writeFileSync(file, page.entry);
+    const options = {
+      entryPoints: [file], bundle: true, format: 'esm', platform: 'browser', target: 'es2022',
+      minify: true, write: false, metafile: true, legalComments: 'none', logLevel: 'silent',
+      alias: aliases(root, from), nodePaths: [join(root, 'packages', 'web-audio', 'node_modules'), join(root, 'node_modules')],
+    };
+    const result = await build(options);
+    const code = result.outputFiles[0].contents;
+    const withoutRx = (await build({ ...options, metafile: false, external: ['rxjs'] })).outputFiles[0].contents;
+    const out = Object.values(result.metafile.outputs)[0];
+    const inputs = Object.entries(out.inputs).filter(([, v]) => v.bytesInOutput > 0).map(([path]) => path.replaceAll('\\', '/'));
+    const byPackage = new Map();
+    for (const [input, { bytesInOutput }] of Object.entries(out.inputs)) {
+      const dep = /node_modules\/(?:\.pnpm\/[^/]+\/node_modules\/)?((?:@[^/]+\/)?[^/]+)/.exec(input);
+      const own = /packages\/([^/]+)\//.exec(input);
+      const key = dep ? dep[1] : own ? `@soundclone/${own[1]}` : 'page';
+      byPackage.set(key, (byPackage.get(key) ?? 0) + bytesInOutput);
+    }
+    const gzip = gzipSync(code, { level: 9 }).length;
+    return {
+      id: page.id,
+      minified: code.length,
+      gzip,
+      rxjsGzip: gzip - gzipSync(withoutRx, { level: 9 }).length,
+      byPackage: Object.fromEntries([...byPackage].sort((a, b) => b[1] - a[1])),
+      inputs,
+      forbidden: Object.fromEntries(page.forbid.map((kind) => [kind, inputs.filter(FORBIDDEN[kind])])),
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The capture worklet as it ships (a separate artifact, loaded by URL): its bytes and gzipped bytes. */
+export async function measureWorklet({ root = WORKSPACE } = {}) {
+  const { bundleWorklet } = await import(join(root, 'packages', 'web-audio', 'scripts', 'build-worklet.mjs'));
+  const code = Buffer.from(await bundleWorklet());
+  return { bytes: code.length, gzip: gzipSync(code, { level: 9 }).length, ceiling: 8_100, target: 8_000 };
+}
