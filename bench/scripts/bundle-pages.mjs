@@ -53,6 +53,21 @@ export const PAGES = [
     target: 20_000,
   },
   {
+    id: 'live-captions',
+    label: 'Page: `createLiveCaptions` (web-audio) with token credentials, started, `lines` rendered from snapshots',
+    entry: `
+      import { createLiveCaptions } from '@soundclone/web-audio';
+      const captions = createLiveCaptions({
+        credentials: async ({ reason, sessionId }) => (await fetch(reason === 'connect' ? '/api/session' : '/api/session/' + sessionId + '/token', { method: 'POST' })).json(),
+      });
+      captions.subscribe(() => { document.body.textContent = captions.getSnapshot().lines.map((l) => l.text).join('\\n'); });
+      await captions.start();
+    `,
+    forbid: ['rest-client'],
+    ceiling: 55_000,
+    target: 20_000,
+  },
+  {
     id: 'core-client',
     label: 'Core with the REST client: `new SoundClone().stt.realtime.attach`, `line` event, `write`',
     entry: `
