@@ -68,6 +68,57 @@ export const PAGES = [
     target: 20_000,
   },
   {
+    id: 'react',
+    label: 'React page: `useLiveCaptions` (@soundclone/react), lines rendered; react and react-dom not counted (the app has them)',
+    entry: `
+      import { createElement as h } from 'react';
+      import { createRoot } from 'react-dom/client';
+      import { useLiveCaptions } from '@soundclone/react';
+      const credentials = async ({ reason, sessionId }) => (await fetch(reason === 'connect' ? '/api/session' : '/api/session/' + sessionId + '/token', { method: 'POST' })).json();
+      function Captions() {
+        const c = useLiveCaptions({ credentials, autoStart: true });
+        return h('div', null, c.lines.map((l) => h('p', { key: l.id }, l.text)), h('i', null, c.partial));
+      }
+      createRoot(document.body).render(h(Captions));
+    `,
+    external: ['react', 'react-dom', 'react-dom/client'],
+    forbid: ['rest-client'],
+    ceiling: 55_500,
+    target: 20_000,
+  },
+  {
+    id: 'vue',
+    label: 'Vue page: `useLiveCaptions` (@soundclone/vue), lines rendered; vue not counted',
+    entry: `
+      import { createApp, defineComponent, h } from 'vue';
+      import { useLiveCaptions } from '@soundclone/vue';
+      const credentials = async ({ reason, sessionId }) => (await fetch(reason === 'connect' ? '/api/session' : '/api/session/' + sessionId + '/token', { method: 'POST' })).json();
+      const Captions = defineComponent(() => {
+        const { snapshot } = useLiveCaptions({ credentials, autoStart: true });
+        return () => h('div', null, [...snapshot.value.lines.map((l) => h('p', { key: l.id }, l.text)), h('i', null, snapshot.value.partial)]);
+      });
+      createApp(Captions).mount(document.body);
+    `,
+    external: ['vue'],
+    forbid: ['rest-client'],
+    ceiling: 55_500,
+    target: 20_000,
+  },
+  {
+    id: 'svelte',
+    label: 'Svelte page: `liveCaptions` (@soundclone/svelte) subscribed, lines rendered; svelte not counted',
+    entry: `
+      import { liveCaptions } from '@soundclone/svelte';
+      const credentials = async ({ reason, sessionId }) => (await fetch(reason === 'connect' ? '/api/session' : '/api/session/' + sessionId + '/token', { method: 'POST' })).json();
+      const captions = liveCaptions({ credentials, autoStart: true });
+      captions.subscribe((s) => { document.body.textContent = s.lines.map((l) => l.text).join('\\n') + s.partial; });
+    `,
+    external: [],
+    forbid: ['rest-client'],
+    ceiling: 55_500,
+    target: 20_000,
+  },
+  {
     id: 'core-client',
     label: 'Core with the REST client: `new SoundClone().stt.realtime.attach`, `line` event, `write`',
     entry: `
@@ -98,7 +149,7 @@ function esbuild(root) {
 
 function aliases(root, from) {
   const dir = (pkg) => join(root, 'packages', pkg, from);
-  return { '@soundclone/core': dir('core'), '@soundclone/web-audio': dir('web-audio') };
+  return Object.fromEntries(['core', 'web-audio', 'react', 'vue', 'svelte'].map((pkg) => [`@soundclone/${pkg}`, dir(pkg)]));
 }
 
 /**
@@ -114,11 +165,11 @@ export async function measurePage(page, { root = WORKSPACE, from = 'dist' } = {}
     const options = {
       entryPoints: [file], bundle: true, format: 'esm', platform: 'browser', target: 'es2022',
       minify: true, write: false, metafile: true, legalComments: 'none', logLevel: 'silent',
-      alias: aliases(root, from), nodePaths: [join(root, 'packages', 'web-audio', 'node_modules'), join(root, 'node_modules')],
+      alias: aliases(root, from), external: page.external ?? [], nodePaths: [join(root, 'packages', 'web-audio', 'node_modules'), join(root, 'node_modules')],
     };
     const result = await build(options);
     const code = result.outputFiles[0].contents;
-    const withoutRx = (await build({ ...options, metafile: false, external: ['rxjs'] })).outputFiles[0].contents;
+    const withoutRx = (await build({ ...options, metafile: false, external: [...options.external, 'rxjs'] })).outputFiles[0].contents;
     const out = Object.values(result.metafile.outputs)[0];
     const inputs = Object.entries(out.inputs).filter(([, v]) => v.bytesInOutput > 0).map(([path]) => path.replaceAll('\\', '/'));
     const byPackage = new Map();
@@ -148,4 +199,22 @@ export async function measureWorklet({ root = WORKSPACE } = {}) {
   const { bundleWorklet } = await import(join(root, 'packages', 'web-audio', 'scripts', 'build-worklet.mjs'));
   const code = Buffer.from(await bundleWorklet());
   return { bytes: code.length, gzip: gzipSync(code, { level: 9 }).length, ceiling: 8_100, target: 8_000 };
+}
+
+/** The framework bindings: each one's own bytes, web-audio and the framework left out (the page rows count them). */
+export const ADAPTERS = [
+  { id: 'react', external: ['react'], ceiling: 1_500 },
+  { id: 'vue', external: ['vue'], ceiling: 1_500 },
+  { id: 'svelte', external: [], ceiling: 1_500 },
+];
+
+export async function measureAdapter(adapter, { root = WORKSPACE, from = 'dist' } = {}) {
+  const { build } = esbuild(root);
+  const result = await build({
+    stdin: { contents: `export * from '@soundclone/${adapter.id}';`, resolveDir: root, loader: 'js' },
+    bundle: true, format: 'esm', platform: 'browser', target: 'es2022', minify: true, write: false, legalComments: 'none', logLevel: 'silent',
+    alias: { [`@soundclone/${adapter.id}`]: aliases(root, from)[`@soundclone/${adapter.id}`] }, external: [...adapter.external, '@soundclone/web-audio'],
+  });
+  const code = result.outputFiles[0].contents;
+  return { id: adapter.id, minified: code.length, gzip: gzipSync(code, { level: 9 }).length };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PAGES, measurePage, measureWorklet, type BundlePage } from '../../bench/scripts/bundle-pages.mjs';
+import { ADAPTERS, PAGES, measureAdapter, measurePage, measureWorklet, type BundlePage } from '../../bench/scripts/bundle-pages.mjs';
 
 /**
  * What a browser page ships: each page of the bundle bench (bench/scripts/bundle-pages.mjs), bundled
@@ -24,6 +24,14 @@ describe('page weight', () => {
     expect(rx.forbidden.rxjs!.length).toBeGreaterThan(5);
     expect(rx.rxjsGzip).toBeGreaterThan(2_000);
   });
+
+  for (const adapter of ADAPTERS) {
+    it(`@soundclone/${adapter.id} by itself (web-audio and the framework left out): within ${adapter.ceiling} bytes gzipped`, async () => {
+      const weight = await measureAdapter(adapter, { from: 'src' });
+      expect(weight.minified).toBeGreaterThan(100); // the binding itself, not an empty bundle
+      expect(weight.gzip).toBeLessThanOrEqual(adapter.ceiling);
+    });
+  }
 
   it('the capture worklet, a separate artifact, stays within its ceiling', async () => {
     const worklet = await measureWorklet();
