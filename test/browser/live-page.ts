@@ -22,18 +22,19 @@ const post = async (path: string): Promise<unknown> => {
   return r.json();
 };
 
+/** The options every test store uses: this page's backend, and the worklet served beside the page. */
+export const pageOptions: LiveCaptionsOptions = {
+  credentials: async ({ reason, sessionId }) => {
+    asked[reason]++;
+    return (reason === 'connect' ? post('/api/session') : post(`/api/session/${encodeURIComponent(sessionId!)}/token`)) as Promise<{ token: string }>;
+  },
+  release: async (sessionId) => void (await post(`/api/session/${encodeURIComponent(sessionId)}/release`)),
+  capture: { workletUrl: '/capture-worklet.js' },
+};
+
 const live: LivePage = {
   asked,
-  make: (options = {}) =>
-    createLiveCaptions({
-      credentials: async ({ reason, sessionId }) => {
-        asked[reason]++;
-        return (reason === 'connect' ? post('/api/session') : post(`/api/session/${encodeURIComponent(sessionId!)}/token`)) as Promise<{ token: string }>;
-      },
-      release: async (sessionId) => void (await post(`/api/session/${encodeURIComponent(sessionId)}/release`)),
-      capture: { workletUrl: '/capture-worklet.js' },
-      ...options,
-    }),
+  make: (options = {}) => createLiveCaptions({ ...pageOptions, ...options }),
   watch: (store) => {
     const counter = { calls: 0, late: 0, unsubscribed: false, unsubscribe: () => undefined as void };
     const off = store.subscribe(() => {

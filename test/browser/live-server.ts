@@ -13,7 +13,7 @@ import { bundleWorklet } from '../../packages/web-audio/scripts/build-worklet.mj
  *   POST /api/session/{id}/token    a fresh socket token for one of its sessions: { token }
  *   POST /api/session/{id}/release  finishes one of its sessions now
  *
- * It serves `entry` (bundled from the sources) at /app.js and the worklet beside it, cross-origin
+ * It serves the page's script at /app.js and the worklet beside it, cross-origin
  * isolated, and remembers every session it created, so a test can ask the service which are still open.
  */
 export interface LiveServer {
@@ -28,14 +28,15 @@ export interface LiveServer {
 const here = dirname(fileURLToPath(import.meta.url));
 const OPEN = new Set(['ACTIVE', 'PAUSED', 'FINISHING']);
 
-export async function startLiveServer(demo: DemoServer, entry = join(here, 'live-page.ts')): Promise<LiveServer> {
-  const [script, worklet] = await Promise.all([bundlePage(entry), bundleWorklet()]);
+/** `script`: the page's bundle (default: live-page.ts, bundled like the demo's page). */
+export async function startLiveServer(demo: DemoServer, script?: string): Promise<LiveServer> {
+  const [app, worklet] = await Promise.all([script ?? bundlePage(join(here, 'live-page.ts')), bundleWorklet()]);
   const client = new SoundClone({ accessKey: demo.accessKey, baseUrl: demo.baseUrl });
   const created: string[] = [];
   const released: string[] = [];
   const files: Record<string, { type: string; body: string }> = {
     '/': { type: 'text/html; charset=utf-8', body: '<!doctype html><meta charset="utf-8"><title>live</title><div id="root"></div><script type="module" src="/app.js"></script>' },
-    '/app.js': { type: 'text/javascript; charset=utf-8', body: script },
+    '/app.js': { type: 'text/javascript; charset=utf-8', body: app },
     '/capture-worklet.js': { type: 'text/javascript; charset=utf-8', body: worklet },
   };
   const http: Server = createServer((req, res) => {
