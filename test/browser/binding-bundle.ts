@@ -13,12 +13,12 @@ type Build = (options: Record<string, unknown> & { plugins?: Plugin[] }) => Prom
 const { build } = createRequire(join(packages, 'web-audio', 'package.json'))('esbuild') as { build: Build };
 
 /**
- * Bundles a framework binding's test page for Chromium, as an app's bundler would in development:
+ * Bundles a framework binding's test page (`page`, in its test folder) for Chromium, as an app's bundler would in development:
  * the packages from their TypeScript sources, the framework from the binding's own dependencies,
  * `process.env.NODE_ENV` "development" (React's StrictMode double mount happens only there), and
  * `.svelte` files compiled for the client by svelte/compiler.
  */
-export async function bundleBindingPage(binding: 'react' | 'vue' | 'svelte'): Promise<string> {
+export async function bundleBindingPage(binding: 'react' | 'vue' | 'svelte', page = 'page.ts'): Promise<string> {
   const svelte: Plugin = {
     name: 'svelte',
     setup(b) {
@@ -30,7 +30,7 @@ export async function bundleBindingPage(binding: 'react' | 'vue' | 'svelte'): Pr
     },
   };
   const result = await build({
-    entryPoints: [join(packages, binding, 'test', 'page.ts')],
+    entryPoints: [join(packages, binding, 'test', page)],
     bundle: true, format: 'esm', platform: 'browser', target: 'es2022', write: false, legalComments: 'none', logLevel: 'silent',
     conditions: ['browser', 'development'],
     alias: { '@soundclone/core': join(packages, 'core', 'src'), '@soundclone/web-audio': join(packages, 'web-audio', 'src', 'index.ts') },

@@ -56,7 +56,7 @@ const status = (p: Page): Promise<LiveCaptionsSnapshot['status'] | undefined> =>
 /** After an unmount: the store stopped by itself, and nothing is left anywhere. */
 async function expectReleased(p: Page, server: LiveServer): Promise<void> {
   await pageUntil(p, 'the store to stop after the unmount', () => (window as unknown as W).bind.store?.getSnapshot().status === 'stopped');
-  expect(await server.openSessions()).toEqual([]);
+  expect(await server.settledOpenSessions()).toEqual([]);
   const left = await platform(p);
   expect(left.liveTracks).toBe(0);
   expect(left.openContexts).toBe(0);

@@ -20,8 +20,14 @@ export interface LiveServer {
   readonly url: string;
   readonly created: readonly string[];
   readonly released: readonly string[];
-  /** The sessions it created that the service still has open (ACTIVE, PAUSED or FINISHING). */
+  /** The sessions it created that the service still has open (ACTIVE, PAUSED or FINISHING), as `id status`. */
   openSessions(): Promise<string[]>;
+  /**
+   * Waits (up to `ms`) until none is open and returns what is still open then: a finish under way
+   * (FINISHING: the service waits a few seconds for supplements) ends by itself; an ACTIVE or PAUSED
+   * session would wait out its recovery window, which is the leak the tests look for.
+   */
+  settledOpenSessions(ms?: number): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -65,13 +71,22 @@ export async function startLiveServer(demo: DemoServer, script?: string): Promis
   });
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const port = (http.address() as { port: number }).port;
+  const openSessions = async (): Promise<string[]> => {
+    const views = await Promise.all(created.map((id) => client.stt.realtime.get(id)));
+    return views.filter((v) => OPEN.has(v.status)).map((v) => `${v.sessionId} ${v.status}`);
+  };
   return {
     url: `http://127.0.0.1:${String(port)}/`,
     created,
     released,
-    openSessions: async () => {
-      const views = await Promise.all(created.map((id) => client.stt.realtime.get(id)));
-      return views.filter((v) => OPEN.has(v.status)).map((v) => v.sessionId);
+    openSessions,
+    async settledOpenSessions(ms = 20_000) {
+      const end = Date.now() + ms;
+      for (;;) {
+        const open = await openSessions();
+        if (open.length === 0 || Date.now() > end || open.some((o) => !o.endsWith(' FINISHING'))) return open;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
     },
     close: async () => {
       http.closeAllConnections();

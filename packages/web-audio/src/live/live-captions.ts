@@ -306,8 +306,9 @@ export class LiveCaptions {
 
   /**
    * Releases what the run acquired, in reverse: the capture (its last audio reaches the session), the
-   * microphone, then the session: finished over its socket, else released by the backend, else
-   * attached and finished. Waits for a start() still under way to reach a point where it holds
+   * microphone, then the session: finished over its socket; a session that failed or closed by itself,
+   * or whose finish failed, released by the backend; one never attached, released by the backend or
+   * else attached and finished. Waits for a start() still under way to reach a point where it holds
    * nothing unknown: every acquisition awaited in #go lands in `run` before #step throws.
    */
   async #teardown(run: Run): Promise<void> {
@@ -322,6 +323,10 @@ export class LiveCaptions {
         session.close();
         await this.#release(run.sessionId);
       }
+    } else if (session !== undefined && session.state !== 'finished') {
+      // Failed or closed by itself (the reconnect policy gave up, a refused token): the service still
+      // holds it open until its recovery window passes unless the backend finishes it.
+      await this.#release(run.sessionId);
     } else if (session === undefined && run.grant !== undefined) {
       await this.#release(run.sessionId, run.grant);
     }
