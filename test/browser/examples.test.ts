@@ -26,7 +26,7 @@ afterAll(() => closeRig({ demo, browser }));
 
 interface ExampleServer { readonly url: string; close(): Promise<void> }
 
-for (const binding of ['react'] as const) {
+for (const binding of ['react', 'vue', 'svelte'] as const) {
   describe(`the ${binding} example`, () => {
     it('builds with Vite, runs with its token endpoint, and shows live captions from the microphone', async () => {
       const example = join(packages, binding, 'example');
@@ -56,7 +56,7 @@ for (const binding of ['react'] as const) {
         const left = await platform(page);
         expect(left.liveTracks).toBe(0);
         expect(left.openContexts).toBe(0);
-        expect(left.calls).toBe(1); // StrictMode's double mount asked for the microphone once
+        expect(left.calls).toBe(1); // (React's example runs under StrictMode: its double mount asked once too)
       } finally {
         await page.close();
         await server.close();
