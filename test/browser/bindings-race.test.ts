@@ -78,7 +78,7 @@ describe(`bindings: the seeded race (seed ${SEED})`, () => {
       for (const [k, v] of Object.entries(report.statuses)) ends[k] = (ends[k] ?? 0) + v;
     }
     const seconds = (Date.now() - started) / 1000;
-    const summary = `seed ${SEED}, ${seconds.toFixed(0)} s, ${server.created.length} sessions made, ${server.released.length} released, ${total.wentLive} went live, credentials asked ${total.connect} + ${total.reconnect} for reconnects, ends ${JSON.stringify(ends)}`;
+    const summary = `seed ${SEED}, ${seconds.toFixed(0)} s, ${server.created.length} sessions made, ${server.released.length} released, ${total.wentLive} went live, credentials asked ${total.connect} + ${total.reconnect} for reconnects, ends ${JSON.stringify(ends)}, refused releases ${JSON.stringify(server.releaseFailures)}`;
     console.log(`race: ${summary}`);
     expect(total.sequences, summary).toBe(SEQUENCES);
     // The sequences reached every part of a run: sessions made and released, runs live when faults and

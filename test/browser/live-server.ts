@@ -20,6 +20,8 @@ export interface LiveServer {
   readonly url: string;
   readonly created: readonly string[];
   readonly released: readonly string[];
+  /** Releases the service refused (`id: error`): a session it kept open. */
+  readonly releaseFailures: readonly string[];
   /** The sessions it created that the service still has open (ACTIVE, PAUSED or FINISHING), as `id status`. */
   openSessions(): Promise<string[]>;
   /**
@@ -40,6 +42,7 @@ export async function startLiveServer(demo: DemoServer, script?: string): Promis
   const client = new SoundClone({ accessKey: demo.accessKey, baseUrl: demo.baseUrl });
   const created: string[] = [];
   const released: string[] = [];
+  const releaseFailures: string[] = [];
   const files: Record<string, { type: string; body: string }> = {
     '/': { type: 'text/html; charset=utf-8', body: '<!doctype html><meta charset="utf-8"><title>live</title><div id="root"></div><script type="module" src="/app.js"></script>' },
     '/app.js': { type: 'text/javascript; charset=utf-8', body: app },
@@ -60,7 +63,9 @@ export async function startLiveServer(demo: DemoServer, script?: string): Promis
         const sessionId = decodeURIComponent(mine[1]!);
         if (!created.includes(sessionId)) return json(404, { message: 'not a session of this page' });
         if (mine[2] === 'token') return json(200, { token: (await client.stt.realtime.socketToken(sessionId)).token });
-        await client.stt.realtime.finish(sessionId, 0, { maxRetries: 0 }).catch(() => undefined);
+        await client.stt.realtime.finish(sessionId, 0, { maxRetries: 0 }).catch((caught: unknown) => {
+          releaseFailures.push(`${sessionId}: ${(caught as { code?: string }).code ?? ''} ${caught instanceof Error ? caught.message : String(caught)}`);
+        });
         released.push(sessionId);
         return json(200, { sessionId });
       }
@@ -79,6 +84,7 @@ export async function startLiveServer(demo: DemoServer, script?: string): Promis
     url: `http://127.0.0.1:${String(port)}/`,
     created,
     released,
+    releaseFailures,
     openSessions,
     async settledOpenSessions(ms = 20_000) {
       const end = Date.now() + ms;

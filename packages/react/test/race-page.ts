@@ -45,6 +45,8 @@ interface Lane {
   root: Root | undefined;
   mounted: boolean;
   store: LiveCaptions | undefined;
+  /** Every store the lane's components made in this sequence (a remount makes another). */
+  readonly stores: Set<LiveCaptions>;
 }
 
 const sockets: WebSocket[] = [];
@@ -65,6 +67,7 @@ async function race(options: { seed: number; sequences: number; lanes: number; m
     const c = useLiveCaptions({ ...pageOptions, autoStart });
     if (lane.store !== c.store) c.store.subscribe(() => void (c.store.getSnapshot().status === 'live' && live.add(c.store)));
     lane.store = c.store;
+    lane.stores.add(c.store);
     if (!lane.mounted) report.rendersAfterUnmount++;
     return h('div', null, h('b', null, c.status), ...c.lines.map((l) => h('p', { key: l.id }, l.text)), h('i', null, c.partial));
   }
@@ -109,19 +112,25 @@ async function race(options: { seed: number; sequences: number; lanes: number; m
       // Mostly a few ms (the races), sometimes long enough for a run to go live before what comes next.
       await sleep(next() < options.longGap ? 300 + Math.floor(next() * 500) : Math.floor(next() * options.maxGapMs));
     }
-    const store = lane.store;
     if (lane.mounted) unmount(lane);
     container.remove();
-    if (store === undefined) return;
-    await sleep(50);
-    const status = store.getSnapshot().status;
-    if (!['idle', 'stopping', 'stopped', 'failed'].includes(status)) report.notStoppedByUnmount++;
-    // The unmount already stopped it: this only waits for the same stop to end.
-    await store.stop();
-    const end = store.getSnapshot();
-    const key = end.status === 'failed' ? `failed ${(end.error as { code?: string } | null)?.code ?? ''}: ${(end.error?.message ?? '').slice(0, 140)}` : end.status;
-    report.statuses[key] = (report.statuses[key] ?? 0) + 1;
+    const stores = [...lane.stores];
+    lane.stores.clear();
     lane.store = undefined;
+    if (stores.length === 0) return;
+    await sleep(50);
+    // Every store of the sequence: a remount's earlier store was released by its own unmount.
+    for (const store of stores) {
+      const status = store.getSnapshot().status;
+      if (!['idle', 'stopping', 'stopped', 'failed'].includes(status)) report.notStoppedByUnmount++;
+    }
+    // The unmounts already stopped them: this only waits for the same stops to end.
+    await Promise.all(stores.map((store) => store.stop()));
+    for (const store of stores) {
+      const end = store.getSnapshot();
+      const key = end.status === 'failed' ? `failed ${(end.error as { code?: string } | null)?.code ?? ''}: ${(end.error?.message ?? '').slice(0, 140)}` : end.status;
+      report.statuses[key] = (report.statuses[key] ?? 0) + 1;
+    }
   }
 
   window.addEventListener('error', (e) => onError(String(e.message)));
@@ -134,7 +143,7 @@ async function race(options: { seed: number; sequences: number; lanes: number; m
   const live = new Set<LiveCaptions>();
   let issued = 0;
   await Promise.all(Array.from({ length: options.lanes }, async () => {
-    const lane: Lane = { root: undefined, mounted: false, store: undefined };
+    const lane: Lane = { root: undefined, mounted: false, store: undefined, stores: new Set() };
     for (let n = issued++; n < options.sequences; n = issued++) {
       await sequence(lane, random(options.seed + n));
       report.sequences++;
