@@ -16,13 +16,16 @@ export function clientFor(server: { url: string }): SoundClone {
   return new SoundClone({ accessKey: KEY, baseUrl: server.url, retryDelay: { baseMs: 20, maxMs: 100 } });
 }
 
-/** Tone bursts (words) and silences (line breaks) the reference recogniser turns into lines. */
-export function speech(lines: number, seed = 1): Int16Array {
+/**
+ * Tone bursts (words) and silences (line breaks) the reference recogniser turns into lines. `silenceMs`
+ * after each line (600 by default); a longer one makes speech with silence for a voice gate.
+ */
+export function speech(lines: number, seed = 1, silenceMs = 600): Int16Array {
   const rate = 16_000;
   const parts: Array<{ tone?: number; ms: number }> = [{ ms: 100 }];
   for (let i = 0; i < lines; i++) {
     const base = 200 + ((i * 37 + seed * 101) % 700);
-    parts.push({ tone: base, ms: 200 + ((i * 53) % 200) }, { ms: 100 }, { tone: base + 150, ms: 240 }, { ms: 600 });
+    parts.push({ tone: base, ms: 200 + ((i * 53) % 200) }, { ms: 100 }, { tone: base + 150, ms: 240 }, { ms: silenceMs });
   }
   const total = parts.reduce((n, p) => n + Math.round((p.ms * rate) / 1000), 0);
   const out = new Int16Array(total);
@@ -120,4 +123,45 @@ export class EventCapture {
     for (const [name, fn] of this.listeners) this.session.off(name, fn as never);
     this.listeners.clear();
   }
+}
+
+/** Where `pcm` is speech (the tone bursts of speech()): runs of samples louder than its noise, as [from, to). */
+export function bursts(pcm: Int16Array): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  let start = -1;
+  let quiet = 0;
+  for (let i = 0; i < pcm.length; i++) {
+    if (Math.abs(pcm[i]!) > 200) {
+      if (start < 0) start = i;
+      quiet = 0;
+    } else if (start >= 0 && ++quiet > 160) {
+      out.push([start, i - quiet + 1]);
+      start = -1;
+    }
+  }
+  if (start >= 0) out.push([start, pcm.length]);
+  return out;
+}
+
+/**
+ * The stored audio of a session with a voice gate against what was captured: every sample must be the
+ * captured one, or zero where the gate skipped time, and no zeroed sample within `marginMs` of speech,
+ * except right after a pause (`pausedAt`: captured positions): the gate starts afresh there, its
+ * hangover of the speech before the pause is not carried over the cut (the server committed the line).
+ * `zeroed`: samples zero where the capture was not; `wrong`: any other difference (or a length that differs).
+ */
+export function compareGatedStore(stored: Int16Array, pcm: Int16Array, marginMs: number, pausedAt: readonly number[] = []): { zeroed: number; wrong: number } {
+  if (stored.length !== pcm.length) return { zeroed: 0, wrong: Math.abs(stored.length - pcm.length) || 1 };
+  const near = new Uint8Array(pcm.length);
+  const margin = (marginMs * 16_000) / 1000;
+  for (const [a, b] of bursts(pcm)) near.fill(1, Math.max(0, a - margin), Math.min(pcm.length, b + margin));
+  for (const at of pausedAt) near.fill(0, at, Math.min(pcm.length, at + margin));
+  let zeroed = 0;
+  let wrong = 0;
+  for (let i = 0; i < pcm.length; i++) {
+    if (stored[i] === pcm[i]) continue;
+    if (stored[i] !== 0 || near[i] === 1) wrong++;
+    else zeroed++;
+  }
+  return { zeroed, wrong };
 }

@@ -7,7 +7,7 @@ function health(over: Partial<SessionHealth>): SessionHealth {
   return {
     kind: 'interval', state: 'healthy', reason: 'connected', sessionState: 'streaming', sessionReason: 'session.ready',
     unackedMs: 0, bufferedMs: 0, bufferFill: 0, ackLagMs: none, partialLatencyMs: none, finalLatencyMs: none, rttMs: none,
-    reconnects: 0, lastReconnect: null, framesSent: 0, bytesSent: 0, at: 0, ...over,
+    reconnects: 0, lastReconnect: null, skippedMs: 0, savedShare: 0, framesSent: 0, bytesSent: 0, at: 0, ...over,
   };
 }
 

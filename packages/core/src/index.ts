@@ -15,6 +15,7 @@ export { SUPPORTED_RATES, isSupportedRate, type SupportedRate } from './dsp/rate
 export type { ResamplerQuality, QualityPreset } from './dsp/filter-design.js';
 export { Resampler, type ResamplerOptions, type ResamplerKernel, type NonFinitePolicy, type SampleBlock } from './dsp/resampler.js';
 export { FrameEncoder, type FrameEncoderOptions, type EncodedFrame } from './dsp/frame-encoder.js';
+export { EnergyVoiceDetector, type VoiceDetector, type EnergyDetectorOptions } from './dsp/voice-detector.js';
 export { encodePcm16, decodePcm16, type Pcm16Options, type Pcm16NonFinite } from './dsp/pcm16.js';
 export { SampleRing, type SampleKind, type SampleRingOptions, type SampleRingHandle, type RingViews } from './dsp/sample-ring.js';
 export type { RingSegments } from './dsp/sample-ring.js';
@@ -80,6 +81,7 @@ export { RealtimeError, type RealtimeErrorCode } from './errors/realtime-error.j
 export type { SessionState, StateChange } from './realtime/session-state.js';
 export type { SessionLine, LineUpdate, SupplementKind, SupplementMessage } from './realtime/transcript/line-store.js';
 export type { AudioStats, Gap, InputFormat } from './realtime/audio/outbox.js';
+export type { GateOptions } from './realtime/audio/session-gate.js';
 export type { ServerMessage, WireLine } from './realtime/messages/server-messages.js';
 export type {
   SessionReadyMessage, AudioAckMessage, PartialMessage, LineMessage, AlignmentMessage, EntitiesMessage, RevisionMessage, LanguageMessage,

@@ -23,9 +23,14 @@ export { designPolyphase, QUALITY_PRESETS, type PolyphaseFilter } from './dsp/fi
 export { sine, fitTone, fitTones, snrAgainstSine, toDb, aliasOf, type ToneFit } from './dsp/measure.js';
 export { encodePcm16Into } from './dsp/pcm16.js';
 export { RingSegments } from './dsp/sample-ring.js';
-// The voice gate is not wired into the session yet; until it is, it lives here rather than in the main entry.
+// The voice gate's decisions: a session runs them through its `gate` option (the main entry exports the
+// detector); a capture source that gates itself (the AudioWorklet) runs them where the audio is.
 export { VoiceGate, VOICE_GATE_DEFAULTS, type VoiceGateOptions, type VoiceGateDecision } from './dsp/voice-gate.js';
 export { EnergyVoiceDetector, type VoiceDetector, type EnergyDetectorOptions } from './dsp/voice-detector.js';
+export { SessionGate, gateOptions, type GateStep, type SpeechEdge } from './realtime/audio/session-gate.js';
+export { SkipLedger } from './realtime/audio/skip-ledger.js';
+// A capture source that runs its own voice gate (the AudioWorklet) writes through RealtimeSocketSession.gateSource().
+export { SourceClock, type SourceGateSink } from './realtime/audio/source-gate.js';
 
 // --- seeded randomness (seeded data, test inputs, benchmark signals) ---
 export { mulberry32 } from './util/prng.js';

@@ -325,6 +325,13 @@ export const SOCKET_DEFAULTS = {
  *   12      4     startSample high 32 bits (< 2^21: a safe integer)
  *   16      2n    n PCM16 LE samples, 16 kHz mono, 1 <= n <= maxFrameSamples
  *
+ * A skip frame (flags FRAME_FLAGS.skip, only to a server whose session.ready lists
+ * SOCKET_FEATURES.skipFrames) carries no audio: its payload is 4 bytes, a uint32 n >= 1, and it says
+ * "samples [startSample, startSample + n) were captured and are not sent" (a voice gate's silence). It
+ * travels in the same ordered stream as audio, with the same epoch, cursor, duplicate and trim rules,
+ * and is acknowledged by the same cursor: the server's received position moves over it, nothing is
+ * recognised or charged for it, and it is no transport gap (docs/protocol.md "Skipped time").
+ *
  * The 64-bit start sample travels as two uint32 halves so a browser client encodes it with two
  * DataView.setUint32 calls and no BigInt allocation per frame. The header is 16 bytes so the payload
  * stays 2-byte (in fact 16-byte) aligned for an Int16Array view.
@@ -336,17 +343,44 @@ export const FRAME = {
   headerBytes: 16,
   bytesPerSample: 2,
   maxHighWord: 1 << 21,
+  /** Payload of a skip frame: the skipped sample count, uint32 LE. */
+  skipPayloadBytes: 4,
+  /** Most samples one skip frame declares (a longer stretch is several frames). */
+  maxSkipSamples: 0xffff_ffff,
+  /**
+   * Ours: skipped time starts and ends on multiples of this many samples (20 ms) of the capture
+   * timeline (our client rounds towards sending more). Any range is accepted; on the grid, a
+   * frame-based recogniser (20 ms frames: the reference one) sees its frames where they fall in the
+   * whole stream, so a gated stream gives the very words and times of the ungated one.
+   */
+  skipGridSamples: 320,
+} as const;
+
+/** Bits of the frame header's flags byte; every other bit must be 0 (else BAD_FLAGS). */
+export const FRAME_FLAGS = { skip: 0x01 } as const;
+
+/**
+ * Ours: what a server supports beyond the base protocol, listed in session.ready `features` (absent
+ * or empty on a server that supports nothing more). A client uses a feature only on a socket whose
+ * session.ready listed it.
+ */
+export const SOCKET_FEATURES = {
+  /** Skip frames (FRAME_FLAGS.skip): captured time declared without audio. */
+  skipFrames: 'skip-frames',
 } as const;
 
 export interface FrameHeader {
   readonly epoch: number;
   readonly startSample: number;
+  /** Audio samples in the payload; for a skip frame, the samples it skips. */
   readonly sampleCount: number;
+  /** Present (true) only on a skip frame: no audio, `sampleCount` samples of skipped time. */
+  readonly skip?: true;
 }
 
 export type FrameDecodeResult =
   | ({ readonly ok: true } & FrameHeader)
-  | { readonly ok: false; readonly reason: 'TOO_SHORT' | 'BAD_MAGIC' | 'BAD_VERSION' | 'BAD_FLAGS' | 'ODD_LENGTH' | 'EMPTY' | 'START_TOO_LARGE' };
+  | { readonly ok: false; readonly reason: 'TOO_SHORT' | 'BAD_MAGIC' | 'BAD_VERSION' | 'BAD_FLAGS' | 'ODD_LENGTH' | 'EMPTY' | 'START_TOO_LARGE' | 'BAD_SKIP' };
 
 const TWO_POW_32 = 0x1_0000_0000;
 
@@ -368,13 +402,33 @@ export function encodeFrameHeader(view: DataView, offset: number, epoch: number,
   view.setUint32(offset + 12, Math.floor(startSample / TWO_POW_32), true);
 }
 
+/**
+ * Writes a whole skip frame (header and count, 20 bytes) at `offset`: captured samples
+ * [startSample, startSample + count) are declared skipped. Misuse throws, as for encodeFrameHeader.
+ */
+export function encodeSkipFrame(view: DataView, offset: number, epoch: number, startSample: number, count: number): void {
+  if (!Number.isInteger(count) || count < 1 || count > FRAME.maxSkipSamples) throw new RangeError(`skip count ${count} is outside [1, 2^32)`);
+  encodeFrameHeader(view, offset, epoch, startSample);
+  view.setUint8(offset + 3, FRAME_FLAGS.skip);
+  view.setUint32(offset + FRAME.headerBytes, count, true);
+}
+
 /** Reads a frame header; the sample count follows from `byteLength` (tests, proxies, debugging tools). */
 export function decodeFrameHeader(view: DataView, offset: number, byteLength: number): FrameDecodeResult {
   if (byteLength < FRAME.headerBytes) return { ok: false, reason: 'TOO_SHORT' };
   if (view.getUint8(offset) !== FRAME.magic0 || view.getUint8(offset + 1) !== FRAME.magic1) return { ok: false, reason: 'BAD_MAGIC' };
   if (view.getUint8(offset + 2) !== FRAME.version) return { ok: false, reason: 'BAD_VERSION' };
-  if (view.getUint8(offset + 3) !== 0) return { ok: false, reason: 'BAD_FLAGS' };
+  const flags = view.getUint8(offset + 3);
+  if (flags !== 0 && flags !== FRAME_FLAGS.skip) return { ok: false, reason: 'BAD_FLAGS' };
   const payload = byteLength - FRAME.headerBytes;
+  if (flags === FRAME_FLAGS.skip) {
+    if (payload !== FRAME.skipPayloadBytes) return { ok: false, reason: 'BAD_SKIP' };
+    const count = view.getUint32(offset + FRAME.headerBytes, true);
+    if (count === 0) return { ok: false, reason: 'BAD_SKIP' };
+    const highWord = view.getUint32(offset + 12, true);
+    if (highWord >= FRAME.maxHighWord) return { ok: false, reason: 'START_TOO_LARGE' };
+    return { ok: true, epoch: view.getUint32(offset + 4, true), startSample: highWord * TWO_POW_32 + view.getUint32(offset + 8, true), sampleCount: count, skip: true };
+  }
   if (payload % FRAME.bytesPerSample !== 0) return { ok: false, reason: 'ODD_LENGTH' };
   if (payload === 0) return { ok: false, reason: 'EMPTY' };
   const high = view.getUint32(offset + 12, true);

@@ -5,6 +5,7 @@ import { RECOGNIZER_CHOICES, type RecognizerChoice } from './recognition/select.
 import { normalizePublicUrl } from './public-url.js';
 import { NODES } from './protocol.js';
 import type { ServerOptions } from './server.js';
+import { checkRedisUrl } from './live/live-error.js';
 
 /**
  * The reference server's command-line flags, parsed into startServer options, so any CLI that starts
@@ -17,7 +18,8 @@ import type { ServerOptions } from './server.js';
  * Flags: --port N (default 8787), --host H (default 127.0.0.1), --access-key KEY (one or more,
  * required), --allow-media-host HOST:PORT (TEST-ONLY: lets exactly that host:port through the
  * mediaUrl/notifyUrl address policy). Realtime: --rotate-every-ms N, --rotate-every-samples N,
- * --recovery-window-ms N, --heartbeat-interval-ms N, --heartbeat-timeout-ms N, --delay-acks-ms N,
+ * --recovery-window-ms N, --abandon-after-ms N (a session with no socket and no finish this long after
+ * its recovery window passed is finished by the service, PARTIAL; default 300,000), --heartbeat-interval-ms N, --heartbeat-timeout-ms N, --delay-acks-ms N,
  * --socket-lifetime-ms N (each socket is recycled with close 4002 after N ms, told beforehand),
  * --withhold-acks, --withhold-supplements KINDS (comma list of alignment,entities,revision,language, or
  * all), --delay-supplements-ms N, --retain-audio SECONDS (TEST-ONLY debug read of stored audio).
@@ -26,11 +28,14 @@ import type { ServerOptions } from './server.js';
  * each); past it realtime sessions are refused with 503 RECOGNIZER_BUSY. --data-dir DIR: keep the state
  * there across restarts (startServer dataDir; default: in memory only). --database-url URL: keep it in
  * PostgreSQL instead (startServer databaseUrl; the server's own command also reads
- * SOUNDCLONE_DATABASE_URL); one of the two at most. --upload-quota-bytes N: media
+ * SOUNDCLONE_DATABASE_URL); one of the two at most. --redis-url URL (or SOUNDCLONE_REDIS_URL): live
+ * realtime sessions in Redis so they survive their node (startServer redisUrl; needs a database URL). --upload-quota-bytes N: media
  * bytes one account may hold (uploads until deleted, fetched media while its task runs; default 512 MiB);
  * past it 413 STORAGE_QUOTA_EXCEEDED. Per-account fairness:
  * --max-decoders-per-account N (default: all but a quarter of --max-decoders) and
  * --max-sessions-per-account N (realtime sessions open at once, default 8); past either, 429.
+ * --max-sessions-per-node N: realtime sessions this server keeps live at once, every account's (default
+ * 1,000); past it 503 NODE_FULL, which a retry through the balancer takes to another node.
  * --public-url URL: the address clients reach the service at behind a balancer or proxy (startServer
  * publicUrl; the socket URLs it hands out use it; default the listen address). Several nodes on one
  * database (docs/protocol.md "Several nodes"): --internal-url URL (where the other nodes reach this one,
@@ -46,12 +51,15 @@ export const SERVER_USAGE =
   '  realtime: [--rotate-every-ms N] [--rotate-every-samples N] [--recovery-window-ms N] [--heartbeat-interval-ms N]\n' +
   '            [--heartbeat-timeout-ms N] [--delay-acks-ms N] [--withhold-acks] [--withhold-supplements KINDS|all]\n' +
   '            [--delay-supplements-ms N] [--socket-lifetime-ms N] [--retain-audio SECONDS (test-only)]\n' +
+  '            [--abandon-after-ms N] (no socket and no finish this long after the recovery window: ended PARTIAL, default 300000)\n' +
+  '            [--max-sessions-per-node N] (realtime sessions live on this server at once, default 1000; past it 503 NODE_FULL)\n' +
   '  recognition: [--recognizer auto|pocketsphinx|deterministic] (default auto: PocketSphinx when installed)\n' +
   '               [--max-decoders N] (PocketSphinx streams at once, default 4)\n' +
   '  per account: [--max-decoders-per-account N] (default: max-decoders minus a quarter, 3 of 4)\n' +
   '               [--max-sessions-per-account N] (realtime sessions open at once, default 8)\n' +
   '  state: [--data-dir DIR] (keep accounts, voices and transcriptions there across restarts; default in memory)\n' +
   '         [--database-url postgres://...] (keep them in PostgreSQL instead; or SOUNDCLONE_DATABASE_URL)\n' +
+  '         [--redis-url redis://...] (live realtime sessions in Redis: they survive their node; needs --database-url; or SOUNDCLONE_REDIS_URL)\n' +
   '  nodes: [--public-url URL] (where clients reach the service: the balancer) [--internal-url URL] (where other nodes reach this one)\n' +
   '         [--node-id ID] [--drain-grace-ms N] (SIGTERM: /health 503 this long before closing, default 2000)\n' +
   '         [--drain-timeout-ms N] (SIGTERM: exit after this long at most, default 15000)\n' +
@@ -62,6 +70,7 @@ const SUPPLEMENT_KINDS: readonly SupplementKind[] = ['alignment', 'entities', 'r
 const NUMERIC = [
   'rotate-every-ms', 'rotate-every-samples', 'recovery-window-ms', 'heartbeat-interval-ms', 'heartbeat-timeout-ms', 'delay-acks-ms',
   'delay-supplements-ms', 'socket-lifetime-ms', 'retain-audio', 'max-decoders', 'upload-quota-bytes', 'max-decoders-per-account', 'max-sessions-per-account',
+  'max-sessions-per-node', 'abandon-after-ms',
   'drain-grace-ms', 'drain-timeout-ms',
 ] as const;
 
@@ -81,6 +90,7 @@ export const SERVER_FLAG_OPTIONS = {
   'data-dir': { type: 'string' },
   'public-url': { type: 'string' },
   'database-url': { type: 'string' },
+  'redis-url': { type: 'string' },
   'internal-url': { type: 'string' },
   'node-id': { type: 'string' },
   ...(Object.fromEntries(NUMERIC.map((name) => [name, { type: 'string' }])) as Record<(typeof NUMERIC)[number], { type: 'string' }>),
@@ -158,6 +168,18 @@ export function parseServerFlags(argv: readonly string[], env: Readonly<Record<s
     throw new ServerFlagError(`--data-dir and ${given} are mutually exclusive: the state is kept in one place, a directory or PostgreSQL`);
   }
 
+  const rawRedis = (values['redis-url'] as string | undefined) ?? (env['SOUNDCLONE_REDIS_URL'] !== undefined && env['SOUNDCLONE_REDIS_URL'].trim() !== '' ? env['SOUNDCLONE_REDIS_URL'] : undefined);
+  const redisName = values['redis-url'] !== undefined ? '--redis-url' : 'SOUNDCLONE_REDIS_URL';
+  let redisUrl: string | undefined;
+  try {
+    redisUrl = rawRedis === undefined ? undefined : checkRedisUrl(rawRedis);
+  } catch (error) {
+    throw new ServerFlagError(`${redisName}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  if (redisUrl !== undefined && databaseUrl === undefined) {
+    throw new ServerFlagError(`${redisName} needs --database-url (or SOUNDCLONE_DATABASE_URL): Redis holds what a realtime session is doing now, the database what it did and what it costs`);
+  }
+
   // TEST-ONLY, from the environment and not a flag: how long each batch task stays PROCESSING (ms), so a
   // test can kill a server process while it runs a task (startServer taskTiming.processingMs).
   const rawProcessing = env['SOUNDCLONE_TEST_TASK_PROCESSING_MS'];
@@ -191,6 +213,7 @@ export function parseServerFlags(argv: readonly string[], env: Readonly<Record<s
     ...(dataDir !== undefined ? { dataDir } : {}),
     ...(publicUrl !== undefined ? { publicUrl } : {}),
     ...(databaseUrl !== undefined ? { databaseUrl } : {}),
+    ...(redisUrl !== undefined ? { redisUrl } : {}),
     recognizer: recognizer as RecognizerChoice,
     host: values['host'] as string,
     accessKeys: keys,
@@ -200,6 +223,7 @@ export function parseServerFlags(argv: readonly string[], env: Readonly<Record<s
       ...(numbers['rotate-every-samples'] !== undefined ? { rotateEverySamples: numbers['rotate-every-samples'] } : {}),
       ...(numbers['recovery-window-ms'] !== undefined ? { recoveryWindowMs: numbers['recovery-window-ms'] } : {}),
       ...(numbers['socket-lifetime-ms'] !== undefined ? { socketLifetimeMs: numbers['socket-lifetime-ms'] } : {}),
+      ...(numbers['abandon-after-ms'] !== undefined ? { abandonAfterMs: numbers['abandon-after-ms'] } : {}),
     },
     socket: {
       ...(numbers['heartbeat-interval-ms'] !== undefined ? { heartbeatIntervalMs: numbers['heartbeat-interval-ms'] } : {}),
@@ -215,6 +239,7 @@ export function parseServerFlags(argv: readonly string[], env: Readonly<Record<s
         }
       : {}),
     ...(numbers['max-sessions-per-account'] !== undefined ? { maxRealtimeSessionsPerAccount: numbers['max-sessions-per-account'] } : {}),
+    ...(numbers['max-sessions-per-node'] !== undefined ? { maxRealtimeSessionsPerNode: numbers['max-sessions-per-node'] } : {}),
     ...(numbers['upload-quota-bytes'] !== undefined ? { uploadQuotaBytes: numbers['upload-quota-bytes'] } : {}),
     ...(processingMs !== undefined ? { taskTiming: { processingMs } } : {}),
   };

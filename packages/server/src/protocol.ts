@@ -140,6 +140,39 @@ export const ACCOUNT_LIMITS = {
 } as const;
 
 /**
+ * Ours: a realtime session nobody ends (docs/protocol.md "Abandoned sessions"). One with no socket and
+ * no finish for `afterWindowMs` after its recovery window passed is finished by the service as a finish
+ * would (the audio received charged once, the reservation released) and ends PARTIAL with the notice
+ * `notice`. Its node looks for such sessions every `sweepEveryMs` (less with a short afterWindowMs:
+ * a quarter of it, at least `minSweepEveryMs`). startServer realtimeTiming.abandonAfterMs, CLI
+ * --abandon-after-ms.
+ */
+export const ABANDONED_SESSIONS = {
+  /** Five minutes: time for a client that lost its socket for good to finish over REST itself. */
+  afterWindowMs: 300_000,
+  sweepEveryMs: 1000,
+  minSweepEveryMs: 10,
+  /** A settlement the store could not take (unreachable) is tried again, the wait doubling up to this. */
+  maxSettleRetryMs: 30_000,
+  notice: 'SESSION_ABANDONED',
+} as const;
+
+/**
+ * Ours: how many realtime sessions one node keeps live at once (created, not finished or finishing,
+ * recovery window not passed), whatever their accounts (docs/protocol.md "Node admission"). Past it a
+ * creation answers 503 SERVICE_UNAVAILABLE, `details.reason` `fullReason`, `details.limit`, Retry-After:
+ * the creation is retryable, and behind a balancer the retry reaches another node. startServer
+ * maxRealtimeSessionsPerNode, CLI --max-sessions-per-node. The default is about what a 2-core node
+ * streams at 1x with the deterministic recogniser (bench "realtime capacity": 400-580 sessions per core);
+ * PocketSphinx nodes are bounded sooner by their decoders (RECOGNIZER_BUSY).
+ */
+export const NODE_ADMISSION = {
+  defaultMaxLiveSessions: 1000,
+  fullReason: 'NODE_FULL',
+  retryAfterSec: 1,
+} as const;
+
+/**
  * Ours: the recognizer cannot serve now. Realtime creation answers 503 SERVICE_UNAVAILABLE with
  * `details.reason` one of these and Retry-After; a task or session whose recognizer failed later ends
  * FAILED with `error.errorCode` RECOGNIZER_UNAVAILABLE (retryable, action RETRY), nothing charged.
@@ -171,6 +204,33 @@ export const ID_PREFIXES = {
  * the forwarded request carries `hopHeader`, and a node that does not hold the session either answers
  * 503 SERVICE_UNAVAILABLE with `details.reason` `ownerMovedReason` instead of forwarding again.
  */
+/**
+ * The live state of realtime sessions in Redis (startServer redisUrl; docs/protocol.md "Several nodes"):
+ * a session's owner holds a lease it renews; a lease not renewed for leaseTtlMs lapses and another node
+ * may take the session over. renewEveryMs leaves room for two missed renewals before that.
+ */
+export const LIVE_STATE = {
+  leaseTtlMs: 1500,
+  renewEveryMs: 400,
+  /** details.reason of a 503 when the live state cannot be reached (a create, or a takeover). */
+  unavailableReason: 'LIVE_STATE_UNAVAILABLE',
+  /** The node holding the session lets it go (it moved, or the live state cannot be reached): close reason. */
+  movedCloseReason: 'session moved',
+  /**
+   * A session found without live state (Redis lost it) is failed once its task is this old (ms): younger,
+   * its live state may still be being written by the node making it.
+   */
+  lostAfterMs: 10_000,
+} as const;
+
+/** The task error of a realtime session whose live state Redis lost (failed, nothing charged). */
+export const LIVE_STATE_LOST_ERROR = {
+  errorCode: 'INTERNAL',
+  message: 'the live state of this realtime session was lost; its audio is gone and nothing was charged; start a new session',
+  retryable: true,
+  action: 'RETRY',
+} as const;
+
 export const NODES = {
   hopHeader: 'x-soundclone-forwarded-by',
   /** The session's node stopped beating (died) and its session is not failed yet (the sweeper will). */

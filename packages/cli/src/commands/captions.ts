@@ -22,6 +22,8 @@ export const CAPTIONS_USAGE = `usage: soundclone captions [FILE | - | --mic [DEV
   --title TEXT --language CODE
   --vtt FILE --srt FILE   write caption cues live as WebVTT / SRT (a valid file after every cue)
   --hls DIR         write segmented WebVTT and a live HLS playlist (DIR/captions.m3u8)
+  --gate            send speech, not silence: a voice gate declares silent stretches as skipped time
+                    (not charged; the summary says the share saved)
 Ctrl-C or SIGTERM finishes the session (everything captured is sent) and prints the usage and charge.
 Audio that could not be sent is reported as gap lines (at most one a second) and in the summary.
 When the account's balance is used up the service ends the session: one line says after how much audio
@@ -41,6 +43,7 @@ export async function captions(ctx: CommandContext): Promise<number> {
     vtt: { type: 'string' },
     srt: { type: 'string' },
     hls: { type: 'string' },
+    gate: { type: 'boolean', default: false },
   });
   if (values.help) return ctx.out.print(CAPTIONS_USAGE), 0;
   const mic = str(values, 'mic');
@@ -84,9 +87,13 @@ export async function captions(ctx: CommandContext): Promise<number> {
     connection ??= await connect(values, ctx.env, ctx.out);
     const live = await transcribeLive(connection.client, source, {
       ...(pace !== undefined ? { pace } : {}),
-      connect: { title: str(values, 'title') ?? defaultTitle(mic !== undefined ? 'microphone' : sample ? 'sample' : (file as string)), ...(str(values, 'language') !== undefined ? { languageHint: str(values, 'language') as string } : {}) },
+      connect: {
+        title: str(values, 'title') ?? defaultTitle(mic !== undefined ? 'microphone' : sample ? 'sample' : (file as string)),
+        ...(str(values, 'language') !== undefined ? { languageHint: str(values, 'language') as string } : {}),
+        ...(values['gate'] === true ? { gate: true } : {}),
+      },
     });
-    return await show(ctx, live, drops, files);
+    return await show(ctx, live, drops, files, values['gate'] === true);
   } catch (caught) {
     await source?.stop();
     throw caught;
@@ -96,7 +103,7 @@ export async function captions(ctx: CommandContext): Promise<number> {
   }
 }
 
-async function show(ctx: CommandContext, live: LiveTranscription, drops: DropRelay, files: CaptionFiles): Promise<number> {
+async function show(ctx: CommandContext, live: LiveTranscription, drops: DropRelay, files: CaptionFiles, gate: boolean): Promise<number> {
   const { out } = ctx;
   const screen = new CaptionScreen(out);
   const session = live.session;
@@ -171,21 +178,25 @@ async function show(ctx: CommandContext, live: LiveTranscription, drops: DropRel
     balanceLine(ctx, result);
     return 1;
   }
-  summary(ctx, live, result, gaps);
+  summary(ctx, live, result, gaps, gate);
   return 0;
 }
 
-function summary(ctx: CommandContext, live: LiveTranscription, result: RealtimeFinishResult, gaps: GapLines): void {
+function summary(ctx: CommandContext, live: LiveTranscription, result: RealtimeFinishResult, gaps: GapLines, gate: boolean): void {
   const usage = result.session.usage;
   const seconds = live.frames / live.source.format.sampleRate;
+  // With --gate: the silence kept off the wire (sent as skipped time), and its share of the audio captured.
+  const health = live.session.health;
+  const gated = gate ? { skippedSeconds: health.skippedMs / 1000, savedShare: health.savedShare } : undefined;
   if (ctx.out.json) {
-    ctx.out.data({ type: 'finished', sessionId: result.session.sessionId, transcriptionId: result.session.transcriptionId, status: result.session.status, capturedFrames: live.frames, droppedFrames: droppedFrames(live.source), lostSeconds: gaps.totalSeconds, lines: result.lines.length, usage, notices: result.notices });
+    ctx.out.data({ type: 'finished', sessionId: result.session.sessionId, transcriptionId: result.session.transcriptionId, status: result.session.status, capturedFrames: live.frames, droppedFrames: droppedFrames(live.source), lostSeconds: gaps.totalSeconds, lines: result.lines.length, usage, notices: result.notices, ...(gated !== undefined ? { gate: gated } : {}) });
     return;
   }
   ctx.out.print('');
   ctx.out.print(`finished: ${result.session.status}, ${String(result.lines.length)} lines, ${seconds.toFixed(2)} s captured (${String(live.frames)} frames at ${String(live.source.format.sampleRate)} Hz)`);
   ctx.out.print(`usage: ${String(usage.receivedSamples)} samples received, ${String(usage.capturedSamples)} captured, wall time ${(Number(usage.elapsedMs) / 1000).toFixed(1)} s`);
   ctx.out.print(`charge: ${String(usage.billableCharacters)} characters (estimated ${String(usage.estimatedCharacters)})`);
+  if (gated !== undefined) ctx.out.print(`gate: saved ${(gated.savedShare * 100).toFixed(1)} % (${gated.skippedSeconds.toFixed(2)} s of silence not sent, not charged)`);
   if (gaps.totalGaps > 0) ctx.out.print(`lost: ${gaps.totalSeconds.toFixed(2)} s of audio in ${String(gaps.totalGaps)} gaps (see the gap lines above)`);
   for (const notice of result.notices) ctx.out.print(`notice ${notice.code}: ${notice.message}`);
 }

@@ -239,11 +239,11 @@ export class FrameEncoder {
   }
 
   /**
-   * @internal The frame from `position` to the end of its slot, headed (epoch, serverStart); null when that
-   * slot is still filling unless `allowShort`, which seals it (FrameSlots.frame()).
+   * @internal The frame from `position` to the end of its slot (at most `maxSamples`), headed (epoch,
+   * serverStart); null when that slot is still filling unless `allowShort`, which seals it (FrameSlots.frame()).
    */
-  frameAt(position: number, epoch: number, serverStart: number, allowShort: boolean): EncodedFrame | null {
-    return this.#slots.frame(position, epoch, serverStart, allowShort);
+  frameAt(position: number, epoch: number, serverStart: number, allowShort: boolean, maxSamples?: number): EncodedFrame | null {
+    return this.#slots.frame(position, epoch, serverStart, allowShort, maxSamples);
   }
 
   /** @internal Frees the whole frames that end at or before `position`: their memory may be reused. */

@@ -219,13 +219,18 @@ export class FrameSlots {
    * The frame from captured `position` to the end of its slot, headed (epoch, `serverStart`); null when
    * that slot is still filling (or nothing is there) unless `allowShort`, which seals it and sends what
    * it holds. `position` must be at least releaseCursor. The frame's bytes stay untouched until the
-   * slot is released or dropped.
+   * slot is released or dropped. `maxSamples` cuts the frame short where the stream must break inside
+   * a slot (skipped time follows, or audio not decided yet): such a frame is built apart (one fresh
+   * buffer) and the slot stays as it is, open or not.
    */
-  frame(position: number, epoch: number, serverStart: number, allowShort: boolean): EncodedFrame | null {
+  frame(position: number, epoch: number, serverStart: number, allowShort: boolean, maxSamples = Number.POSITIVE_INFINITY): EncodedFrame | null {
     if (position >= this.#write) return null;
     const slot = this.#find(position);
     const start = this.#start[slot]!;
     const length = this.#length[slot]!;
+    if (maxSamples < start + length - position) {
+      return maxSamples < 1 ? null : this.#fresh(slot, position - start, maxSamples, epoch, serverStart);
+    }
     if (length < this.frameSamples && this.#sealed[slot] === 0) {
       if (!allowShort) return null;
       this.#sealed[slot] = 1;

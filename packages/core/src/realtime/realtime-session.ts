@@ -1,7 +1,9 @@
-import { CLOSE_CODES, REALTIME, SOCKET_DEFAULTS } from '../protocol.js';
+import { CLOSE_CODES, FRAME, REALTIME, SOCKET_DEFAULTS, SOCKET_FEATURES } from '../protocol.js';
 import type { RealtimeNotice, RealtimeSession } from '../types/realtime.js';
 import { AudioOutbox, type AudioStats, type Gap, type InputFormat } from './audio/outbox.js';
 import { FramePump } from './audio/frame-pump.js';
+import { SessionGate, gateOptions, type GateStep } from './audio/session-gate.js';
+import { SourceClock, type SourceGateSink } from './audio/source-gate.js';
 import { GuardedEmitter } from './plumbing/guarded-emitter.js';
 import type { SessionLine } from './transcript/line-store.js';
 import { SessionTranscript } from './transcript/transcript.js';
@@ -57,6 +59,13 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   readonly #health = new HealthMeter();
   /** The `logger` option's writer (redacting), for records no event carries. */
   readonly #log: LogWrite | undefined;
+  /** The `gate` option's voice gate over the audio written (audio/session-gate.ts), or undefined. */
+  readonly #gate: SessionGate | undefined;
+  readonly #peek = (from: number, out: Int16Array): number => this.#outbox.peek(from, out);
+  /** A capture source that gates itself (gateSource()): its frames to positions. */
+  #source: SourceClock | undefined;
+  /** Digital silence for a source's skipped frames, made at the first skip. */
+  #silence: Float32Array | undefined;
 
   /** A REST finish is under way: reconnect attempts stand aside. */
   #restFinishing = false;
@@ -83,6 +92,11 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     const parts = sessionParts(init);
     this.#now = parts.now;
     this.#outbox = new AudioOutbox(parts.audio);
+    const gate = gateOptions(init.gate);
+    if (gate !== null) {
+      this.#gate = new SessionGate(gate, this.#outbox.produced);
+      this.#outbox.gate();
+    }
     this.#sender = new FramePump(this.#outbox, parts.drain, this.#now);
     this.#connection = new SessionConnection({ ackWatch: init.ackWatch, connectTimeoutMs: parts.connectTimeoutMs, heartbeatTimeoutMs: init.heartbeatTimeoutMs });
     const { windowMs, restFinishReserveMs, stableWindowMs } = parts.recovery;
@@ -154,6 +168,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
       return 0;
     }
     this.#outbox.writeFloat(block);
+    this.#runGate();
     this.#pump();
     return block.length;
   }
@@ -167,7 +182,9 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
    * DSP_UNSUPPORTED_RATE.
    */
   setInputFormat(format: InputFormat): void {
+    const before = this.#outbox.inputFormat;
     this.#outbox.setInput(format);
+    if (this.#outbox.inputFormat !== before) this.#source?.cut(this.#outbox.produced, this.#outbox.inputFormat.sampleRate);
   }
 
   /**
@@ -182,7 +199,11 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   markDiscontinuity(): number {
     if (!this.#takesAudio()) return 0;
     const produced = this.#outbox.endSegment();
-    if (produced > 0) this.#pump();
+    this.#source?.cut(this.#outbox.produced, this.#outbox.inputFormat.sampleRate);
+    if (produced > 0) {
+      this.#runGate();
+      this.#pump();
+    }
     return produced;
   }
 
@@ -196,6 +217,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
       return 0;
     }
     this.#outbox.writePcm16(samples);
+    this.#runGate();
     this.#pump();
     return samples.length;
   }
@@ -240,6 +262,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
       this.#intent.pauseAsked();
       this.#sender.newPause(); // the one sent on this socket earlier was answered already
       this.#outbox.endSegment();
+      this.#endGate('pause');
       this.#drain(this.#sender.startDrain());
       this.#machine.set('pausing', 'pause()');
       this.#pump();
@@ -278,6 +301,7 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
     this.#intent.finishAsked();
     const wasPaused = this.state === 'paused';
     this.#outbox.flushResampler(); // after a pause() its tail went out already: nothing more then
+    this.#endGate('finish');
     this.#drain(this.#sender.startDrain());
     if (finishesNow(this.state)) this.#machine.set('finishing', 'finish()');
     // Paused with audio the server did not take (a pause that went ahead undrained, or audio written
@@ -520,6 +544,8 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
 
   /** session.ready: the socket is ready, its watch runs, the pump starts afresh (a drain gets a new wait). Returns the reconnect attempt (none for the first). */
   #socketReady(m: SessionReadyMessage): number | undefined {
+    // Skipped time goes as skip frames only to a server that takes them; else as the audio held for it.
+    this.#outbox.skipFrames = m.features.includes(SOCKET_FEATURES.skipFrames);
     const reconnect = this.#connection.readied(this.#now(), m.heartbeatTimeoutMs ?? SOCKET_DEFAULTS.heartbeatTimeoutMs);
     const attempt = this.#recovery.recovered(m.recoveryWindowMs, this.#now());
     const t = this.#connection.current;
@@ -609,6 +635,105 @@ export class RealtimeSocketSession extends GuardedEmitter<RealtimeSessionEvents>
   /** session.resume {epoch} once per socket (a rotation, or resume() after pause()). */
   #sendResume(): void {
     this.#sender.resume(this.#readySocket(), this.#epoch);
+  }
+
+  // ── The voice gate (the `gate` option) ────────────────────────────────────────────────────────────
+
+  /** The gate's decisions on the audio written since the last call, applied to the outbox in order. */
+  #runGate(): void {
+    const gate = this.#gate;
+    if (gate === undefined) return;
+    for (let step = gate.step(this.#outbox.produced, this.#peek); step !== null; step = gate.step(this.#outbox.produced, this.#peek)) this.#applyGate(step);
+  }
+
+  /**
+   * @internal For a capture source that runs its own voice gate (the AudioWorklet's): the sink it
+   * writes through instead of write() (audio/source-gate.ts). Audio written to the session directly
+   * before this is sent as ever. Not with the `gate` option (REALTIME_INVALID_STATE): one gate decides.
+   */
+  gateSource(): SourceGateSink {
+    if (this.#gate !== undefined) throw new RealtimeError('REALTIME_INVALID_STATE', 'the session runs its own voice gate (the gate option): a source that gates itself needs a session without it');
+    if (this.#source !== undefined) throw new RealtimeError('REALTIME_INVALID_STATE', 'gateSource() was called already: one source gates a session');
+    const outbox = this.#outbox;
+    outbox.gate();
+    const clock = (this.#source = new SourceClock(outbox.produced, outbox.inputFormat.sampleRate));
+    return {
+      write: (block) => {
+        const taken = this.#takesAudio() ? block.length : 0;
+        if (taken === 0) return this.write(block);
+        outbox.writeFloat(block);
+        const to = clock.wrote(block.length / outbox.inputFormat.channels);
+        if (to > outbox.decided) outbox.decide(outbox.decided, to);
+        this.#pump();
+        return taken;
+      },
+      skip: (frames) => {
+        if (!Number.isInteger(frames) || frames < 0) throw new RealtimeError('REALTIME_INVALID_STATE', `skip() takes a whole number of input frames, got ${String(frames)}`);
+        if (!this.#takesAudio() || frames === 0) return 0;
+        this.#writeSilence(frames);
+        const [from, to] = clock.skipped(frames);
+        if (from > outbox.decided) outbox.decide(outbox.decided, from);
+        if (to > outbox.decided) outbox.decide(to, to);
+        this.#pump();
+        return frames;
+      },
+      speech: (event, frame) => {
+        if (this.#machine.terminal) return;
+        if (event === 'speech.end') this.#outbox.sendSkipNow();
+        this.emit(event, { sample: clock.position(frame) });
+        this.#pump();
+      },
+    };
+  }
+
+  /** A source's skipped frames as digital silence in the outbox (what a server without skip frames gets). */
+  #writeSilence(frames: number): void {
+    const outbox = this.#outbox;
+    if (outbox.writesPcm16) {
+      for (let left = frames; left > 0; left -= 4096) outbox.writePcm16(new Int16Array(Math.min(left, 4096)));
+      return;
+    }
+    const channels = outbox.inputFormat.channels;
+    const silence = (this.#silence ??= new Float32Array(4096 * 8));
+    const most = Math.floor(silence.length / channels);
+    for (let left = frames; left > 0; left -= most) outbox.writeFloat(silence.subarray(0, Math.min(left, most) * channels));
+  }
+
+  /**
+   * pause() or finish(): the gate decides the rest. What it holds back (at most its pre-roll) is sent at
+   * a pause, since speech right after the resume would need it as its pre-roll; at a finish it is
+   * trailing silence: skipped time.
+   */
+  #endGate(at: 'pause' | 'finish'): void {
+    const gate = this.#gate;
+    if (gate === undefined) {
+      // A source that gates itself decided as it wrote; what the resampler's tail added is sent.
+      const produced = this.#outbox.produced;
+      if (this.#source !== undefined && produced > this.#outbox.decided) this.#outbox.decide(this.#outbox.decided, produced);
+      return;
+    }
+    this.#runGate();
+    this.#applyGate(gate.end(this.#outbox.produced, this.#peek));
+    // The rest is skipped time, from the 20 ms grid on (FRAME.skipGridSamples): the audio up to it is sent.
+    const produced = this.#outbox.produced;
+    const decided = this.#outbox.decided;
+    if (produced <= decided) return;
+    if (at === 'pause') return this.#outbox.decide(decided, produced);
+    const grid = FRAME.skipGridSamples;
+    const from = Math.min(produced, decided % grid === 0 ? decided : decided + grid - (decided % grid));
+    this.#outbox.decide(decided, from);
+    this.#outbox.decide(produced, produced);
+  }
+
+  #applyGate(step: GateStep): void {
+    if (step.sendTo > this.#outbox.decided) this.#outbox.decide(step.skipTo, step.sendTo);
+    const edges = step.edges;
+    if (edges === null) return;
+    for (const edge of edges) {
+      // The utterance ended: the skip after it goes out now, so the server commits its line there.
+      if (edge.event === 'speech.end') this.#outbox.sendSkipNow();
+      this.emit(edge.event, { sample: edge.sample });
+    }
   }
 
   /** Sends what the state and the in-flight window allow, on the socket that is ready (see FramePump). */

@@ -31,6 +31,14 @@ export interface RealtimeSessionEvents {
    * and the server marks the difference between captured and received as TRANSPORT_GAP.
    */
   gap: (gap: Gap & { readonly epoch: number }) => void;
+  /**
+   * With the `gate` option: an utterance began (the first speech frame the gate heard) or ended
+   * (`commitAfterMs` of silence after its last speech frame, or pause() / finish()), at a captured
+   * 16 kHz position (the positions of `gap` and capturedSamples). At `speech.end` the skipped time
+   * after it goes out at once, and the server commits the open line there.
+   */
+  'speech.start': (edge: { readonly sample: number }) => void;
+  'speech.end': (edge: { readonly sample: number }) => void;
   /** The first frame went on the socket. */
   'first.frame': (info: { readonly startSample: number; readonly epoch: number }) => void;
   /**

@@ -47,7 +47,8 @@ describe('frame header codec', () => {
     expect(reason(good(), 15)).toBe('TOO_SHORT');
     expect(reason(Object.assign(good(), { 0: 0x54 }))).toBe('BAD_MAGIC');
     expect(reason(Object.assign(good(), { 2: 2 }))).toBe('BAD_VERSION');
-    expect(reason(Object.assign(good(), { 3: 1 }))).toBe('BAD_FLAGS');
+    expect(reason(Object.assign(good(), { 3: 2 }))).toBe('BAD_FLAGS');
+    expect(reason(Object.assign(good(), { 3: 1 }))).toBe('BAD_SKIP'); // the skip flag on an audio payload
     expect(reason(good(), 17)).toBe('ODD_LENGTH');
     expect(reason(good(), 16)).toBe('EMPTY');
     expect(reason(Object.assign(good(), { 14: 0x20 }))).toBe('START_TOO_LARGE');

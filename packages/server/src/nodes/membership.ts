@@ -33,7 +33,9 @@ export type NodeHealth = { readonly ok: true } | { readonly ok: false; readonly 
  *
  * Every loop catches and goes on: a database that cannot be reached costs beats, never the process.
  * A node that misses beats for staleAfterMs is taken for dead by the others, which then fail its
- * sessions; it must not come back to them (a later piece moves live sessions instead).
+ * sessions; it must not come back to them (a later piece moves live sessions instead). A live node's
+ * sessions that nobody finishes are its own to end (../realtime/session/abandoned.ts), settled once in
+ * the store whichever node's sweep or finish gets there first.
  */
 export class NodeMembership {
   private beat: ReturnType<typeof setInterval> | undefined;
@@ -55,20 +57,23 @@ export class NodeMembership {
   }
 
   private shared = false;
+  private failOrphans = false;
 
   /**
    * Enters the registry and starts the heartbeat; with `shared` (a store other nodes may share:
    * PostgreSQL) also the sweeper, and stop() then fails what this node leaves running. A single-node
    * store keeps its own rules for that (the journal's recoverInterrupted at the next start).
    */
-  async start(options: { readonly shared: boolean }): Promise<void> {
+  async start(options: { readonly shared: boolean; readonly failOrphans?: boolean }): Promise<void> {
     this.shared = options.shared;
+    // With the live state (Redis) a dead node's sessions are taken over, not failed: no sweeper.
+    this.failOrphans = options.shared && options.failOrphans !== false;
     await this.store.nodes.register(this.node);
     this.beat = setInterval(() => {
       this.store.nodes.heartbeat(this.node.id, this.node).catch(this.onError);
     }, this.timing.heartbeatMs);
     this.beat.unref();
-    if (options.shared) {
+    if (this.failOrphans) {
       this.sweep = setInterval(() => void this.sweepOnce(), this.timing.sweepEveryMs);
       this.sweep.unref();
     }
@@ -122,7 +127,7 @@ export class NodeMembership {
     if (!this.shared) return;
     try {
       await this.store.nodes.leave(this.node.id);
-      await this.store.nodes.failOrphanedSessions(this.timing.staleAfterMs, orphanedError, this.clock.now());
+      if (this.failOrphans) await this.store.nodes.failOrphanedSessions(this.timing.staleAfterMs, orphanedError, this.clock.now());
     } catch (error) {
       this.onError(error);
     }

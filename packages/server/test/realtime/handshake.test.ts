@@ -30,6 +30,7 @@ describe('realtime socket: handshake and refusals', () => {
       ackIntervalMs: 50,
       maxFrameSamples: 16_000,
       socketLifetimeMs: null,
+      features: ['skip-frames'],
       session: expect.objectContaining({ sessionId: created.sessionId, connection: { attached: true, recoveryDeadline: null, recoveryExpired: false } }),
     });
     await peer.close();

@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import { encodeFrameHeader, FRAME } from '@soundclone/core/internal';
+import { encodeFrameHeader, encodeSkipFrame, FRAME } from '@soundclone/core/internal';
 import { idem, KEY_A, PREFIX, type TestServer } from '../support/server.js';
 import { pcm, toPcm16, type Piece } from '../support/wav.js';
 
@@ -76,6 +76,13 @@ export class Peer {
 
   frame(epoch: number, startSample: number, samples: Int16Array): void {
     this.ws.send(encodeFrame(epoch, startSample, samples));
+  }
+
+  /** A skip frame: captured [startSample, startSample + count) declared sent without audio. */
+  skip(epoch: number, startSample: number, count: number): void {
+    const buffer = Buffer.alloc(FRAME.headerBytes + FRAME.skipPayloadBytes);
+    encodeSkipFrame(new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength), 0, epoch, startSample, count);
+    this.ws.send(buffer);
   }
 
   /** Sends `samples` from `from` in 20 ms frames (320 samples), as a capture loop would. */

@@ -1,7 +1,8 @@
 import { FrameEncoder, type EncodedFrame } from '../../dsp/frame-encoder.js';
 import type { ResamplerKernel, SampleBlock } from '../../dsp/resampler.js';
-import { REALTIME } from '../../protocol.js';
+import { encodeSkipFrame, FRAME, REALTIME } from '../../protocol.js';
 import { GapLedger, NO_GAPS, type Gap } from './gap-ledger.js';
+import { SkipLedger } from './skip-ledger.js';
 import { RealtimeError } from '../../errors/realtime-error.js';
 import { checkBlockFits, checkFloatBlock, checkPcm16Block, ownRealm } from './write-input.js';
 
@@ -26,6 +27,11 @@ export interface AudioStats {
   readonly overflowSamples: number;
   /** Captured samples declared as gaps (the server will never get them): capturedSamples - receivedSamples at finish. */
   readonly gapSamples: number;
+  /**
+   * Captured samples sent as skipped time (skip frames, each once): the silence a voice gate kept off
+   * the wire (docs/protocol.md "Skipped time"). 0 without a gate, or with a server that takes no skip frames.
+   */
+  readonly skippedSamples: number;
   /** producedSamples - ackedSamples in milliseconds of audio. */
   readonly lagMs: number;
   /** The resampler kernel write() runs: 'wasm', or 'js' (asked for, or no WebAssembly SIMD / a CSP without 'wasm-unsafe-eval'). */
@@ -40,6 +46,9 @@ export interface InputFormat {
   /** Default 'auto': the wasm kernel where it can run, else js (same rates, same quality). */
   readonly kernel?: ResamplerKernel;
 }
+
+/** A skip still growing (a gate in silence) is declared in steps of this many samples (0.5 s), not per write. */
+const SKIP_STEP_SAMPLES = REALTIME.sampleRate / 2;
 
 /**
  * The audio on its way out. Every sample the server has not acknowledged is held here, and it is held
@@ -96,6 +105,20 @@ export class AudioOutbox {
   readonly #gaps: GapLedger;
   /** Gaps declared and not yet taken (takeGaps()). */
   #news: Gap[] = [];
+  /** Captured time a voice gate decided not to send (decide()). */
+  readonly #skips = new SkipLedger();
+  /**
+   * With a gate (gate()): where its decisions reached. Audio from here on is held, neither sent nor
+   * skipped yet: the gate may still send it as pre-roll. +Infinity without a gate.
+   */
+  #decided = Number.POSITIVE_INFINITY;
+  /** The current socket's server takes skip frames (its session.ready listed them). */
+  #skipFrames = false;
+  /** Send the skip still growing at once (an utterance ended: the server commits its line at the skip). */
+  #skipNow = false;
+  /** End of the furthest skip frame sent, and the samples they covered, each once. */
+  #skipSentUntil = 0;
+  #skipSent = 0;
 
   constructor(options: { sampleRate: number; channels: number; bufferMs: number; startSample?: number; frameMs?: number }) {
     this.#gaps = new GapLedger();
@@ -167,6 +190,16 @@ export class AudioOutbox {
     return this.#encoder.producedSamples;
   }
 
+  /** The rate and channels write() takes now. */
+  get inputFormat(): { readonly sampleRate: number; readonly channels: number } {
+    return this.#format;
+  }
+
+  /** Whether PCM16 at 16 kHz (writePcm16) is what was written last. */
+  get writesPcm16(): boolean {
+    return this.#mode === 'pcm16';
+  }
+
   get acked(): number {
     return this.#acked;
   }
@@ -186,9 +219,57 @@ export class AudioOutbox {
     return this.produced - this.#expected;
   }
 
-  /** Sent and not acknowledged, in the server's positions (gaps are never in flight). */
+  /** Audio sent and not acknowledged, in samples (gaps are never in flight; skipped time carries no audio). */
   get inFlight(): number {
-    return this.#gaps.toServer(this.#expected) - this.#ackedServer;
+    return this.#gaps.toServer(this.#expected) - this.#ackedServer - this.#skips.within(this.#acked, this.#expected);
+  }
+
+  // --- the voice gate's decisions (docs/protocol.md "Skipped time") ---
+
+  /**
+   * A voice gate decides from now on: audio written after this is held until decide() says to send or
+   * skip it. Audio already written is decided (sent as ever).
+   */
+  gate(): void {
+    if (this.#decided === Number.POSITIVE_INFINITY) this.#decided = this.produced;
+  }
+
+  /** Whether a gate decides what is sent. */
+  get gated(): boolean {
+    return this.#decided !== Number.POSITIVE_INFINITY;
+  }
+
+  /** With a gate: where its decisions reached (audio from here on is held). */
+  get decided(): number {
+    return this.#decided;
+  }
+
+  /**
+   * The gate decided on captured [decided, sendTo): [decided, skipTo) is skipped time, [skipTo, sendTo)
+   * is sent. Positions only grow; `sendTo` may run ahead of what was written (the resampler's latency):
+   * frames go out as it comes.
+   */
+  decide(skipTo: number, sendTo: number): void {
+    const from = this.#decided;
+    if (!(skipTo >= from && sendTo >= skipTo)) {
+      throw new RealtimeError('REALTIME_INVALID_STATE', `a gate decision must move forward: skip to ${skipTo}, send to ${sendTo}, decided until ${from}`);
+    }
+    this.#skips.add(from, skipTo);
+    this.#decided = sendTo;
+  }
+
+  /** The skip still growing goes out at once, however short (the end of an utterance). */
+  sendSkipNow(): void {
+    this.#skipNow = true;
+  }
+
+  /**
+   * Whether the current socket's server takes skip frames: set on every session.ready. Without them a
+   * skipped stretch is sent as the audio the slots hold for it (captured audio, or the zeros a source
+   * that gates itself stands in with), so the timeline stays true and only the saving is lost.
+   */
+  set skipFrames(value: boolean) {
+    this.#skipFrames = value;
   }
 
   /** Captured ranges declared lost so far, merged. */
@@ -277,9 +358,11 @@ export class AudioOutbox {
    */
   acknowledge(serverPosition: number): void {
     if (serverPosition > this.#ackedServer) this.#ackedServer = serverPosition;
+    // Skipped time is acknowledged like audio.
     const at = Math.min(this.#gaps.toCaptured(serverPosition), this.produced);
     if (at <= this.#acked) return;
     this.#acked = at;
+    this.#skips.forgetBefore(at);
     this.#encoder.release(at);
     if (this.#expected < at) this.#expected = at;
   }
@@ -353,15 +436,55 @@ export class AudioOutbox {
    */
   nextFrame(epoch: number, allowShort: boolean): EncodedFrame | null {
     const encoder = this.#encoder;
-    // An overflow dropped slots the server had not got: that audio is gone; say so (takeGaps()).
-    const kept = encoder.releaseCursor;
-    if (kept > this.#expected) {
-      this.#declare(this.#expected, kept, 'overflow');
-      this.#expected = kept;
+    const skips = this.#skipFrames;
+    for (;;) {
+      const at = this.#expected;
+      if (skips) {
+        const skipEnd = this.#skips.endAt(at);
+        if (skipEnd >= 0) return this.#skipFrame(at, skipEnd, epoch, allowShort);
+      }
+      // An overflow dropped slots the server had not got: that audio is gone; say so (takeGaps()).
+      // Skipped time in it is not: it needs no audio, and goes as skip frames.
+      const kept = encoder.releaseCursor;
+      if (kept > at) {
+        const end = skips ? Math.min(kept, this.#skips.nextFrom(at)) : kept;
+        this.#declare(at, end, 'overflow');
+        this.#expected = end;
+        continue;
+      }
+      // Frames stop where the gate has not decided yet, and (with skip frames) where skipped time starts.
+      const limit = Math.min(this.#decided, skips ? this.#skips.nextFrom(at) : Number.POSITIVE_INFINITY);
+      if (limit <= at) return null;
+      const frame = encoder.frameAt(at, epoch, this.#gaps.toServer(at), allowShort, limit - at);
+      if (frame !== null) this.#expected += frame.sampleCount;
+      return frame;
     }
-    const frame = encoder.frameAt(this.#expected, epoch, this.#gaps.toServer(this.#expected), allowShort);
-    if (frame !== null) this.#expected += frame.sampleCount;
-    return frame;
+  }
+
+  /**
+   * A skip frame for captured [at, end of its range) (one frame covers at most FRAME.maxSkipSamples),
+   * or null while the range is still growing and short: a gate in a long silence declares it in steps
+   * of SKIP_STEP_SAMPLES, not per write. A range the gate closed (audio decided after it), a drain
+   * (`allowShort`) and sendSkipNow() send it whatever its length. Allocates its 20 bytes: a WebSocket
+   * may keep the buffer it was given until it is flushed, so each frame has its own.
+   */
+  #skipFrame(at: number, rangeEnd: number, epoch: number, allowShort: boolean): EncodedFrame | null {
+    // Never past what was written: a decision may run ahead of the resampler's output.
+    const produced = this.produced;
+    const growing = rangeEnd >= this.#decided || rangeEnd > produced;
+    const count = Math.min(Math.min(rangeEnd, produced) - at, FRAME.maxSkipSamples);
+    if (count <= 0 || (growing && !allowShort && !this.#skipNow && count < SKIP_STEP_SAMPLES)) return null;
+    this.#skipNow = false;
+    const bytes = new Uint8Array(FRAME.headerBytes + FRAME.skipPayloadBytes);
+    const startSample = this.#gaps.toServer(at);
+    encodeSkipFrame(new DataView(bytes.buffer), 0, epoch, startSample, count);
+    const end = at + count;
+    if (end > this.#skipSentUntil) {
+      this.#skipSent += end - Math.max(at, this.#skipSentUntil);
+      this.#skipSentUntil = end;
+    }
+    this.#expected = end;
+    return { bytes, startSample, sampleCount: count };
   }
 
   stats(): AudioStats {
@@ -377,6 +500,7 @@ export class AudioOutbox {
       capacitySamples: this.#encoder.capacity,
       overflowSamples: this.#encoder.overflowSamples,
       gapSamples: this.#gaps.ranges.reduce((n, [a, b]) => n + b - a, 0),
+      skippedSamples: this.#skipSent,
       lagMs: ((produced - this.#acked) * 1000) / REALTIME.sampleRate,
       resamplerKernel: this.#encoder.kernel,
     };

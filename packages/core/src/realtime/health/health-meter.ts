@@ -60,7 +60,11 @@ export interface SessionHealth {
   readonly rttMs: WindowStats;
   readonly reconnects: number;
   readonly lastReconnect: ReconnectRecord | null;
-  /** Audio frames and their bytes handed to sockets (resends included). */
+  /** Captured audio the voice gate kept off the wire (sent as skipped time), in ms; 0 without the `gate` option. */
+  readonly skippedMs: number;
+  /** skippedMs over the audio captured, 0..1: the share of audio the gate saved. */
+  readonly savedShare: number;
+  /** Audio frames and their bytes handed to sockets (resends included; skip frames too). */
   readonly framesSent: number;
   readonly bytesSent: number;
   /** When this snapshot was taken (the session's `now`). */
@@ -321,6 +325,8 @@ export class HealthMeter {
       rttMs: this.#rtt.stats(),
       reconnects: this.#reconnects,
       lastReconnect: this.#last,
+      skippedMs: Math.round(s.skippedSamples / SAMPLES_PER_MS),
+      savedShare: s.producedSamples > 0 ? s.skippedSamples / s.producedSamples : 0,
       framesSent: v.framesSent,
       bytesSent: v.bytesSent,
       at: v.now,

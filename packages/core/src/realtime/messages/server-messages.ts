@@ -36,6 +36,8 @@ export interface SessionReadyMessage {
   readonly maxFrameSamples: number | undefined;
   /** How long the server lets this socket live (socket.recycle comes before the end); undefined: no limit. */
   readonly socketLifetimeMs: number | undefined;
+  /** What the server supports beyond the base protocol (SOCKET_FEATURES); empty on a server that lists nothing. */
+  readonly features: readonly string[];
   readonly session: RealtimeSession | undefined;
 }
 
@@ -183,6 +185,7 @@ function build(type: ServerMessageType, m: Json): ServerMessage {
         heartbeatTimeoutMs: optionalInt(m['heartbeatTimeoutMs']),
         maxFrameSamples: optionalInt(m['maxFrameSamples']),
         socketLifetimeMs: optionalInt(m['socketLifetimeMs']),
+        features: Array.isArray(m['features']) ? m['features'].filter((f): f is string => typeof f === 'string') : [],
         session: m['session'] !== undefined ? parseSession(m['session'], 'session') : undefined,
       };
     case 'audio.ack':

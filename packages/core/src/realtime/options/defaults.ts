@@ -33,6 +33,8 @@ export const SESSION_OPTIONS = Object.freeze({
   /** The ack watch's timings (watch/ack-watch-options.ts ACK_WATCH); fields left out keep these. */
   ackWatch: { default: ACK_WATCH, check: PART },
   logger: { check: PART },
+  /** The voice gate: off (audio/session-gate.ts checks it). */
+  gate: { default: false, check: PART },
   sessionId: { check: PART },
   socketUrl: { check: PART },
   accessKey: { check: PART },

@@ -4,6 +4,7 @@ import type { ReconnectPolicy } from '../recovery/reconnect-policy.js';
 import type { WebSocketConstructor } from '../socket/transport.js';
 import type { CredentialsProvider } from '../socket/credentials.js';
 import type { SessionLogger } from '../session-logger.js';
+import type { GateOptions } from '../audio/session-gate.js';
 
 /** The REST calls a session can fall back on (absent when it holds only a socket token). */
 export interface RealtimeRest {
@@ -43,6 +44,17 @@ export interface RealtimeSocketOptions {
   readonly credentials?: CredentialsProvider;
   /** WebSocket implementation. Default: `ws` in Node (an optional peer dependency: `npm i ws`), globalThis.WebSocket elsewhere. */
   readonly WebSocket?: WebSocketConstructor;
+  /**
+   * A voice gate on the audio written (docs/protocol.md "Skipped time"): `true` for its defaults, or
+   * `{ preRollMs, hangoverMs, commitAfterMs, detector }`. Off by default. While it hears silence the
+   * session sends nothing and declares the time skipped (the server's timeline stays capture time, and
+   * bills only audio); at an onset it sends the pre-roll and then everything until `hangoverMs` of
+   * silence; `commitAfterMs` of silence ends the utterance (`speech.end`) and the server commits the
+   * open line. `speech.start` / `speech.end` say where; `stats.skippedSamples` and `health.savedShare`
+   * what was saved. With a server that takes no skip frames everything is sent as without the gate
+   * (the events still fire). Invalid values throw a ValidationError (`gate.preRollMs`, …).
+   */
+  readonly gate?: boolean | GateOptions;
   /** Unacknowledged audio kept for resending, in ms. Default: the table (the recovery window). */
   readonly bufferMs?: number;
   /** Sent but unacknowledged samples before sending waits for an ack. Default: the table (2 s of audio). A finish whose drain wait ran out sends all that is owed past it. */

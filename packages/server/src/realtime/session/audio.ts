@@ -1,7 +1,10 @@
 import type { RecognizerStream, StreamEvent } from '../../recognition/recognizer.js';
-import { NAMES } from '../../recognition/words.js';
 import { REALTIME } from '@soundclone/core/internal';
 import type { RealtimeOptions } from './options.js';
+import { applySupplement, mergeSegments, requestedKinds, textOf } from './lines.js';
+
+export { requestedKinds } from './lines.js';
+import { SkippedTime } from './skipped-time.js';
 
 /**
  * One realtime session's audio state (spec "Real-time session"; the realtime socket drives it).
@@ -17,6 +20,8 @@ import type { RealtimeOptions } from './options.js';
  *   capturedSamples  the client's own count, reported by pause and finish
  * Frames carry { epoch, startSample }. A frame wholly before the cursor is a duplicate (dropped), one
  * overlapping it is trimmed, one starting past it is refused (the client must resend from the cursor).
+ * A skip frame moves the cursor the same way over captured time sent without audio (skipped-time.ts):
+ * received counts it, the audio received (`audioSamples`, what is charged) does not.
  */
 export type SupplementKind = 'alignment' | 'entities' | 'revision' | 'language';
 
@@ -101,7 +106,9 @@ export type SessionEvent =
   | { readonly type: 'session.paused' }
   | { readonly type: 'session.resumed' }
   | { readonly type: 'session.notice'; readonly notice: SessionNotice }
-  | { readonly type: 'session.finished' };
+  | { readonly type: 'session.finished' }
+  /** This node let the session go (another node owns it now, or the live state cannot be reached): sockets close retryably. */
+  | { readonly type: 'session.moved' };
 
 /**
  * Decides, per committed line and requested kind, whether the supplement arrives now, later (after
@@ -119,6 +126,26 @@ export interface RotationSchedule {
 /** TEST-ONLY: keep every received sample so tests can compare stored audio with what was sent. */
 export interface AudioRetention {
   readonly maxSamples: number;
+}
+
+/** A session's audio state as the live state kept it (SessionAudio.restore). */
+export interface RestoredAudio {
+  readonly epoch: number;
+  readonly epochStart: bigint;
+  readonly sent: bigint;
+  readonly captured: bigint;
+  readonly state: 'ACTIVE' | 'PAUSED' | 'FINISHING';
+  readonly accepting: boolean;
+  readonly exhausted: boolean;
+  readonly anchor: bigint;
+  readonly anchorState: unknown;
+  /** Captured time declared skipped before the received cursor (skip frames). */
+  readonly skipped: bigint;
+  readonly lines: ReadonlyArray<Pick<Line, 'id' | 'epoch' | 'text' | 'startMs' | 'endMs' | 'source'>>;
+  /** The open segment's samples, from `anchor` to the received cursor. */
+  readonly open: Int16Array;
+  /** TEST-ONLY: every sample the session received (retention on). */
+  readonly retained?: Int16Array;
 }
 
 export type ResumeOutcome =
@@ -139,12 +166,25 @@ export class SessionAudio {
   private held: Array<Extract<StreamEvent, { type: 'segment' }>> = [];
   private readonly listeners = new Set<(event: SessionEvent) => void>();
   /** Received position where the current epoch began (sample-based rotation counts from here). */
-  private epochStart = 0n;
+  epochStart = 0n;
+  /**
+   * Where the open segment starts: the received position the recogniser could be restarted from after
+   * the last committed line (its checkpoint, or the commit itself), with the engine state for that.
+   * The live state (src/live) keeps the audio from here on, so another node can rebuild the recogniser.
+   */
+  anchor = 0n;
+  anchorState: unknown = undefined;
+  /** The received position the current recogniser stream started at (0, or the anchor it was rebuilt from). */
+  private streamBase = 0n;
+  /** Samples skipped before the current recogniser stream started (its positions count only audio fed). */
+  private skippedAtBase = 0n;
   private rotationTimer: ReturnType<typeof setTimeout> | undefined;
   /** Delayed supplements (fault injection); cleared on close so no timer outlives the session. */
   private readonly supplementTimers = new Set<ReturnType<typeof setTimeout>>();
   private retained: Int16Array[] | undefined;
   private retainedSamples = 0;
+  /** Captured time the client declared skipped: in `received`, never fed, charged or stored as audio. */
+  private readonly skipped = new SkippedTime();
 
   /** What the recogniser threw, once it failed: the session accepts no more audio. */
   failure: unknown;
@@ -187,13 +227,23 @@ export class SessionAudio {
     return this.listeners.size;
   }
 
+  /** Samples of audio received: `received` less the skipped time. What the session is charged for. */
+  get audioSamples(): bigint {
+    return this.received - this.skipped.samples;
+  }
+
+  /** Samples of captured time the client declared skipped. */
+  get skippedSamples(): bigint {
+    return this.skipped.samples;
+  }
+
   /** Paused, or rotated and waiting for session.resume. */
   get awaitingResume(): boolean {
     return !this.expired && (this.state === 'PAUSED' || (this.state === 'ACTIVE' && !this.accepting));
   }
 
   /** Announces a session-level event (pause, notices, finish) to subscribers such as the socket. */
-  announce(event: Extract<SessionEvent, { type: 'session.paused' | 'session.resumed' | 'session.notice' | 'session.finished' }>): void {
+  announce(event: Extract<SessionEvent, { type: 'session.paused' | 'session.resumed' | 'session.notice' | 'session.finished' | 'session.moved' }>): void {
     this.emit(event);
   }
 
@@ -220,10 +270,8 @@ export class SessionAudio {
    * the guard must wait for the store, nothing changes and the outcome is `pending` (see FeedOutcome).
    */
   feed(epoch: number, startSample: bigint, samples: Int16Array): FeedOutcome {
-    if (this.exhausted) return { kind: 'rejected', reason: 'BALANCE_EXHAUSTED', receivedSamples: this.received, epoch: this.epoch };
-    if (!this.accepting || this.state !== 'ACTIVE') return { kind: 'rejected', reason: 'NOT_ACCEPTING', receivedSamples: this.received, epoch: this.epoch };
-    if (epoch !== this.epoch) return { kind: 'rejected', reason: 'WRONG_EPOCH', receivedSamples: this.received, epoch: this.epoch };
-    if (startSample > this.received) return { kind: 'rejected', reason: 'BEYOND_CURSOR', receivedSamples: this.received, epoch: this.epoch };
+    const refusal = this.refusal(epoch, startSample);
+    if (refusal !== undefined) return refusal;
     const end = startSample + BigInt(samples.length);
     const skip = Number(this.received - startSample);
     if (skip >= samples.length) {
@@ -233,9 +281,10 @@ export class SessionAudio {
     let fresh = skip > 0 ? samples.subarray(skip) : samples;
     let refused = 0;
     if (this.spending !== undefined) {
-      const limit = this.spending.reserve(this.received + BigInt(fresh.length));
+      // The limit is in samples of audio: skipped time is never charged.
+      const limit = this.spending.reserve(this.audioSamples + BigInt(fresh.length));
       if (typeof limit !== 'bigint') return { kind: 'pending', answer: limit };
-      const room = limit - this.received;
+      const room = limit - this.audioSamples;
       if (room <= 0n) {
         this.exhausted = true;
         this.accepting = false;
@@ -255,7 +304,7 @@ export class SessionAudio {
     this.retain(fresh);
     let events: StreamEvent[];
     try {
-      events = this.stream.push(fresh);
+      events = this.skipped.shift(this.stream.push(fresh));
     } catch (error) {
       this.fail(error);
       return { kind: 'rejected', reason: 'NOT_ACCEPTING', receivedSamples: this.received, epoch: this.epoch };
@@ -270,6 +319,63 @@ export class SessionAudio {
     const every = this.rotation.rotateEverySamples;
     if (every !== undefined && this.received - this.epochStart >= BigInt(every)) this.rotate();
     return outcome;
+  }
+
+  /** Why a frame or skip of `epoch` starting at `startSample` is refused now, or undefined. */
+  private refusal(epoch: number, startSample: bigint): Extract<FeedOutcome, { kind: 'rejected' }> | undefined {
+    if (this.exhausted) return { kind: 'rejected', reason: 'BALANCE_EXHAUSTED', receivedSamples: this.received, epoch: this.epoch };
+    if (!this.accepting || this.state !== 'ACTIVE') return { kind: 'rejected', reason: 'NOT_ACCEPTING', receivedSamples: this.received, epoch: this.epoch };
+    if (epoch !== this.epoch) return { kind: 'rejected', reason: 'WRONG_EPOCH', receivedSamples: this.received, epoch: this.epoch };
+    if (startSample > this.received) return { kind: 'rejected', reason: 'BEYOND_CURSOR', receivedSamples: this.received, epoch: this.epoch };
+    return undefined;
+  }
+
+  /**
+   * A skip frame: captured samples [startSample, startSample + count) of `epoch` were not sent (the
+   * client's voice gate heard silence). Checked like a frame (epoch, cursor; a duplicate is dropped,
+   * an overlap trimmed); the cursor moves over the fresh part. The recogniser hears it as the end of
+   * what it was fed: the open segment is committed (in `auto` mode a line; in `manual` mode it waits
+   * for pause, rotation or finish as ever) and its later times move past the stretch (skipped-time.ts).
+   * Nothing is charged, so the spending guard is not asked. Retained audio (test-only) gets zeros for
+   * it, so its positions stay capture positions.
+   */
+  skip(epoch: number, startSample: bigint, count: number): FeedOutcome {
+    const refusal = this.refusal(epoch, startSample);
+    if (refusal !== undefined) return refusal;
+    const end = startSample + BigInt(count);
+    if (end > this.sent) this.sent = end;
+    const duplicate = Number(this.received - startSample);
+    if (duplicate >= count) return { kind: 'accepted', acceptedSamples: 0, duplicateSamples: count, receivedSamples: this.received };
+    const fresh = count - duplicate;
+    let events: StreamEvent[] = [];
+    try {
+      events = this.skipped.shift(this.stream.flush());
+    } catch (error) {
+      this.fail(error);
+      return { kind: 'rejected', reason: 'NOT_ACCEPTING', receivedSamples: this.received, epoch: this.epoch };
+    }
+    this.handle(events);
+    if (this.options.segmentCommitMode !== 'manual') this.partial = '';
+    // Everything fed so far was just flushed: when the recogniser can restart right there (or has no
+    // restart points), the open segment starts after the skip, so the live state keeps no audio for it.
+    const point = this.stream.checkpoint?.();
+    const clean = this.stream.checkpoint === undefined || (point !== undefined && this.streamPosition(point.atSample) === this.received);
+    this.skipped.add(BigInt(fresh));
+    this.received += BigInt(fresh);
+    if (clean) {
+      this.anchor = this.received;
+      this.anchorState = point?.state;
+    }
+    this.retainSilence(fresh);
+    return { kind: 'accepted', acceptedSamples: fresh, duplicateSamples: duplicate, receivedSamples: this.received };
+  }
+
+  private retainSilence(count: number): void {
+    if (this.retained === undefined || this.retention === undefined) return;
+    const kept = Math.min(count, this.retention.maxSamples - this.retainedSamples);
+    if (kept <= 0) return;
+    this.retained.push(new Int16Array(kept));
+    this.retainedSamples += kept;
   }
 
   private retain(fresh: Int16Array): void {
@@ -296,7 +402,7 @@ export class SessionAudio {
   commit(): void {
     let events: StreamEvent[] = [];
     try {
-      events = this.stream.flush();
+      events = this.skipped.shift(this.stream.flush());
     } catch (error) {
       this.fail(error);
     }
@@ -437,7 +543,20 @@ export class SessionAudio {
     }
   }
 
+  /** The received position of a recogniser stream's sample position (skipped time is never fed to it). */
+  private streamPosition(atSample: number): bigint {
+    return this.streamBase + BigInt(atSample) + (this.skipped.samples - this.skippedAtBase);
+  }
+
   private addLine(source: Extract<StreamEvent, { type: 'segment' }>): void {
+    const point = this.stream.checkpoint?.();
+    if (point !== undefined) {
+      this.anchor = this.streamPosition(point.atSample);
+      this.anchorState = point.state;
+    } else {
+      this.anchor = this.received;
+      this.anchorState = undefined;
+    }
     const text = textOf(source);
     const line: Line = {
       id: `line_${String(this.lines.length + 1).padStart(4, '0')}`,
@@ -471,44 +590,46 @@ export class SessionAudio {
     }
   }
 
-  private apply(line: Line, kind: SupplementKind): void {
-    const words = line.source.segment.words;
-    if (kind === 'alignment') {
-      line.words = words.map((w) => ({ text: w.text, startMs: w.startMs, endMs: w.endMs, confidence: w.confidence }));
-    } else if (kind === 'entities') {
-      const wanted = this.options.entityCategories.some((c) => c === 'name' || c === 'pii' || c === 'all');
-      line.entities = wanted ? words.filter((w) => NAMES.has(w.text)).map((w) => ({ category: 'name', text: w.text, startMs: w.startMs, endMs: w.endMs })) : [];
-    } else if (kind === 'revision') {
-      line.revisedText = line.text === '' ? '' : line.text.charAt(0).toUpperCase() + line.text.slice(1) + '.';
-    } else {
-      line.languageCode = line.source.languageCode;
-      line.languageProbability = line.source.languageProbability;
+  /**
+   * Another node's session taken over (src/live): the cursors, state and committed lines as that node
+   * made them durable, then the open segment's audio (from `anchor`) fed to this fresh recogniser
+   * stream, which was opened at the anchor's restart point. Lines are not announced again; supplements
+   * of restored lines are applied at once (they follow from the recognised words).
+   */
+  restore(state: RestoredAudio): void {
+    this.epoch = state.epoch;
+    this.epochStart = state.epochStart;
+    this.received = state.anchor;
+    this.sent = state.sent;
+    this.captured = state.captured;
+    this.state = state.state;
+    this.accepting = state.accepting;
+    this.exhausted = state.exhausted;
+    this.anchor = state.anchor;
+    this.anchorState = state.anchorState;
+    this.streamBase = state.anchor;
+    this.skipped.add(state.skipped);
+    this.skippedAtBase = state.skipped;
+    if (!this.accepting || this.state !== 'ACTIVE') this.disarmRotation();
+    for (const kept of state.lines) {
+      const line: Line = { ...kept, revisedText: null, languageCode: null, languageProbability: null, entities: [], words: [], characterAlignments: [], pending: new Set(requestedKinds(this.options)) };
+      this.lines.push(line);
+      for (const kind of [...line.pending]) applySupplement(line, kind, this.options);
     }
-    line.pending.delete(kind);
+    if (state.retained !== undefined && this.retained !== undefined) {
+      this.retained = [state.retained];
+      this.retainedSamples = state.retained.length;
+    }
+    if (state.open.length > 0) {
+      this.received += BigInt(state.open.length);
+      this.handle(this.stream.push(state.open));
+    }
+  }
+
+  private apply(line: Line, kind: SupplementKind): void {
+    applySupplement(line, kind, this.options);
     this.emit({ type: 'transcript.supplement', line, kind });
   }
 }
 
 const CLOSED_STREAM: RecognizerStream = { push: () => [], flush: () => [], partial: '' };
-
-/** Spec "finish" 3: which supplements a line waits for. */
-export function requestedKinds(options: RealtimeOptions): SupplementKind[] {
-  const kinds: SupplementKind[] = [];
-  if (options.includeAlignment) kinds.push('alignment');
-  if (options.entityCategories.length > 0) kinds.push('entities');
-  if (options.rewriteInstruction !== undefined) kinds.push('revision');
-  if (options.includeDetectedLanguage) kinds.push('language');
-  return kinds;
-}
-
-function textOf(event: Extract<StreamEvent, { type: 'segment' }>): string {
-  return event.segment.words.map((w) => w.text).join(' ');
-}
-
-function mergeSegments(held: ReadonlyArray<Extract<StreamEvent, { type: 'segment' }>>): Extract<StreamEvent, { type: 'segment' }> | undefined {
-  const first = held[0];
-  const last = held[held.length - 1];
-  if (first === undefined || last === undefined) return undefined;
-  const words = held.flatMap((h) => h.segment.words);
-  return { ...first, segment: { startMs: first.segment.startMs, endMs: last.segment.endMs, words, speakerIndex: first.segment.speakerIndex } };
-}

@@ -1,8 +1,10 @@
 /**
  * The recovery window of one realtime session: while no socket is attached a deadline runs;
  * a socket that attaches before it cancels it and resumes the same session from the received cursor.
- * When it passes the session stops accepting audio for good, but stays unfinished: the spec says a
- * plain disconnect never completes the task, so only finish (REST, which still works) settles it.
+ * When it passes the session stops accepting audio for good, but stays unfinished for a while: the
+ * spec says a plain disconnect never completes the task, so a finish (REST, which still works) settles
+ * it; one that never comes is ended by the service later (abandoned.ts, docs/protocol.md "Abandoned
+ * sessions"), counted from `expiredAt`.
  *
  *   created / socket detached --start()--> running (deadline = now + windowMs)
  *   running --attach()--> cancelled (deadline null)
@@ -14,6 +16,7 @@ export class RecoveryWindow {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private deadlineMs: number | null = null;
   private expiredFlag = false;
+  private expiredAtMs: number | null = null;
 
   constructor(
     private readonly windowMs: number,
@@ -30,6 +33,11 @@ export class RecoveryWindow {
     return this.expiredFlag;
   }
 
+  /** Epoch milliseconds when the window passed; null until it has. */
+  get expiredAt(): number | null {
+    return this.expiredAtMs;
+  }
+
   /** Milliseconds left: the whole window while attached, 0 once expired. */
   remainingMs(): number {
     if (this.expiredFlag) return 0;
@@ -44,6 +52,7 @@ export class RecoveryWindow {
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.expiredFlag = true;
+      this.expiredAtMs = this.now();
       this.onExpire();
     }, this.windowMs);
   }

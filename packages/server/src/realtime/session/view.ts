@@ -44,7 +44,7 @@ export function sessionView(session: Session, now: number): Record<string, unkno
       recoveryExpired: session.recovery.expired,
     },
     usage: {
-      estimatedCharacters: estimateCharacters(audio.received),
+      estimatedCharacters: estimateCharacters(audio.audioSamples),
       billableCharacters: dec(session.task.billing.settled),
       elapsedMs: dec(Math.max(0, (closed ? (session.task.completedAt ?? now) : now) - session.createdAt)),
       sentSamples: dec(audio.sent),
