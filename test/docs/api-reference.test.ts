@@ -35,7 +35,7 @@ describe('API reference (pnpm run docs)', () => {
       expect(classes).toContain(`_soundclone_core.index.${name}.html`);
     }
     const modules = readdirSync(join(out, 'modules'));
-    for (const pkg of ['core', 'node-mic', 'web-audio', 'server', 'cli']) {
+    for (const pkg of ['core', 'node-mic', 'web-audio', 'server', 'cli', 'react', 'vue', 'svelte']) {
       expect(modules).toContain(`_soundclone_${pkg}.html`);
     }
     expect(modules).toContain('_soundclone_core.rx.html');

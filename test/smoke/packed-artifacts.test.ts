@@ -12,7 +12,7 @@ import { linkFromWorkspace, manifestOf, root, unpackInto } from './pack.js';
  * resolution. A broken `exports` map, a missing file in `files` or a type that does not resolve
  * fails here. Dependencies are linked from the workspace's own store so the test needs no network.
  */
-const PACKAGES = ['core', 'node-mic', 'web-audio', 'server', 'cli'] as const;
+const PACKAGES = ['core', 'node-mic', 'web-audio', 'server', 'cli', 'react', 'vue', 'svelte'] as const;
 let dir: string;
 
 beforeAll(() => {
@@ -56,6 +56,8 @@ describe('packed artifacts', () => {
       let typed = false;
       try { new core.Resampler({ inputRate: 1, outputRate: 16000 }); } catch (e) { typed = e instanceof core.DspError && e.code === 'DSP_UNSUPPORTED_RATE'; }
       for (const name of ['@soundclone/node-mic', '@soundclone/web-audio', '@soundclone/server', '@soundclone/cli']) await import(name);
+      // The framework bindings, on the consumer's framework: each exports its one entry.
+      const bindings = [typeof (await import('@soundclone/react')).useLiveCaptions, typeof (await import('@soundclone/vue')).useLiveCaptions, typeof (await import('@soundclone/svelte')).liveCaptions];
       let blocked = false;
       try { await import('@soundclone/core/dist/dsp/resampler.js'); } catch { blocked = true; }
       const { default: worklet } = await import('@soundclone/web-audio/worklet-source');
@@ -67,11 +69,11 @@ describe('packed artifacts', () => {
       const decoded = internal.decodeFrameHeader(view, 0, view.byteLength);
       const internalWire = internal.PATHS === internal.protocol.PATHS && internal.TASK_STATUSES === internal.protocol.TASK_STATUSES && internal.CLOSE_CODES.SESSION_NOT_FOUND === 4404 && decoded.ok && decoded.startSample === 2 ** 33;
       const guarded = core.isSoundCloneError(new core.NotFoundError('NOT_FOUND', 'x', { status: 404 }), core.ApiError);
-      console.log(JSON.stringify({ counted: n === r.outputFrames && n === Math.floor((4800 - 1 - r.latencyFrames) / 3) + 1, frame: frame && frame.sampleCount, typed, guarded, blocked, ring: typeof core.SampleRing, workletSelfContained, internalWire }));
+      console.log(JSON.stringify({ counted: n === r.outputFrames && n === Math.floor((4800 - 1 - r.latencyFrames) / 3) + 1, frame: frame && frame.sampleCount, typed, guarded, blocked, ring: typeof core.SampleRing, workletSelfContained, internalWire, bindings }));
     `;
     writeFileSync(join(dir, 'check.mjs'), script);
     const result = JSON.parse(execFileSync(process.execPath, ['check.mjs'], { cwd: dir, encoding: 'utf8' })) as Record<string, unknown>;
-    expect(result).toEqual({ counted: true, frame: 320, typed: true, guarded: true, blocked: true, ring: 'function', workletSelfContained: true, internalWire: true });
+    expect(result).toEqual({ counted: true, frame: 320, typed: true, guarded: true, blocked: true, ring: 'function', workletSelfContained: true, internalWire: true, bindings: ['function', 'function', 'function'] });
   });
 
   it('expose ./internal for the sibling packages, apart from the public entry, in ESM and in TypeScript', () => {
@@ -221,7 +223,12 @@ describe('packed artifacts', () => {
       encodeFrameHeader(new DataView(new ArrayBuffer(FRAME.headerBytes)), 0, 1, 0);
       const taskStatus: TaskStatus = 'COMPLETED';
       const refused: FrameDecodeResult = { ok: false, reason: 'BAD_MAGIC' };
-      export const used = [r.taps, frame?.startSample, ring.capacity, code, status, taskStatus, refused];
+      import { createLiveCaptions, type LiveCaptionsSnapshot } from '@soundclone/web-audio';
+      import { liveCaptions, type LiveCaptionsReadable } from '@soundclone/svelte';
+      const store = createLiveCaptions({ credentials: async () => ({ sessionId: 's', token: 't', socketUrl: 'wss://example.invalid/socket' }) });
+      const idle: LiveCaptionsSnapshot = store.getServerSnapshot();
+      const readable: LiveCaptionsReadable = liveCaptions(store);
+      export const used = [r.taps, frame?.startSample, ring.capacity, code, status, taskStatus, refused, idle.status, readable.store];
     `);
     const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
     expect(() => execFileSync(process.execPath, [tsc, '-p', dir], { cwd: dir, encoding: 'utf8', stdio: 'pipe' })).not.toThrow();

@@ -13,7 +13,8 @@ export type WebAudioErrorCode =
   | 'WEB_AUDIO_WORKLET_LOAD_FAILED'
   | 'WEB_AUDIO_STOPPED'
   | 'WEB_AUDIO_CAPTURE_FAILED'
-  | 'WEB_AUDIO_DEVICE_LOST';
+  | 'WEB_AUDIO_DEVICE_LOST'
+  | 'WEB_AUDIO_SESSION_ENDED';
 
 /** Browser capture could not start, failed while running, or a call came after stop(). Match on `code`. */
 export class WebAudioError extends SoundCloneError {

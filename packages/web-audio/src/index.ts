@@ -9,3 +9,7 @@ export { attachSession, type BrowserSessionGrant } from './session/attach-sessio
 export { captionCues, type CueSource } from './captions/caption-cues.js';
 export { WebAudioError, isWebAudioError, type WebAudioErrorCode } from './errors.js';
 export { PROCESSOR_NAME, type CaptureMode } from './worklet/protocol.js';
+export {
+  LiveCaptions, createLiveCaptions, type LiveCaptionsOptions, type LiveCaptionsCredentials, type CredentialsRequest,
+} from './live/live-captions.js';
+export { IDLE as IDLE_CAPTIONS, type LiveCaptionsSnapshot, type LiveCaptionsStatus } from './live/snapshot.js';
