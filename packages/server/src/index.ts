@@ -11,11 +11,12 @@ export { StateStoreError, isStateStoreError, type StateErrorCode } from './store
 export type { StateReport } from './store/journal/journal-store.js';
 export { StoreError, isStoreError, type StoreErrorCode } from './store/store.js';
 export { LiveStateError, isLiveStateError, type LiveStateErrorCode } from './live/live-error.js';
+export type { LiveTiming } from './live/live-store.js';
 export type { FaultAction, FaultRule, FaultHandle, Faults } from './http/faults.js';
 export type { AccountOverrides } from './domain/accounts/accounts.js';
 export type {
   Recognizer, RecognizerStream, RecognitionOptions, RecognitionRequest, FedRecognitionRequest, ChannelFeed, RecognitionResult, ChannelRecognition, RecognizedSegment, RecognizedWord,
-  StreamEvent,
+  StreamEvent, RecognizerCheckpoint,
 } from './recognition/recognizer.js';
 export type { EnergyTuning } from './recognition/energy-analyzer.js';
 export { EnergyRecognizer } from './recognition/energy-recognizer.js';
@@ -24,7 +25,7 @@ export { chooseRecognizer, RECOGNIZER_CHOICES, type RecognizerChoice, type Chose
 export { RecognizerError, isRecognizerError, type RecognizerErrorCode } from './recognition/errors.js';
 export {
   SessionAudio, type FeedOutcome, type SessionEvent, type SessionNotice, type SupplementKind, type SupplementPolicy, type SupplementDecision, type RotationSchedule,
-  type Line, type LineWord, type AudioRetention, type ResumeOutcome, type SpendingGuard,
+  type Line, type LineWord, type AudioRetention, type ResumeOutcome, type SpendingGuard, type RestoredAudio,
 } from './realtime/session/audio.js';
 export type { RealtimeOptions } from './realtime/session/options.js';
 export type { RealtimeTiming } from './realtime/session/sessions.js';
