@@ -46,8 +46,16 @@ export class ChaosProxy {
   port = 0;
   connections = 0;
 
-  constructor(private readonly targetPort: number, private readonly targetHost = '127.0.0.1') {
+  constructor(private targetPort: number, private readonly targetHost = '127.0.0.1') {
     this.server = createServer((client) => this.accept(client));
+  }
+
+  /**
+   * Sends new connections to another port from now on (current ones stay where they are). A proxy
+   * can then listen first and the service start behind it knowing the proxy's address (its publicUrl).
+   */
+  retarget(port: number): void {
+    this.targetPort = port;
   }
 
   async listen(): Promise<this> {
