@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { SoundClone, type Billing, type SoundCloneOptions } from '@soundclone/core';
-import { API_PREFIX } from '@soundclone/core/internal';
+import { API_PREFIX, HEADERS } from '@soundclone/core/internal';
 import { ChaosProxy, protocol, startServer, type Faults, type RunningServer, type ServerOptions } from '@soundclone/server';
 import { tapAudio } from './audio-tap.js';
 import { TestingError } from './errors.js';
@@ -112,7 +112,16 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     open('client()');
     return new SoundClone({ accessKey, baseUrl: url, retryDelay: { baseMs: 20, maxMs: 200 }, ...overrides });
   };
-  const own = new SoundClone({ accessKey, baseUrl: service.url, maxRetries: 0 });
+  // The kit's own lookups (charges, stored audio) go straight to the service and stay out of `requests`:
+  // a test asserts on what its app sent.
+  const ownRequests = new Set<string>();
+  const ownFetch: typeof fetch = async (input, init) => {
+    const response = await fetch(input, init);
+    const id = response.headers.get(HEADERS.requestId);
+    if (id !== null) ownRequests.add(id);
+    return response;
+  };
+  const own = new SoundClone({ accessKey, baseUrl: service.url, maxRetries: 0, fetch: ownFetch });
   const idOf = (ref: SessionRef): string => (typeof ref === 'string' ? ref : ref.sessionId);
 
   return {
@@ -143,14 +152,14 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     async storedAudio(session) {
       open('storedAudio()');
       const id = idOf(session);
-      const response = await fetch(`${service.url}${API_PREFIX}/stt/realtime/sessions/${encodeURIComponent(id)}/audio`, { headers: { accessKey } });
+      const response = await ownFetch(`${service.url}${API_PREFIX}/stt/realtime/sessions/${encodeURIComponent(id)}/audio`, { headers: { accessKey } });
       if (response.status === 404) throw new TestingError('TESTING_NOT_FOUND', `storedAudio(): no realtime session ${id} on this server`);
       if (response.status !== 200) throw new TestingError('TESTING_NOT_FOUND', `storedAudio(): the service answered ${response.status} for session ${id}`);
       const bytes = new Uint8Array(await response.arrayBuffer());
       return new Int16Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 2).slice();
     },
     get requests() {
-      return redact(service.requests.map((r) => ({ ...r })), [accessKey]);
+      return redact(service.requests.filter((r) => !ownRequests.has(r.requestId)).map((r) => ({ ...r })), [accessKey]);
     },
     get sockets() {
       return redact(service.sockets.log.map((e) => ({ ...e })), [accessKey]);
