@@ -8,6 +8,7 @@ export { ScriptedRecognizer } from './speech/scripted-recognizer.js';
 export { placeScript, scriptEnd, DEFAULT_WORD_MS, type SpeechScript, type ScriptLine, type ScriptSupplements, type PlacedLine, type PlacedWord } from './speech/script.js';
 export { scriptAudio, type ScriptAudioOptions } from './speech/script-audio.js';
 export { encodeLikeSdk } from './speech/encode.js';
+export { toWav } from './speech/wav.js';
 export { SAMPLE_RATE, toSamples, type AudioTime } from './speech/time.js';
 export type { FaultStep, FaultTrigger, FaultAction } from './faults/steps.js';
 export type { FaultRun, FiredStep } from './faults/player.js';
