@@ -72,6 +72,38 @@ describe('fault steps', () => {
     expect(await server.storedAudio(session)).toEqual(PCM);
   });
 
+  it('half-opens the link: the SDK notices by heartbeat and resumes on a new connection', async () => {
+    server = await startTestServer({ script: SCRIPT, server: { socket: { heartbeatIntervalMs: 100, heartbeatTimeoutMs: 600 } } });
+    const session = await server.client().stt.realtime.connect({ heartbeatTimeoutMs: 600 });
+    const run = server.playFaults([{ at: '1s', do: 'halfOpen' }], { session });
+    const reconnected: number[] = [];
+    session.on('reconnected', (info) => reconnected.push(info.attempt));
+    await stream(session, PCM);
+    const result = await session.finish();
+    expect(run.fired.map((f) => f.do)).toEqual(['halfOpen']);
+    expect(reconnected.length).toBeGreaterThanOrEqual(1);
+    expect(result.lines.map((l) => l.text)).toEqual(SAID);
+    expect(await server.storedAudio(session)).toEqual(PCM);
+  });
+
+  it('withholds one kind of supplement and delays another, for this session only', async () => {
+    server = await startTestServer({ script: SCRIPT, server: { realtimeTiming: { supplementWaitMs: 800 } } });
+    const session = await server.client().stt.realtime.connect({ options: { includeDetectedLanguage: true, includeAlignment: true } });
+    const run = server.playFaults([
+      { at: 0, do: 'withholdSupplements', kinds: ['language'] },
+      { at: 0, do: 'delaySupplements', ms: 200, kinds: ['alignment'] },
+    ], { session });
+    await stream(session, PCM);
+    const result = await session.finish();
+    expect(run.fired).toHaveLength(2);
+    expect(result.lines.map((l) => [l.languageCode, l.words.length])).toEqual([[null, 3], [null, 3], [null, 3]]);
+    expect(result.notices.map((n) => [n.code, n.supplements])).toEqual([['SUPPLEMENT_NOT_RECEIVED', ['language']]]);
+    // Another session on the same server is not affected.
+    const other = await server.client().stt.realtime.connect({ options: { includeDetectedLanguage: true } });
+    other.writePcm16(PCM);
+    expect((await other.finish()).lines.map((l) => l.languageCode)).toEqual(['en', 'en', 'en']);
+  });
+
   it('refuses a step it cannot run, naming it', async () => {
     server = await startTestServer();
     expect(() => server.playFaults([{ at: '1s', do: 'explode' } as never])).toThrow(expect.objectContaining({ code: 'TESTING_INVALID_FAULT', message: expect.stringContaining('steps[0].do') }));

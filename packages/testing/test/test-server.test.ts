@@ -68,6 +68,26 @@ describe('startTestServer', () => {
     for (const url of [server.url, server.service.url]) await expect(fetch(url)).rejects.toThrow();
   });
 
+  it('leaves nothing behind when closed with faults under way (a stall, a held rule, a timed step)', async () => {
+    await settle();
+    const before = openHandles();
+    const server = await startTestServer({ script: [{ at: 0, say: 'one two' }] });
+    const session = await server.client().stt.realtime.connect();
+    const run = server.playFaults([
+      { at: 1_600, do: 'stall', ms: 30_000 },
+      { at: 1_600, do: 'withholdAcks', forMs: 30_000 },
+      { afterMs: 30_000, do: 'cut' },
+    ], { session });
+    session.writePcm16(new Int16Array(3_200));
+    for (let i = 0; i < 200 && run.fired.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(run.fired.map((f) => f.do)).toEqual(['stall', 'withholdAcks']);
+    await server.close();
+    session.close();
+    await settle();
+    const after = openHandles();
+    for (const [kind, count] of Object.entries(after)) expect({ kind, count }).toEqual({ kind, count: Math.min(count, before[kind] ?? 0) });
+  });
+
   it('refuses use after close() with TESTING_CLOSED; close() is idempotent', async () => {
     const server = await startTestServer();
     await server.close();
