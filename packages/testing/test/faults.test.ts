@@ -54,16 +54,17 @@ describe('fault steps', () => {
     expect(await server.storedAudio(session)).toEqual(PCM);
   });
 
-  it('withholds acks for a while and closes the socket from the service', async () => {
+  it('withholds and delays acks for a while and closes the socket from the service', async () => {
     server = await startTestServer({ script: SCRIPT });
     const session = await server.client().stt.realtime.connect();
     const run = server.playFaults([
       { at: '0.5s', do: 'withholdAcks', forMs: 300 },
       { at: '2s', do: 'close', code: 4000 },
+      { at: '3s', do: 'delayAcks', ms: 150, forMs: 500 },
     ], { session });
     await stream(session, PCM);
     const result = await session.finish();
-    expect(run.fired.map((f) => f.do)).toEqual(['withholdAcks', 'close']);
+    expect(run.fired.map((f) => f.do)).toEqual(['withholdAcks', 'close', 'delayAcks']);
     expect(run.pending).toBe(0);
     // The service closed the first socket; the SDK came back on a second one.
     expect(server.sockets.find((e) => e.kind === 'closed')?.detail).toEqual({ code: 4000, reason: 'scripted close' });
