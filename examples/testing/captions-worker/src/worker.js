@@ -12,7 +12,7 @@ export async function captionAudio(client, audio, options = {}) {
   const session = await client.stt.realtime.connect();
   const cues = new Map();
   session.on('line', (line) => {
-    const cue = { id: line.id, startMs: line.startMs, endMs: line.endMs, text: line.text };
+    const cue = { id: line.id, startMs: line.startMs ?? 0, endMs: line.endMs ?? 0, text: line.text };
     cues.set(line.id, cue);
     options.onCue?.(cue);
   });
@@ -20,7 +20,7 @@ export async function captionAudio(client, audio, options = {}) {
     for await (const chunk of audio) session.writePcm16(chunk);
     const result = await session.finish();
     // The finish holds every line: it is the record, the events were the live view.
-    for (const line of result.lines) cues.set(line.id, { id: line.id, startMs: line.startMs, endMs: line.endMs, text: line.text });
+    for (const line of result.lines) cues.set(line.id, { id: line.id, startMs: line.startMs ?? 0, endMs: line.endMs ?? 0, text: line.text });
     return { sessionId: session.sessionId, cues: [...cues.values()] };
   } finally {
     session.close();

@@ -10,7 +10,10 @@ const script = [
 ];
 const audio = scriptAudio(script);
 
-/** The audio in 20 ms chunks, yielding now and then as a capture does. */
+/**
+ * The audio in 20 ms chunks, yielding now and then as a capture does.
+ * @param {Int16Array} pcm
+ */
 async function* chunks(pcm) {
   for (let at = 0, n = 0; at < pcm.length; at += 320, n++) {
     yield pcm.subarray(at, at + 320);
@@ -19,6 +22,7 @@ async function* chunks(pcm) {
 }
 
 describe('captions worker', () => {
+  /** @type {import('@soundclone/testing').TestServer} */
   let server;
   before(async () => {
     server = await startTestServer({ script });
