@@ -25,7 +25,8 @@ export interface TestServerOptions {
   readonly retainAudioSeconds?: number;
   /**
    * Anything else for the service (ServerOptions of @soundclone/server): realtime timing, account
-   * overrides, limits. The kit's own choices (host, port, keys, recognizer, publicUrl) win.
+   * overrides, limits. The kit's own choices win: host, port, access keys, publicUrl (its proxy),
+   * retained audio, and with the scripted recognizer the recognizer and the supplement policy.
    */
   readonly server?: Partial<ServerOptions>;
 }
@@ -79,6 +80,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     throw new TestingError('TESTING_INVALID_SCRIPT', `recognizer: 'scripted' or 'deterministic' (got ${JSON.stringify(options.recognizer)})`);
   }
   const retainSeconds = options.retainAudioSeconds ?? 600;
+  if (!(Number.isFinite(retainSeconds) && retainSeconds >= 0)) throw new TypeError(`retainAudioSeconds must be a number of seconds, at least 0 (got ${retainSeconds})`);
   // The proxy listens first so the service can hand out its address (socket URLs) from the start.
   const network = await new ChaosProxy(0).listen();
   let service: RunningServer;
