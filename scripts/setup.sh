@@ -42,6 +42,7 @@ declare -A wanted=(
   [/usr/lib/postgresql/15/bin/postgres]=postgresql  # the server's PostgreSQL store: tests start a throwaway one (cluster/local-postgres.ts)
   [/usr/lib/postgresql/15/bin/initdb]=postgresql
   [/usr/sbin/haproxy]=haproxy            # the round-robin balancer in front of a local cluster of nodes
+  [/usr/bin/redis-server]=redis-server   # live realtime sessions that outlive their node: tests start a throwaway one (cluster/local-redis.ts)
 )
 missing=()
 for path in "${!wanted[@]}"; do
@@ -98,6 +99,24 @@ pg_check() {
   return "$ok"
 }
 pg_check || fail "PostgreSQL 15 does not start a private server (initdb + postgres on 127.0.0.1)"
+# Redis: a private server must start on a free port and answer PING, as the tests' own do (nothing saved).
+redis_check() {
+  local dir port pid ok=1 answer
+  dir="$(mktemp -d /tmp/soundclone-setup-redis-XXXXXX)"
+  port="$(node -e "const s = require('net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close(); })")"
+  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" >"$dir/server.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 50); do
+    answer="$(node -e "const c = require('net').connect($port, '127.0.0.1', () => c.write('PING\\r\\n')); c.on('data', (d) => { process.stdout.write(String(d)); c.end(); }); c.on('error', () => process.exit(1)); setTimeout(() => process.exit(1), 500)" 2>/dev/null)" || true
+    if [[ "$answer" == +PONG* ]]; then ok=0; break; fi
+    sleep 0.1
+  done
+  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+  [ "$ok" -eq 0 ] || cat "$dir/server.log" >&2
+  rm -rf "$dir"
+  return "$ok"
+}
+redis_check || fail "redis-server does not start a private server on 127.0.0.1"
 
 pnpm install --frozen-lockfile
 # The reference server's PocketSphinx binding (packages/server/README.md); skipped with a notice when

@@ -170,8 +170,11 @@ describe('transcriptions', () => {
     subscription.unsubscribe();
     // A read already on the wire may still be logged; anything after this pause would be new polling.
     await new Promise((r) => setTimeout(r, 50));
+    // A poll already on the wire when the signal fired may still reach the server (through a balancer,
+    // well after the abort): count from once that one has landed. Polling every 20 ms would send ~15 more.
+    await new Promise((r) => setTimeout(r, 150));
     const from = slow.requests.length;
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 300));
     expect(requestsTo(slow, 'GET', created.transcriptionId, from)).toHaveLength(0);
     expect(seen.length).toBeGreaterThan(0);
   });
@@ -196,8 +199,11 @@ describe('transcriptions', () => {
       seen.push(task.status);
       break;
     }
+    // A poll already on the wire when the signal fired may still reach the server (through a balancer,
+    // well after the abort): count from once that one has landed. Polling every 20 ms would send ~15 more.
+    await new Promise((r) => setTimeout(r, 150));
     const from = slow.requests.length;
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 300));
     expect(requestsTo(slow, 'GET', created.transcriptionId, from)).toHaveLength(0);
     expect(seen).toHaveLength(1);
     expect(isTerminalStatus(seen[0] as string)).toBe(false);
@@ -216,8 +222,11 @@ describe('transcriptions', () => {
     controller.abort(new Error('user left'));
     const error = await rejectionOf(looping);
     expect(error).toMatchObject({ name: 'AbortError', code: 'ABORTED' });
+    // A poll already on the wire when the signal fired may still reach the server (through a balancer,
+    // well after the abort): count from once that one has landed. Polling every 20 ms would send ~15 more.
+    await new Promise((r) => setTimeout(r, 150));
     const from = slow.requests.length;
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 300));
     expect(requestsTo(slow, 'GET', created.transcriptionId, from)).toHaveLength(0);
     expect(seen.length).toBeGreaterThan(0);
     expect(seen.some((status) => isTerminalStatus(status))).toBe(false);

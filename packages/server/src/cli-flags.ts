@@ -5,6 +5,7 @@ import { RECOGNIZER_CHOICES, type RecognizerChoice } from './recognition/select.
 import { normalizePublicUrl } from './public-url.js';
 import { NODES } from './protocol.js';
 import type { ServerOptions } from './server.js';
+import { checkRedisUrl } from './live/live-error.js';
 
 /**
  * The reference server's command-line flags, parsed into startServer options, so any CLI that starts
@@ -27,7 +28,8 @@ import type { ServerOptions } from './server.js';
  * each); past it realtime sessions are refused with 503 RECOGNIZER_BUSY. --data-dir DIR: keep the state
  * there across restarts (startServer dataDir; default: in memory only). --database-url URL: keep it in
  * PostgreSQL instead (startServer databaseUrl; the server's own command also reads
- * SOUNDCLONE_DATABASE_URL); one of the two at most. --upload-quota-bytes N: media
+ * SOUNDCLONE_DATABASE_URL); one of the two at most. --redis-url URL (or SOUNDCLONE_REDIS_URL): live
+ * realtime sessions in Redis so they survive their node (startServer redisUrl; needs a database URL). --upload-quota-bytes N: media
  * bytes one account may hold (uploads until deleted, fetched media while its task runs; default 512 MiB);
  * past it 413 STORAGE_QUOTA_EXCEEDED. Per-account fairness:
  * --max-decoders-per-account N (default: all but a quarter of --max-decoders) and
@@ -57,6 +59,7 @@ export const SERVER_USAGE =
   '               [--max-sessions-per-account N] (realtime sessions open at once, default 8)\n' +
   '  state: [--data-dir DIR] (keep accounts, voices and transcriptions there across restarts; default in memory)\n' +
   '         [--database-url postgres://...] (keep them in PostgreSQL instead; or SOUNDCLONE_DATABASE_URL)\n' +
+  '         [--redis-url redis://...] (live realtime sessions in Redis: they survive their node; needs --database-url; or SOUNDCLONE_REDIS_URL)\n' +
   '  nodes: [--public-url URL] (where clients reach the service: the balancer) [--internal-url URL] (where other nodes reach this one)\n' +
   '         [--node-id ID] [--drain-grace-ms N] (SIGTERM: /health 503 this long before closing, default 2000)\n' +
   '         [--drain-timeout-ms N] (SIGTERM: exit after this long at most, default 15000)\n' +
@@ -87,6 +90,7 @@ export const SERVER_FLAG_OPTIONS = {
   'data-dir': { type: 'string' },
   'public-url': { type: 'string' },
   'database-url': { type: 'string' },
+  'redis-url': { type: 'string' },
   'internal-url': { type: 'string' },
   'node-id': { type: 'string' },
   ...(Object.fromEntries(NUMERIC.map((name) => [name, { type: 'string' }])) as Record<(typeof NUMERIC)[number], { type: 'string' }>),
@@ -164,6 +168,18 @@ export function parseServerFlags(argv: readonly string[], env: Readonly<Record<s
     throw new ServerFlagError(`--data-dir and ${given} are mutually exclusive: the state is kept in one place, a directory or PostgreSQL`);
   }
 
+  const rawRedis = (values['redis-url'] as string | undefined) ?? (env['SOUNDCLONE_REDIS_URL'] !== undefined && env['SOUNDCLONE_REDIS_URL'].trim() !== '' ? env['SOUNDCLONE_REDIS_URL'] : undefined);
+  const redisName = values['redis-url'] !== undefined ? '--redis-url' : 'SOUNDCLONE_REDIS_URL';
+  let redisUrl: string | undefined;
+  try {
+    redisUrl = rawRedis === undefined ? undefined : checkRedisUrl(rawRedis);
+  } catch (error) {
+    throw new ServerFlagError(`${redisName}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  if (redisUrl !== undefined && databaseUrl === undefined) {
+    throw new ServerFlagError(`${redisName} needs --database-url (or SOUNDCLONE_DATABASE_URL): Redis holds what a realtime session is doing now, the database what it did and what it costs`);
+  }
+
   // TEST-ONLY, from the environment and not a flag: how long each batch task stays PROCESSING (ms), so a
   // test can kill a server process while it runs a task (startServer taskTiming.processingMs).
   const rawProcessing = env['SOUNDCLONE_TEST_TASK_PROCESSING_MS'];
@@ -197,6 +213,7 @@ export function parseServerFlags(argv: readonly string[], env: Readonly<Record<s
     ...(dataDir !== undefined ? { dataDir } : {}),
     ...(publicUrl !== undefined ? { publicUrl } : {}),
     ...(databaseUrl !== undefined ? { databaseUrl } : {}),
+    ...(redisUrl !== undefined ? { redisUrl } : {}),
     recognizer: recognizer as RecognizerChoice,
     host: values['host'] as string,
     accessKeys: keys,

@@ -2,6 +2,7 @@ import { isServerFlagError, parseServerFlags, SERVER_USAGE } from './cli-flags.j
 import { isRecognizerError } from './recognition/errors.js';
 import { isStateStoreError } from './store/journal/state-error.js';
 import { isStoreError } from './store/store.js';
+import { isLiveStateError } from './live/live-error.js';
 import { startServer } from './server.js';
 
 /**
@@ -30,7 +31,7 @@ async function main(): Promise<void> {
   } catch (error) {
     // A recognizer that cannot run, a data directory held by another process or damaged, a database
     // that cannot be reached or has a newer schema: one line.
-    if (!isRecognizerError(error) && !isStateStoreError(error) && !isStoreError(error)) throw error;
+    if (!isRecognizerError(error) && !isStateStoreError(error) && !isStoreError(error) && !isLiveStateError(error)) throw error;
     process.stderr.write(`error: ${error.message} [${error.code}]\n`);
     process.exitCode = 1;
     return;

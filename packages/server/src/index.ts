@@ -10,6 +10,7 @@ export { ApiError, type Violation } from './errors.js';
 export { StateStoreError, isStateStoreError, type StateErrorCode } from './store/journal/state-error.js';
 export type { StateReport } from './store/journal/journal-store.js';
 export { StoreError, isStoreError, type StoreErrorCode } from './store/store.js';
+export { LiveStateError, isLiveStateError, type LiveStateErrorCode } from './live/live-error.js';
 export type { FaultAction, FaultRule, FaultHandle, Faults } from './http/faults.js';
 export type { AccountOverrides } from './domain/accounts/accounts.js';
 export type {
@@ -36,6 +37,7 @@ export { refusalForAddress, refusalForName } from './media/address-policy.js';
 export { signWebhook } from './webhooks/signing.js';
 export { parseServerFlags, SERVER_USAGE, SERVER_FLAG_OPTIONS, ServerFlagError, isServerFlagError, type ServerFlags } from './cli-flags.js';
 export { ChaosProxy } from './testing/chaos-proxy.js';
+export { LocalRedis, LocalRedisError, isLocalRedisError, findRedisServer, type LocalRedisErrorCode } from './cluster/local-redis.js';
 export { LocalPostgres, LocalPostgresError, isLocalPostgresError, createDatabase, type LocalPostgresOptions, type LocalPostgresErrorCode } from './cluster/local-postgres.js';
 export { LocalCluster, type LocalClusterOptions } from './cluster/local-cluster.js';
 export { LocalClusterError, isLocalClusterError, type LocalClusterErrorCode } from './cluster/cluster-error.js';

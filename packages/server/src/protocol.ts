@@ -204,6 +204,33 @@ export const ID_PREFIXES = {
  * the forwarded request carries `hopHeader`, and a node that does not hold the session either answers
  * 503 SERVICE_UNAVAILABLE with `details.reason` `ownerMovedReason` instead of forwarding again.
  */
+/**
+ * The live state of realtime sessions in Redis (startServer redisUrl; docs/protocol.md "Several nodes"):
+ * a session's owner holds a lease it renews; a lease not renewed for leaseTtlMs lapses and another node
+ * may take the session over. renewEveryMs leaves room for two missed renewals before that.
+ */
+export const LIVE_STATE = {
+  leaseTtlMs: 1500,
+  renewEveryMs: 400,
+  /** details.reason of a 503 when the live state cannot be reached (a create, or a takeover). */
+  unavailableReason: 'LIVE_STATE_UNAVAILABLE',
+  /** The node holding the session lets it go (it moved, or the live state cannot be reached): close reason. */
+  movedCloseReason: 'session moved',
+  /**
+   * A session found without live state (Redis lost it) is failed once its task is this old (ms): younger,
+   * its live state may still be being written by the node making it.
+   */
+  lostAfterMs: 10_000,
+} as const;
+
+/** The task error of a realtime session whose live state Redis lost (failed, nothing charged). */
+export const LIVE_STATE_LOST_ERROR = {
+  errorCode: 'INTERNAL',
+  message: 'the live state of this realtime session was lost; its audio is gone and nothing was charged; start a new session',
+  retryable: true,
+  action: 'RETRY',
+} as const;
+
 export const NODES = {
   hopHeader: 'x-soundclone-forwarded-by',
   /** The session's node stopped beating (died) and its session is not failed yet (the sweeper will). */

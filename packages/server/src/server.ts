@@ -3,11 +3,14 @@ import { setMaxListeners } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { API_PREFIX, REALTIME, SOCKET_DEFAULTS } from '@soundclone/core/internal';
-import { ACCOUNT_LIMITS, BATCH_LEASES, HTTP_LIMITS, NODE_ADMISSION, NODES, SERVER_LIMITS, WEBHOOK_DELIVERY } from './protocol.js';
+import { ACCOUNT_LIMITS, BATCH_LEASES, HTTP_LIMITS, LIVE_STATE, NODE_ADMISSION, NODES, SERVER_LIMITS, WEBHOOK_DELIVERY } from './protocol.js';
 import { answerHealth, isHealthCheck } from './nodes/health.js';
 import { NodeMembership, type MembershipTiming } from './nodes/membership.js';
 import { SessionOwners } from './nodes/session-owners.js';
 import { upgradeElsewhere } from './nodes/socket-elsewhere.js';
+import { checkRedisUrl, LiveStateError } from './live/live-error.js';
+import type { LiveStore, LiveTiming } from './live/live-store.js';
+import { Takeover } from './live/takeover.js';
 import { Accounts, initialLedger, type AccountOverrides } from './domain/accounts/accounts.js';
 import { Covers } from './domain/accounts/covers.js';
 import { TtsHistory } from './domain/accounts/tts-history.js';
@@ -166,6 +169,16 @@ export interface ServerOptions {
    * sweepEveryMs (NODES.sweepEveryMs). Tests make them short.
    */
   readonly nodeTiming?: Partial<MembershipTiming>;
+  /**
+   * Keep the live state of realtime sessions in Redis (`redis://host:port`; needs databaseUrl): each
+   * session is leased to one node, and what it received and committed is made durable there before it
+   * is acknowledged, so when its node dies another node takes it over and the client resumes there
+   * with nothing lost (docs/protocol.md "Several nodes"). startServer rejects with LiveStateError
+   * REDIS_NEEDS_DATABASE without databaseUrl, REDIS_UNAVAILABLE when Redis does not answer.
+   */
+  readonly redisUrl?: string;
+  /** With redisUrl: the lease timing (ms; defaults protocol.ts LIVE_STATE). Tests make them short. */
+  readonly liveTiming?: Partial<LiveTiming>;
 }
 
 export interface DrainOptions {
@@ -246,6 +259,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   if (options.dataDir !== undefined && options.databaseUrl !== undefined) {
     throw new TypeError('startServer takes dataDir or databaseUrl, not both: the state is kept in one place');
   }
+  if (options.redisUrl !== undefined) {
+    checkRedisUrl(options.redisUrl);
+    if (options.databaseUrl === undefined) {
+      throw new LiveStateError('REDIS_NEEDS_DATABASE', 'startServer takes redisUrl only with databaseUrl: Redis holds what a realtime session is doing now, the database what it did and what it costs');
+    }
+  }
   const clock = options.clock ?? systemClock;
   // First, before anything that costs (a recognizer): a locked or damaged directory, or a database that
   // cannot be reached, is refused at once.
@@ -255,9 +274,20 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const nodeId = options.nodeId ?? `node_${randomBytes(6).toString('hex')}`;
   const internalUrl = options.internalUrl === undefined ? undefined : normalizePublicUrl(options.internalUrl, 'internalUrl');
   const store: Store = journal ?? options.store ?? (options.databaseUrl !== undefined ? await (await import('./store/pg/pg-store.js')).PgStore.open(options.databaseUrl, { nodeId }) : new MemoryStore());
+  let live: LiveStore | undefined;
   try {
-    return await start(options, clock, store, journal, { maxOpenSessionsPerAccount, maxLiveSessionsPerNode }, publicUrl, { id: nodeId, internalUrl });
+    // ioredis is loaded only by a server that uses it.
+    if (options.redisUrl !== undefined) {
+      const timing: LiveTiming = {
+        leaseTtlMs: options.liveTiming?.leaseTtlMs ?? LIVE_STATE.leaseTtlMs,
+        renewEveryMs: options.liveTiming?.renewEveryMs ?? LIVE_STATE.renewEveryMs,
+        lostAfterMs: options.liveTiming?.lostAfterMs ?? LIVE_STATE.lostAfterMs,
+      };
+      live = await (await import('./live/live-store.js')).LiveStore.open(options.redisUrl, nodeId, timing);
+    }
+    return await start(options, clock, store, journal, { maxOpenSessionsPerAccount, maxLiveSessionsPerNode }, publicUrl, { id: nodeId, internalUrl, live });
   } catch (error) {
+    await live?.close();
     await store.close();
     throw error;
   }
@@ -265,7 +295,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
 async function start(
   options: ServerOptions, clock: Clock, store: Store, journal: JournalStore | undefined, realtimeLimits: RealtimeLimits, publicUrl: string | undefined,
-  node: { readonly id: string; readonly internalUrl: string | undefined },
+  node: { readonly id: string; readonly internalUrl: string | undefined; readonly live: LiveStore | undefined },
 ): Promise<RunningServer> {
   const lifetime = new AbortController();
   // Every sleeping task and waiting request listens to the lifetime signal; there is no leak to warn of.
@@ -282,7 +312,7 @@ async function start(
     staleAfterMs: options.nodeTiming?.staleAfterMs ?? NODES.staleAfterMs,
     sweepEveryMs: options.nodeTiming?.sweepEveryMs ?? NODES.sweepEveryMs,
   };
-  const owners = new SessionOwners(store, node.id, nodeTiming.staleAfterMs);
+  const owners = new SessionOwners(store, node.id, nodeTiming.staleAfterMs, node.live);
   const guard = { allowHosts: new Set(options.allowMediaHosts ?? []), ...(options.resolveHost ? { resolve: options.resolveHost } : {}) };
   const tasks = new Tasks(store);
   const quota = options.uploadQuotaBytes ?? SERVER_LIMITS.uploadQuotaBytesDefault;
@@ -299,6 +329,21 @@ async function start(
     faults.socket.supplementDecision(context.sessionId, kind) ?? options.supplementPolicy?.(line, kind, context) ?? 'now';
   const httpLimits: HttpLimits = { ...HTTP_LIMITS, ...options.http };
   const socketConfig: SocketConfig = { ...SOCKET_DEFAULTS, ...options.socket };
+  const realtime = new RealtimeSessions(
+    { nodeId: node.id, tokenSecret, ...(node.live !== undefined ? { live: node.live } : {}) },
+    store,
+    recognizer,
+    {
+      supplementWaitMs: SERVER_LIMITS.finishSupplementWaitMs,
+      recoveryWindowMs: REALTIME.recoveryWindowMs,
+      ...options.realtimeTiming,
+      ...(options.retainRealtimeAudioSamples !== undefined ? { retainAudioMaxSamples: options.retainRealtimeAudioSamples } : {}),
+    },
+    clock,
+    supplementPolicy,
+    realtimeLimits,
+  );
+  const takeover = node.live !== undefined ? new Takeover(node.live, store, realtime, (id) => accounts.byId(id), () => clock.now()) : undefined;
   const services: Services = {
     clock,
     store,
@@ -324,23 +369,11 @@ async function start(
     uploads,
     tasks,
     transcriptions: new TranscriptionService(store, tasks, uploads, batch, { ...guard, timeoutMs: options.mediaFetchTimeoutMs ?? 15_000 }, clock, lifetime.signal),
-    realtime: new RealtimeSessions(
-      { nodeId: node.id, tokenSecret },
-      store,
-      recognizer,
-      {
-        supplementWaitMs: SERVER_LIMITS.finishSupplementWaitMs,
-        recoveryWindowMs: REALTIME.recoveryWindowMs,
-        ...options.realtimeTiming,
-        ...(options.retainRealtimeAudioSamples !== undefined ? { retainAudioMaxSamples: options.retainRealtimeAudioSamples } : {}),
-      },
-      clock,
-      supplementPolicy,
-      realtimeLimits,
-    ),
+    realtime,
     webhooks,
     nodeId: node.id,
     owners,
+    ...(takeover !== undefined ? { takeover } : {}),
     baseUrl: '',
   };
   // Tasks that were running when the last process stopped (kept state only). PostgreSQL fails none:
@@ -378,7 +411,7 @@ async function start(
     refuseBlankLinePreamble(socket);
   });
   server.on('clientError', answerClientError);
-  const sockets = new SocketServer({ accounts, realtime: services.realtime, faults, config: socketConfig, elsewhere: upgradeElsewhere(owners, node.id, () => clock.now()) });
+  const sockets = new SocketServer({ accounts, realtime: services.realtime, faults, config: socketConfig, elsewhere: upgradeElsewhere(owners, node.id, () => clock.now(), takeover) });
   sockets.attachTo(server);
   try {
     await new Promise<void>((resolve, reject) => {
@@ -400,6 +433,8 @@ async function start(
   const close = (): Promise<void> => {
     closing ??= (async () => {
       lifetime.abort();
+      // With the live state, the sessions go to other nodes first (their leases let go).
+      await services.realtime.handOver();
       await sockets.close();
       services.realtime.dispose();
       await batch.close();
@@ -409,15 +444,17 @@ async function start(
         for (const socket of connections) socket.destroy();
       });
       if (chosen.owned) recognizer.close?.();
-      // Leaves the registry; what this node still held is failed (its audio ends here).
+      // Leaves the registry; what this node still held is failed (its audio ends here), unless the live
+      // state keeps it: then its leases are let go, and other nodes take the sessions over at once.
       await joined.stop();
+      await node.live?.close();
       await store.close();
     })();
     return closing;
   };
   try {
     // On a store other nodes may share, this node also fails the sessions of nodes that died.
-    await joined.start({ shared: store.engine === 'postgres' });
+    await joined.start({ shared: store.engine === 'postgres', failOrphans: node.live === undefined });
   } catch (error) {
     await close();
     throw error;

@@ -1,5 +1,6 @@
 import type { Accounts } from './domain/accounts/accounts.js';
 import type { SessionOwners } from './nodes/session-owners.js';
+import type { Takeover } from './live/takeover.js';
 import type { Covers } from './domain/accounts/covers.js';
 import type { RealtimeSessions } from './realtime/session/sessions.js';
 import type { Tasks } from './domain/transcriptions/tasks.js';
@@ -37,6 +38,8 @@ export interface Services {
   readonly nodeId: string;
   /** Where the realtime sessions this node does not hold live (forwarding). */
   readonly owners: SessionOwners;
+  /** With the live state (Redis): takes a session over from the node that owned it. */
+  readonly takeover?: Takeover;
   /** The base URL clients reach the service at (ServerOptions.publicUrl, else the listen URL), for URLs the service hands out (socket URL). */
   baseUrl: string;
 }

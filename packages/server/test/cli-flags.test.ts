@@ -32,6 +32,17 @@ describe('parseServerFlags', () => {
     expect(SERVER_USAGE).toContain('[--database-url postgres://...]');
   });
 
+  it('--redis-url (or SOUNDCLONE_REDIS_URL) keeps live realtime sessions in Redis; only with a database URL, only redis://', () => {
+    const db = 'postgres://svc@127.0.0.1:5432/soundclone';
+    expect(parseServerFlags(['--access-key', 'k', '--database-url', db, '--redis-url', 'redis://127.0.0.1:6379']).options.redisUrl).toBe('redis://127.0.0.1:6379');
+    expect(parseServerFlags(['--access-key', 'k'], { SOUNDCLONE_DATABASE_URL: db, SOUNDCLONE_REDIS_URL: 'rediss://r:6380' }).options.redisUrl).toBe('rediss://r:6380');
+    expect(parseServerFlags(['--access-key', 'k', '--database-url', db]).options).not.toHaveProperty('redisUrl');
+    expect(() => parseServerFlags(['--access-key', 'k', '--redis-url', 'redis://127.0.0.1:6379'])).toThrow(/--redis-url needs --database-url/);
+    expect(() => parseServerFlags(['--access-key', 'k'], { SOUNDCLONE_REDIS_URL: 'redis://x' })).toThrow(/SOUNDCLONE_REDIS_URL needs --database-url/);
+    expect(() => parseServerFlags(['--access-key', 'k', '--database-url', db, '--redis-url', 'http://x:1'])).toThrow(/--redis-url: redisUrl takes a redis:\/\/ or rediss:\/\/ URL/);
+    expect(SERVER_USAGE).toContain('[--redis-url redis://...]');
+  });
+
   it('node flags: --internal-url and --node-id go to startServer, the drain timing to the command; bad values are refused', () => {
     const parsed = parseServerFlags(['--access-key', 'k', '--internal-url', 'http://10.0.0.7:8787/', '--node-id', 'node-7', '--drain-grace-ms', '500', '--drain-timeout-ms', '9000']);
     expect(parsed.options).toMatchObject({ internalUrl: 'http://10.0.0.7:8787', nodeId: 'node-7' });

@@ -8,6 +8,7 @@ import { InProcessNode, ProcessNode, probe, type ClusterNode } from './cluster-n
 import { freePort } from './free-port.js';
 import { findHaproxy, Haproxy, haproxyConfig, type HealthCheck } from './haproxy.js';
 import { LocalPostgres, type LocalPostgresOptions } from './local-postgres.js';
+import { LocalRedis } from './local-redis.js';
 
 /**
  * Several nodes of the service on this machine, one PostgreSQL, one balancer: what a deployment runs,
@@ -21,6 +22,7 @@ import { LocalPostgres, type LocalPostgresOptions } from './local-postgres.js';
  *   stop()   haproxy, the nodes (SIGTERM), PostgreSQL, the temp dir: nothing left running or on disk
  *
  *        clients ──> haproxy 127.0.0.1:B ──round robin, per request──> n1 | n2 | n3 ──> PostgreSQL
+ *                                                                                  └──> Redis (options.redis)
  *
  * Failures to stage: killNode(i) (kill -9), stopNode(i) (SIGTERM: a drain), restartNode(i) (same port), stopPostgres() / restartPostgres()
  * (fast shutdown, then the same data directory and port), stopBalancer() / restartBalancer(). A start that fails stops whatever it started
@@ -40,9 +42,15 @@ export interface LocalClusterOptions {
    * command (cluster-node.ts InProcessNode): for tests that read every node's request log or set its
    * faults. port, host, accessKeys, databaseUrl and publicUrl are the cluster's.
    */
-  readonly inProcess?: Omit<Partial<ServerOptions>, 'port' | 'host' | 'accessKeys' | 'databaseUrl' | 'publicUrl' | 'dataDir' | 'store'>;
+  readonly inProcess?: Omit<Partial<ServerOptions>, 'port' | 'host' | 'accessKeys' | 'databaseUrl' | 'publicUrl' | 'dataDir' | 'store' | 'redisUrl'>;
   /** Use this database instead of starting a PostgreSQL (stopPostgres and restartPostgres then refuse). */
   readonly databaseUrl?: string;
+  /**
+   * Keep the live state of realtime sessions in Redis, so a session outlives its node (every node gets
+   * --redis-url): `true` starts a throwaway Redis (LocalRedis, stopped with the cluster), a string is the
+   * URL of one to use. Default: none.
+   */
+  readonly redis?: boolean | string;
   /** The PostgreSQL started otherwise (fast: durability off, right for tests and benchmarks). */
   readonly postgres?: LocalPostgresOptions;
   /**
@@ -72,7 +80,7 @@ export class LocalCluster {
    * only this process, which then stops them in order). PostgreSQL's directory is swept by the next start.
    */
   private readonly onExit = (): void => {
-    for (const pid of [this.balancer.pid, ...this.nodes.map((n) => n.pid)]) {
+    for (const pid of [this.balancer.pid, ...this.nodes.map((n) => n.pid), this.redis?.pid]) {
       if (pid === undefined) continue;
       try {
         process.kill(pid, 'SIGKILL');
@@ -93,6 +101,10 @@ export class LocalCluster {
     readonly healthCheck: HealthCheck,
     /** The PostgreSQL this cluster started (undefined with options.databaseUrl). */
     readonly postgres: LocalPostgres | undefined,
+    /** The Redis this cluster started (options.redis true), else undefined. */
+    readonly redis: LocalRedis | undefined,
+    /** The live state's Redis URL every node uses (options.redis), else undefined. */
+    readonly redisUrl: string | undefined,
     private balancer: Haproxy,
     private readonly haproxyBin: string,
   ) {
@@ -119,6 +131,7 @@ export class LocalCluster {
 
     const root = mkdtempSync(join(tmpdir(), 'soundclone-cluster-'));
     let postgres: LocalPostgres | undefined;
+    let redis: LocalRedis | undefined;
     const nodes: ClusterNode[] = [];
     let balancer: Haproxy | undefined;
     try {
@@ -126,13 +139,15 @@ export class LocalCluster {
       const url = `http://127.0.0.1:${balancerPort}`;
       if (options.databaseUrl === undefined) postgres = await LocalPostgres.start(options.postgres ?? {});
       const databaseUrl = options.databaseUrl ?? (postgres as LocalPostgres).url();
+      if (options.redis === true) redis = await LocalRedis.start();
+      const redisUrl = typeof options.redis === 'string' ? options.redis : redis?.url;
       const readyTimeoutMs = options.nodeReadyTimeoutMs ?? 60_000;
       const startNode = (i: number): Promise<ClusterNode> => {
         const name = `n${i + 1}`;
         if (options.inProcess !== undefined) {
-          return InProcessNode.start(name, { ...options.inProcess, port: 0, accessKeys: options.accessKeys, databaseUrl, publicUrl: url });
+          return InProcessNode.start(name, { ...options.inProcess, port: 0, accessKeys: options.accessKeys, databaseUrl, publicUrl: url, ...(redisUrl !== undefined ? { redisUrl } : {}) });
         }
-        const args = ['--host', '127.0.0.1', '--database-url', databaseUrl, '--public-url', url, ...options.accessKeys.flatMap((k) => ['--access-key', k]), ...(options.nodeArgs ?? [])];
+        const args = ['--host', '127.0.0.1', '--database-url', databaseUrl, ...(redisUrl !== undefined ? ['--redis-url', redisUrl] : []), '--public-url', url, ...options.accessKeys.flatMap((k) => ['--access-key', k]), ...(options.nodeArgs ?? [])];
         return ProcessNode.start({ name, cli, args, readyTimeoutMs });
       };
       // All at once: the first to reach an empty database migrates it under an advisory lock, the
@@ -146,10 +161,11 @@ export class LocalCluster {
       const configFile = join(root, 'haproxy.cfg');
       writeFileSync(configFile, haproxyConfig({ port: balancerPort, servers: nodes.map((n) => ({ name: n.name, port: n.port })), healthCheck }));
       balancer = await Haproxy.start(haproxyBin, configFile, balancerPort);
-      return new LocalCluster(root, url, options.accessKeys, databaseUrl, nodes, healthCheck, postgres, balancer, haproxyBin);
+      return new LocalCluster(root, url, options.accessKeys, databaseUrl, nodes, healthCheck, postgres, redis, redisUrl, balancer, haproxyBin);
     } catch (error) {
       await balancer?.stop();
       await Promise.all(nodes.map((n) => n.kill()));
+      await redis?.stop();
       await postgres?.stop();
       rmSync(root, { recursive: true, force: true });
       throw error;
@@ -215,6 +231,7 @@ export class LocalCluster {
       await this.balancer.stop();
       await Promise.all(this.nodes.map((n) => n.stop(graceMs)));
     } finally {
+      await this.redis?.stop();
       await this.postgres?.stop();
       rmSync(this.root, { recursive: true, force: true });
     }

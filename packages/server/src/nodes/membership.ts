@@ -57,20 +57,23 @@ export class NodeMembership {
   }
 
   private shared = false;
+  private failOrphans = false;
 
   /**
    * Enters the registry and starts the heartbeat; with `shared` (a store other nodes may share:
    * PostgreSQL) also the sweeper, and stop() then fails what this node leaves running. A single-node
    * store keeps its own rules for that (the journal's recoverInterrupted at the next start).
    */
-  async start(options: { readonly shared: boolean }): Promise<void> {
+  async start(options: { readonly shared: boolean; readonly failOrphans?: boolean }): Promise<void> {
     this.shared = options.shared;
+    // With the live state (Redis) a dead node's sessions are taken over, not failed: no sweeper.
+    this.failOrphans = options.shared && options.failOrphans !== false;
     await this.store.nodes.register(this.node);
     this.beat = setInterval(() => {
       this.store.nodes.heartbeat(this.node.id, this.node).catch(this.onError);
     }, this.timing.heartbeatMs);
     this.beat.unref();
-    if (options.shared) {
+    if (this.failOrphans) {
       this.sweep = setInterval(() => void this.sweepOnce(), this.timing.sweepEveryMs);
       this.sweep.unref();
     }
@@ -124,7 +127,7 @@ export class NodeMembership {
     if (!this.shared) return;
     try {
       await this.store.nodes.leave(this.node.id);
-      await this.store.nodes.failOrphanedSessions(this.timing.staleAfterMs, orphanedError, this.clock.now());
+      if (this.failOrphans) await this.store.nodes.failOrphanedSessions(this.timing.staleAfterMs, orphanedError, this.clock.now());
     } catch (error) {
       this.onError(error);
     }

@@ -30,6 +30,12 @@ export const DEFAULT_TUNING: EnergyTuning = {
 
 const SAMPLE_RATE = 16_000;
 
+/** What an analyzer continuing another one's clean point starts from (EnergyAnalyzer.cleanPoint). */
+export interface EnergyRestart {
+  readonly frameIndex: number;
+  readonly prevSign: number;
+}
+
 interface OpenWord {
   startFrame: number;
   endFrame: number;
@@ -47,14 +53,33 @@ export class EnergyAnalyzer {
   private words: RecognizedWord[] = [];
   private prevSign = 0;
   private readonly frameMs: number;
+  /** Samples pushed before the current push call. */
+  private pushed = 0;
+  /** Samples taken up to the end of the frame being analysed (restart points, cleanPoint). */
+  private taken = 0;
 
   constructor(
     private readonly tuning: EnergyTuning = DEFAULT_TUNING,
     private readonly onSegment: (segment: RecognizedSegment) => void,
     private readonly onWord: () => void = () => {},
+    /** Continue from a clean point of an earlier analyzer (its frame count and last sign). */
+    from?: EnergyRestart,
   ) {
     this.frame = new Float32Array(tuning.frameSamples);
     this.frameMs = (tuning.frameSamples * 1000) / SAMPLE_RATE;
+    if (from !== undefined) {
+      this.frameIndex = from.frameIndex;
+      this.prevSign = from.prevSign;
+    }
+  }
+
+  /**
+   * Where this analyzer stands when nothing is open (no partial frame, no word, no segment): samples
+   * taken so far and what a new analyzer needs to go on exactly as this one would. Undefined otherwise.
+   */
+  cleanPoint(): { readonly atSample: number; readonly restart: EnergyRestart } | undefined {
+    if (this.fill !== 0 || this.word !== undefined || this.words.length > 0) return undefined;
+    return { atSample: this.taken, restart: { frameIndex: this.frameIndex, prevSign: this.prevSign } };
   }
 
   /** Text of the words of the open segment. */
@@ -66,12 +91,17 @@ export class EnergyAnalyzer {
   push(samples: ArrayLike<number>, scale = 1): void {
     for (let i = 0; i < samples.length; i++) {
       this.frame[this.fill++] = (samples[i] as number) * scale;
-      if (this.fill === this.frame.length) this.analyseFrame(this.fill);
+      if (this.fill === this.frame.length) {
+        this.taken = this.pushed + i + 1;
+        this.analyseFrame(this.fill);
+      }
     }
+    this.pushed += samples.length;
   }
 
   /** Ends the stream: a partial frame is analysed, the open word and segment are closed. */
   flush(): void {
+    this.taken = this.pushed;
     if (this.fill > 0) this.analyseFrame(this.fill);
     this.closeWord();
     this.closeSegment();

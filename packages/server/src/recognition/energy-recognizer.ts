@@ -1,4 +1,4 @@
-import { DEFAULT_TUNING, EnergyAnalyzer, type EnergyTuning } from './energy-analyzer.js';
+import { DEFAULT_TUNING, EnergyAnalyzer, type EnergyRestart, type EnergyTuning } from './energy-analyzer.js';
 import { DISFLUENCIES, SOUND_EVENT_TEXT } from './words.js';
 import type {
   ChannelRecognition,
@@ -8,6 +8,7 @@ import type {
   RecognitionResult,
   RecognizedSegment,
   Recognizer,
+  RecognizerCheckpoint,
   RecognizerStream,
   StreamEvent,
 } from './recognizer.js';
@@ -79,6 +80,8 @@ export class EnergyRecognizer implements Recognizer {
 class EnergyStream implements RecognizerStream {
   private readonly analyzer: EnergyAnalyzer;
   private events: StreamEvent[] = [];
+  /** The last clean point (a segment just closed, or a flush): where a new stream could go on from. */
+  private clean: RecognizerCheckpoint | undefined;
 
   constructor(tuning: EnergyTuning, private readonly options: RecognitionOptions) {
     this.analyzer = new EnergyAnalyzer(
@@ -86,9 +89,20 @@ class EnergyStream implements RecognizerStream {
       (segment) => {
         const shaped = shapeSegment(segment, this.options);
         if (shaped !== undefined) this.events.push({ type: 'segment', segment: shaped, languageCode: 'en', languageProbability: 0.9 });
+        this.remember();
       },
       () => this.events.push({ type: 'partial', text: this.analyzer.openText }),
+      restartFrom(options.resume),
     );
+  }
+
+  checkpoint(): RecognizerCheckpoint | undefined {
+    return this.clean;
+  }
+
+  private remember(): void {
+    const point = this.analyzer.cleanPoint();
+    if (point !== undefined) this.clean = { atSample: point.atSample, state: point.restart };
   }
 
   get partial(): string {
@@ -102,6 +116,7 @@ class EnergyStream implements RecognizerStream {
 
   flush(): StreamEvent[] {
     this.analyzer.flush();
+    this.remember();
     return this.drain();
   }
 
@@ -110,6 +125,14 @@ class EnergyStream implements RecognizerStream {
     this.events = [];
     return out;
   }
+}
+
+/** A restart state this engine made (EnergyAnalyzer.cleanPoint), or undefined for anything else. */
+function restartFrom(resume: unknown): EnergyRestart | undefined {
+  if (typeof resume !== 'object' || resume === null) return undefined;
+  const { frameIndex, prevSign } = resume as Record<string, unknown>;
+  if (!Number.isSafeInteger(frameIndex) || (frameIndex as number) < 0 || (prevSign !== -1 && prevSign !== 0 && prevSign !== 1)) return undefined;
+  return { frameIndex: frameIndex as number, prevSign: prevSign as number };
 }
 
 /** Applies the options that change recognised words: speakers, sound events, disfluencies. */

@@ -43,6 +43,12 @@ export interface RecognitionOptions {
    * bound each owner's share of it. Never part of the recognition itself.
    */
   readonly owner?: string;
+  /**
+   * Realtime streams only: start where an earlier stream of the session left a restart point
+   * (RecognizerStream.checkpoint), so the audio that follows is recognised exactly as that stream would
+   * have (another node taking a session over). Engines without restart points ignore it.
+   */
+  readonly resume?: unknown;
 }
 
 export interface RecognitionRequest extends RecognitionOptions {
@@ -93,6 +99,19 @@ export interface RecognizerStream {
   prepare?(): Promise<void>;
   /** Lets go of the engine's resources (a finished session); pushes after it are ignored. */
   close?(): void;
+  /**
+   * The last point this stream could be restarted from with nothing open (right after it closed a
+   * segment, or after a flush): how many samples it had taken then, and the engine's state to hand to
+   * openStream({ resume }). Optional: an engine without it restarts fresh.
+   */
+  checkpoint?(): RecognizerCheckpoint | undefined;
+}
+
+export interface RecognizerCheckpoint {
+  /** Samples this stream had taken at that point (counted from the stream's own start). */
+  readonly atSample: number;
+  /** JSON-safe engine state for openStream({ resume }). */
+  readonly state: unknown;
 }
 
 export interface Recognizer {

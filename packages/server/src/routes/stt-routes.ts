@@ -2,7 +2,7 @@ import { ApiError } from '../errors.js';
 import { ok } from '../http/envelope.js';
 import { asObject, readBody, readJson } from '../http/body.js';
 import { API_PREFIX, type DownloadFormat, HEADERS, LIMITS, PATHS, REALTIME_PATHS } from '@soundclone/core/internal';
-import { DOWNLOAD_CONTENT_TYPES } from '../protocol.js';
+import { DOWNLOAD_CONTENT_TYPES, NODES } from '../protocol.js';
 import { download } from '../domain/transcriptions/downloads.js';
 import { requireIdempotencyKey } from '../domain/idempotency.js';
 import { isText, NOT_TEXT } from '../domain/validate.js';
@@ -13,6 +13,7 @@ import { EXPORTERS } from '../exports/index.js';
 import type { Handler, RequestContext, Route } from '../http/router.js';
 import type { Reply } from '../http/envelope.js';
 import { forwardRequest } from '../nodes/forward.js';
+import { ownerUnreachable } from '../nodes/socket-elsewhere.js';
 import { wasForwarded, type Located } from '../nodes/session-owners.js';
 import type { Session } from '../realtime/session/sessions.js';
 import { storedSessionView } from '../realtime/session/view.js';
@@ -33,7 +34,29 @@ export function sttRoutes(s: Services): Route[] {
     if (session !== undefined) return local(session, context);
     const located = await s.owners.locate(id, context.account.id, wasForwarded(context.req.headers));
     if (located.kind === 'not-found') throw ApiError.notFound('realtime session');
-    if (located.kind === 'forward') return { kind: 'answered', status: await forwardRequest(context.req, context.res, located.url, s.nodeId) };
+    if (located.kind === 'take') {
+      if (s.takeover === undefined) throw new Error('a session to take over without the live state');
+      const adopted = await s.takeover.adopt(located.row, located.force);
+      return adopted.kind === 'session' ? local(adopted.session, context) : ended({ kind: 'ended', row: located.row, task: adopted.task });
+    }
+    if (located.kind === 'forward') {
+      try {
+        return { kind: 'answered', status: await forwardRequest(context.req, context.res, located.url, s.nodeId) };
+      } catch (error) {
+        // The owner is known dead: answered from the store once the session ended; else taken over
+        // here now. A GET is then answered here (it has no body); any other call is not done here (its
+        // body may have gone to the dead owner already): 503 with Retry-After: 0, and the client's
+        // retry finds the session here at once.
+        const next = s.takeover !== undefined && ownerUnreachable(error) ? await s.owners.unreachable(located.row) : undefined;
+        if (next?.kind === 'ended') return ended(next);
+        if (next?.kind !== 'take' || s.takeover === undefined) throw error;
+        const adopted = await s.takeover.adopt(located.row, true).catch(() => undefined);
+        if (adopted?.kind === 'ended') return ended({ kind: 'ended', row: located.row, task: adopted.task });
+        if (adopted === undefined) throw error;
+        if (context.req.method === 'GET') return local(adopted.session, context);
+        throw new ApiError('SERVICE_UNAVAILABLE', 'this realtime session was just taken over by this server from one that died; send the request again', { reason: NODES.ownerUnavailableReason }, { cause: error, retryAfterSec: 0 });
+      }
+    }
     return ended(located);
   };
   const storedView = (located: Extract<Located, { kind: 'ended' }>): Reply => ok(storedSessionView(located.row.id, located.task, s.clock.now()));
@@ -127,9 +150,13 @@ export function sttRoutes(s: Services): Route[] {
         // ended session (docs/protocol.md "Several nodes").
         const located = await s.owners.locate(created.sessionId, account.id, wasForwarded(req.headers));
         if (located.kind === 'forward') return { kind: 'answered', status: await forwardRequest(req, res, located.url, s.nodeId, Buffer.from(JSON.stringify(body))) };
+        const adopted = located.kind === 'take' && s.takeover !== undefined ? await s.takeover.adopt(located.row, located.force) : undefined;
+        if (adopted?.kind === 'session') {
+          return ok({ ...s.realtime.view(adopted.session), socket: { url: socketUrl, ...s.realtime.issueToken(adopted.session) } }, { headers: replayHeaders(true) });
+        }
         // Not found: an engine that keeps no session rows across a restart (the journal), whose start
         // failed every session that was running; the task says how it ended.
-        const task = located.kind === 'ended' ? located.task : await s.store.tasks.get(created.taskId);
+        const task = adopted?.kind === 'ended' ? adopted.task : located.kind === 'ended' ? located.task : await s.store.tasks.get(created.taskId);
         if (task === undefined || task.ownerId !== account.id || !isTerminal(task.status)) throw new Error(`realtime session ${created.sessionId} is kept with its key but neither held nor ended`);
         const data = { ...storedSessionView(created.sessionId, task, s.clock.now()), socket: { url: socketUrl, ...s.realtime.issueToken({ id: created.sessionId }) } };
         return ok(data, { headers: replayHeaders(true) });

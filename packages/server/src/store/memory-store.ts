@@ -86,7 +86,7 @@ export class MemoryStore implements Store {
   /** The node registry: in one process, this process (and what a test enters); never kept. */
   private readonly nodeRows = new Map<string, { readonly id: string; internalUrl: string; publicUrl: string; heartbeatAt: number; draining: boolean }>();
   /** Realtime sessions and their node; never kept (a session's audio ends with its process). */
-  private readonly sessionRows = new Map<string, { readonly row: Omit<RealtimeSessionRow, 'node'>; open: boolean }>();
+  private readonly sessionRows = new Map<string, { row: Omit<RealtimeSessionRow, 'node'>; open: boolean }>();
   private readonly tokenSecret = randomBytes(32);
 
   /** Hook for an engine that keeps the state (journal-store.ts); called after the memory state moved. */
@@ -370,6 +370,10 @@ export class MemoryStore implements Store {
     closeSession: async (id: string): Promise<void> => {
       const held = this.sessionRows.get(id);
       if (held !== undefined) held.open = false;
+    },
+    moveSession: async (id: string, nodeId: string): Promise<void> => {
+      const held = this.sessionRows.get(id);
+      if (held !== undefined) held.row = { ...held.row, nodeId };
     },
     openSessions: async (accountId: string): Promise<number> => this.countOpen(accountId),
     failOrphanedSessions: async (staleAfterMs: number, error: (task: TaskRow) => TaskError, now: number): Promise<readonly string[]> => {

@@ -421,6 +421,8 @@ export interface Store {
     session(id: string): Promise<RealtimeSessionRow | undefined>;
     /** The session no longer counts as open (finishing, or its recovery window passed). */
     closeSession(id: string): Promise<void>;
+    /** Another node took the session over (the live state, src/live): requests about it go there from now on. */
+    moveSession(id: string, nodeId: string): Promise<void>;
     /** The account's open realtime sessions on every node: not closed, task not ended. */
     openSessions(accountId: string): Promise<number>;
     /**

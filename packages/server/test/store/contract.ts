@@ -443,6 +443,11 @@ export function describeStoreContract(name: string, engine: StoreUnderTest): voi
         const held = await store.nodes.session('rs_1');
         expect(held).toMatchObject({ id: 'rs_1', taskId: a.id, accountId: A, nodeId: 'n1', node: { id: 'n1', internalUrl: 'http://127.0.0.1:1/n1' } });
         expect((await store.nodes.session('rs_2'))?.node).toBeUndefined();
+        // A session taken over by another node (the live state) is recorded as that node's.
+        await store.nodes.moveSession('rs_2', 'n1');
+        expect(await store.nodes.session('rs_2')).toMatchObject({ id: 'rs_2', nodeId: 'n1', node: { id: 'n1' } });
+        await store.nodes.moveSession('rs_unknown', 'n1');
+        expect(await store.nodes.session('rs_unknown')).toBeUndefined();
         await store.nodes.closeSession('rs_2');
         expect(await store.nodes.openSessions(A)).toBe(1);
         row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n, session: place('rs_4') }));

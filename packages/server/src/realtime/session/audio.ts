@@ -1,7 +1,9 @@
 import type { RecognizerStream, StreamEvent } from '../../recognition/recognizer.js';
-import { NAMES } from '../../recognition/words.js';
 import { REALTIME } from '@soundclone/core/internal';
 import type { RealtimeOptions } from './options.js';
+import { applySupplement, mergeSegments, requestedKinds, textOf } from './lines.js';
+
+export { requestedKinds } from './lines.js';
 import { SkippedTime } from './skipped-time.js';
 
 /**
@@ -104,7 +106,9 @@ export type SessionEvent =
   | { readonly type: 'session.paused' }
   | { readonly type: 'session.resumed' }
   | { readonly type: 'session.notice'; readonly notice: SessionNotice }
-  | { readonly type: 'session.finished' };
+  | { readonly type: 'session.finished' }
+  /** This node let the session go (another node owns it now, or the live state cannot be reached): sockets close retryably. */
+  | { readonly type: 'session.moved' };
 
 /**
  * Decides, per committed line and requested kind, whether the supplement arrives now, later (after
@@ -122,6 +126,26 @@ export interface RotationSchedule {
 /** TEST-ONLY: keep every received sample so tests can compare stored audio with what was sent. */
 export interface AudioRetention {
   readonly maxSamples: number;
+}
+
+/** A session's audio state as the live state kept it (SessionAudio.restore). */
+export interface RestoredAudio {
+  readonly epoch: number;
+  readonly epochStart: bigint;
+  readonly sent: bigint;
+  readonly captured: bigint;
+  readonly state: 'ACTIVE' | 'PAUSED' | 'FINISHING';
+  readonly accepting: boolean;
+  readonly exhausted: boolean;
+  readonly anchor: bigint;
+  readonly anchorState: unknown;
+  /** Captured time declared skipped before the received cursor (skip frames). */
+  readonly skipped: bigint;
+  readonly lines: ReadonlyArray<Pick<Line, 'id' | 'epoch' | 'text' | 'startMs' | 'endMs' | 'source'>>;
+  /** The open segment's samples, from `anchor` to the received cursor. */
+  readonly open: Int16Array;
+  /** TEST-ONLY: every sample the session received (retention on). */
+  readonly retained?: Int16Array;
 }
 
 export type ResumeOutcome =
@@ -142,7 +166,18 @@ export class SessionAudio {
   private held: Array<Extract<StreamEvent, { type: 'segment' }>> = [];
   private readonly listeners = new Set<(event: SessionEvent) => void>();
   /** Received position where the current epoch began (sample-based rotation counts from here). */
-  private epochStart = 0n;
+  epochStart = 0n;
+  /**
+   * Where the open segment starts: the received position the recogniser could be restarted from after
+   * the last committed line (its checkpoint, or the commit itself), with the engine state for that.
+   * The live state (src/live) keeps the audio from here on, so another node can rebuild the recogniser.
+   */
+  anchor = 0n;
+  anchorState: unknown = undefined;
+  /** The received position the current recogniser stream started at (0, or the anchor it was rebuilt from). */
+  private streamBase = 0n;
+  /** Samples skipped before the current recogniser stream started (its positions count only audio fed). */
+  private skippedAtBase = 0n;
   private rotationTimer: ReturnType<typeof setTimeout> | undefined;
   /** Delayed supplements (fault injection); cleared on close so no timer outlives the session. */
   private readonly supplementTimers = new Set<ReturnType<typeof setTimeout>>();
@@ -208,7 +243,7 @@ export class SessionAudio {
   }
 
   /** Announces a session-level event (pause, notices, finish) to subscribers such as the socket. */
-  announce(event: Extract<SessionEvent, { type: 'session.paused' | 'session.resumed' | 'session.notice' | 'session.finished' }>): void {
+  announce(event: Extract<SessionEvent, { type: 'session.paused' | 'session.resumed' | 'session.notice' | 'session.finished' | 'session.moved' }>): void {
     this.emit(event);
   }
 
@@ -321,8 +356,16 @@ export class SessionAudio {
     }
     this.handle(events);
     if (this.options.segmentCommitMode !== 'manual') this.partial = '';
+    // Everything fed so far was just flushed: when the recogniser can restart right there (or has no
+    // restart points), the open segment starts after the skip, so the live state keeps no audio for it.
+    const point = this.stream.checkpoint?.();
+    const clean = this.stream.checkpoint === undefined || (point !== undefined && this.streamPosition(point.atSample) === this.received);
     this.skipped.add(BigInt(fresh));
     this.received += BigInt(fresh);
+    if (clean) {
+      this.anchor = this.received;
+      this.anchorState = point?.state;
+    }
     this.retainSilence(fresh);
     return { kind: 'accepted', acceptedSamples: fresh, duplicateSamples: duplicate, receivedSamples: this.received };
   }
@@ -500,7 +543,20 @@ export class SessionAudio {
     }
   }
 
+  /** The received position of a recogniser stream's sample position (skipped time is never fed to it). */
+  private streamPosition(atSample: number): bigint {
+    return this.streamBase + BigInt(atSample) + (this.skipped.samples - this.skippedAtBase);
+  }
+
   private addLine(source: Extract<StreamEvent, { type: 'segment' }>): void {
+    const point = this.stream.checkpoint?.();
+    if (point !== undefined) {
+      this.anchor = this.streamPosition(point.atSample);
+      this.anchorState = point.state;
+    } else {
+      this.anchor = this.received;
+      this.anchorState = undefined;
+    }
     const text = textOf(source);
     const line: Line = {
       id: `line_${String(this.lines.length + 1).padStart(4, '0')}`,
@@ -534,44 +590,46 @@ export class SessionAudio {
     }
   }
 
-  private apply(line: Line, kind: SupplementKind): void {
-    const words = line.source.segment.words;
-    if (kind === 'alignment') {
-      line.words = words.map((w) => ({ text: w.text, startMs: w.startMs, endMs: w.endMs, confidence: w.confidence }));
-    } else if (kind === 'entities') {
-      const wanted = this.options.entityCategories.some((c) => c === 'name' || c === 'pii' || c === 'all');
-      line.entities = wanted ? words.filter((w) => NAMES.has(w.text)).map((w) => ({ category: 'name', text: w.text, startMs: w.startMs, endMs: w.endMs })) : [];
-    } else if (kind === 'revision') {
-      line.revisedText = line.text === '' ? '' : line.text.charAt(0).toUpperCase() + line.text.slice(1) + '.';
-    } else {
-      line.languageCode = line.source.languageCode;
-      line.languageProbability = line.source.languageProbability;
+  /**
+   * Another node's session taken over (src/live): the cursors, state and committed lines as that node
+   * made them durable, then the open segment's audio (from `anchor`) fed to this fresh recogniser
+   * stream, which was opened at the anchor's restart point. Lines are not announced again; supplements
+   * of restored lines are applied at once (they follow from the recognised words).
+   */
+  restore(state: RestoredAudio): void {
+    this.epoch = state.epoch;
+    this.epochStart = state.epochStart;
+    this.received = state.anchor;
+    this.sent = state.sent;
+    this.captured = state.captured;
+    this.state = state.state;
+    this.accepting = state.accepting;
+    this.exhausted = state.exhausted;
+    this.anchor = state.anchor;
+    this.anchorState = state.anchorState;
+    this.streamBase = state.anchor;
+    this.skipped.add(state.skipped);
+    this.skippedAtBase = state.skipped;
+    if (!this.accepting || this.state !== 'ACTIVE') this.disarmRotation();
+    for (const kept of state.lines) {
+      const line: Line = { ...kept, revisedText: null, languageCode: null, languageProbability: null, entities: [], words: [], characterAlignments: [], pending: new Set(requestedKinds(this.options)) };
+      this.lines.push(line);
+      for (const kind of [...line.pending]) applySupplement(line, kind, this.options);
     }
-    line.pending.delete(kind);
+    if (state.retained !== undefined && this.retained !== undefined) {
+      this.retained = [state.retained];
+      this.retainedSamples = state.retained.length;
+    }
+    if (state.open.length > 0) {
+      this.received += BigInt(state.open.length);
+      this.handle(this.stream.push(state.open));
+    }
+  }
+
+  private apply(line: Line, kind: SupplementKind): void {
+    applySupplement(line, kind, this.options);
     this.emit({ type: 'transcript.supplement', line, kind });
   }
 }
 
 const CLOSED_STREAM: RecognizerStream = { push: () => [], flush: () => [], partial: '' };
-
-/** Spec "finish" 3: which supplements a line waits for. */
-export function requestedKinds(options: RealtimeOptions): SupplementKind[] {
-  const kinds: SupplementKind[] = [];
-  if (options.includeAlignment) kinds.push('alignment');
-  if (options.entityCategories.length > 0) kinds.push('entities');
-  if (options.rewriteInstruction !== undefined) kinds.push('revision');
-  if (options.includeDetectedLanguage) kinds.push('language');
-  return kinds;
-}
-
-function textOf(event: Extract<StreamEvent, { type: 'segment' }>): string {
-  return event.segment.words.map((w) => w.text).join(' ');
-}
-
-function mergeSegments(held: ReadonlyArray<Extract<StreamEvent, { type: 'segment' }>>): Extract<StreamEvent, { type: 'segment' }> | undefined {
-  const first = held[0];
-  const last = held[held.length - 1];
-  if (first === undefined || last === undefined) return undefined;
-  const words = held.flatMap((h) => h.segment.words);
-  return { ...first, segment: { startMs: first.segment.startMs, endMs: last.segment.endMs, words, speakerIndex: first.segment.speakerIndex } };
-}

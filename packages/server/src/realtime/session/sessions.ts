@@ -1,10 +1,9 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '../../errors.js';
-import { MODELS, REALTIME_SPENDING } from '@soundclone/core/internal';
-import { ABANDONED_SESSIONS, ACCOUNT_LIMITS, ID_PREFIXES, NODE_ADMISSION, RECOGNIZER_REFUSALS, SERVER_LIMITS, SOCKET_TOKEN } from '../../protocol.js';
+import { MODELS, REALTIME, REALTIME_SPENDING } from '@soundclone/core/internal';
+import { ABANDONED_SESSIONS, ACCOUNT_LIMITS, ID_PREFIXES, NODE_ADMISSION, RECOGNIZER_REFUSALS, SERVER_LIMITS } from '../../protocol.js';
 import { isRecognizerError } from '../../recognition/errors.js';
 import type { Recognizer, RecognizerStream } from '../../recognition/recognizer.js';
-import { dec, parseCount } from '../../util/decimal.js';
+import { dec } from '../../util/decimal.js';
 import { randomId } from '../../util/ids.js';
 import type { Clock } from '../../util/clock.js';
 import type { Account } from '../../domain/accounts/accounts.js';
@@ -15,99 +14,24 @@ import type { RealtimeCreateRequest } from './options.js';
 import { RecoveryWindow } from './recovery-window.js';
 import { AbandonedSweep, isAbandoned, settleUntilStored, sweepIntervalMs } from './abandoned.js';
 import { StoreSpendingGuard } from './spending.js';
-import { SessionAudio, type FeedOutcome, type SessionNotice, type SupplementKind, type SupplementPolicy } from './audio.js';
+import { SessionAudio, type FeedOutcome, type ResumeOutcome, type SessionNotice, type SupplementKind, type SupplementPolicy } from './audio.js';
+import { initialMeta, LiveSession, type LiveSnapshot } from '../../live/live-session.js';
+import { capturedFrom, insufficient, liveUnavailable, nodeFull, sessionLimit } from './refusals.js';
+import { issueSocketToken, verifySocketToken } from './socket-token.js';
+import type { AttachOutcome, CreateOutcome, RealtimeLimits, RealtimeNode, RealtimeTiming, Session } from './session-types.js';
 import { realtimeTranscript, sessionView } from './view.js';
 import { newTask, type Task } from '../../domain/transcriptions/tasks.js';
+
+export type { AttachOutcome, CreateOutcome, RealtimeLimits, RealtimeNode, RealtimeTiming, Session } from './session-types.js';
+
+/** A key's outcome: the session this node made, or the one a key kept in the store names. */
+type Made = { readonly session: Session } | { readonly sessionId: string; readonly taskId: string };
 
 /**
  * Realtime sessions over REST (spec "Real-time session", "finish"; creation is ours). A session owns
  * its History task (modelId svc_stt_realtime_v1), PROCESSING while open. Finish settles exactly once:
  * the first call does the work, every later or concurrent call awaits and returns the same result.
  */
-export interface RealtimeTiming {
-  /** Spec "finish" 3: wait for supplements at most this long (about 8 s), never past the recovery window. */
-  readonly supplementWaitMs: number;
-  readonly recoveryWindowMs: number;
-  /**
-   * A session with no socket and no finish this long after its recovery window passed is finished by
-   * the service, PARTIAL (abandoned.ts; default ABANDONED_SESSIONS.afterWindowMs, five minutes).
-   */
-  readonly abandonAfterMs?: number;
-  /** Rotate (usage.updated with rotate true) after this much wall time in one epoch. */
-  readonly rotateEveryMs?: number;
-  /** Rotate after this many samples received in one epoch. */
-  readonly rotateEverySamples?: number;
-  /**
-   * How long one socket may live, from its session.ready (off by default): the socket is told
-   * (`socket.recycle`) and then closed with 4002 SOCKET_RECYCLED (docs/protocol.md "Socket lifetime").
-   */
-  readonly socketLifetimeMs?: number;
-  /** TEST-ONLY: keep up to this many received samples per session for the debug audio read. */
-  readonly retainAudioMaxSamples?: number;
-}
-
-/**
- * One realtime session (`rs_…`, spec "Real-time session"): the one thing the server calls a session.
- * Its audio, cursors and lines are `audio` (audio.ts); sockets attach to it (../socket/connection.ts).
- */
-export interface Session {
-  readonly id: string;
-  readonly ownerId: string;
-  readonly account: Account;
-  /** The History task as this session last wrote it (rows are replaced, never changed). */
-  task: Task;
-  readonly audio: SessionAudio;
-  readonly request: RealtimeCreateRequest;
-  readonly createdAt: number;
-  readonly notices: SessionNotice[];
-  readonly recovery: RecoveryWindow;
-  /** Sockets attached now (a replacing socket attaches before the replaced one detaches). */
-  attachedSockets: number;
-  finishing?: Promise<void>;
-}
-
-export type AttachOutcome = 'attached' | 'finished' | 'expired';
-
-/** Per-account fairness (docs/protocol.md "Per-account limits"). */
-export interface RealtimeLimits {
-  /**
-   * Sessions of one account that can still take audio: created, not finished or finishing, recovery
-   * window not passed (an expired session holds no decoder and takes no audio; it is only waiting to be
-   * finished over REST, and must not lock its account out).
-   */
-  readonly maxOpenSessionsPerAccount: number;
-  /**
-   * Sessions this node keeps live at once, every account's (counted as above); past it creation is
-   * 503 NODE_FULL, retryable on another node (docs/protocol.md "Node admission"; default
-   * NODE_ADMISSION.defaultMaxLiveSessions).
-   */
-  readonly maxLiveSessionsPerNode?: number;
-}
-
-/**
- * This node among the nodes sharing the store: sessions are recorded as living on `nodeId`, and socket
- * tokens are signed with the secret every node shares (Store.nodes.socketTokenSecret), so a token one
- * node issued verifies on another (which forwards the socket to this one).
- */
-export interface RealtimeNode {
-  readonly nodeId: string;
-  readonly tokenSecret: Buffer;
-}
-
-/**
- * What a create answers (docs/protocol.md "Several nodes"):
- *   here       the session lives on this node: made now, or replayed (same key, same body);
- *   elsewhere  the key is kept in the store for a session this node does not hold (made by another
- *              node, or before a restart): the caller forwards the create to its owner, whose replay
- *              answers, or answers from the store once it ended.
- */
-export type CreateOutcome =
-  | { readonly kind: 'here'; readonly session: Session; readonly replayed: boolean }
-  | { readonly kind: 'elsewhere'; readonly sessionId: string; readonly taskId: string };
-
-/** A key's outcome: the session this node made, or the one a key kept in the store names. */
-type Made = { readonly session: Session } | { readonly sessionId: string; readonly taskId: string };
-
 export class RealtimeSessions {
   private readonly sessions = new Map<string, Session>();
   /**
@@ -234,9 +158,9 @@ export class RealtimeSessions {
   }
 
   /** The recogniser's stream, or 503 SERVICE_UNAVAILABLE (details.reason, Retry-After) when it cannot serve now. */
-  private openStream(account: Account, request: RealtimeCreateRequest): RecognizerStream {
+  private openStream(account: Account, request: RealtimeCreateRequest, resume?: unknown): RecognizerStream {
     try {
-      return this.recognizer.openStream({ languageHint: request.languageHint, vocabularyHints: request.options.vocabularyHints, maxSpeakers: 1, owner: account.id });
+      return this.recognizer.openStream({ languageHint: request.languageHint, vocabularyHints: request.options.vocabularyHints, maxSpeakers: 1, owner: account.id, ...(resume !== undefined ? { resume } : {}) });
     } catch (error) {
       if (!isRecognizerError(error)) throw error;
       if (error.code === 'RECOGNIZER_ACCOUNT_LIMIT') {
@@ -262,6 +186,88 @@ export class RealtimeSessions {
       return keptSession(task.existing);
     }
     if (isRefusal(task)) throw task.refused === 'sessions' ? sessionLimit(max) : insufficient(minimum, task.available);
+    const identity = { sessionId: id, taskId: task.id, ownerId: account.id, createdAt: now, request };
+    let lease: string | undefined;
+    const takenAt = this.node.live?.clock() ?? 0;
+    if (this.node.live !== undefined) {
+      try {
+        lease = await this.node.live.create(id, initialMeta(identity, REALTIME.firstEpoch));
+      } catch (error) {
+        // Without its live state the session could not outlive this node: none is made.
+        await this.store.failTask(task.id, { errorCode: 'SERVICE_UNAVAILABLE', message: 'the live session state could not be written', retryable: true, action: 'RETRY', requestId }, this.clock.now()).catch(() => undefined);
+        this.closeInStore(id);
+        throw liveUnavailable(error);
+      }
+    }
+    const session = this.build(account, request, task, id, now, stream);
+    if (lease !== undefined && this.node.live !== undefined) this.follow(session, new LiveSession(this.node.live, identity, lease, { received: 0n, lines: 0, anchor: 0n, takenAt }, this.timing.retainAudioMaxSamples !== undefined, (reason) => this.drop(session, reason)));
+    this.sessions.set(session.id, session);
+    session.recovery.start();
+    this.abandonedSweep.start();
+    return { session };
+  }
+
+  /**
+   * A session another node owned, taken over (src/live/takeover.ts holds the lease already): rebuilt
+   * from its durable state with a fresh recogniser stream fed the open segment's audio; its recovery
+   * window starts as for a socket that went away.
+   */
+  restore(account: Account, task: Task, snapshot: LiveSnapshot, token: string, takenAt: number): Session {
+    const live = this.node.live;
+    if (live === undefined) throw new Error('restore needs the live state');
+    const existing = this.sessions.get(snapshot.identity.sessionId);
+    if (existing !== undefined) return existing;
+    const { sessionId, request, createdAt } = snapshot.identity;
+    const stream = this.openStream(account, request, snapshot.audio.anchorState);
+    const session = this.build(account, request, task, sessionId, createdAt, stream);
+    session.audio.restore(snapshot.audio);
+    this.follow(session, new LiveSession(live, snapshot.identity, token, { received: snapshot.received, lines: snapshot.audio.lines.length, anchor: snapshot.audio.anchor, takenAt }, this.timing.retainAudioMaxSamples !== undefined, (reason) => this.drop(session, reason)));
+    this.sessions.set(sessionId, session);
+    session.recovery.start();
+    this.abandonedSweep.start();
+    return session;
+  }
+
+  /** Keeps the live state in step with the session: changes that come without a feed (rotation, commits) are written after the call that made them. */
+  private follow(session: Session, live: LiveSession): void {
+    session.live = live;
+    let queued = false;
+    session.audio.subscribe((event) => {
+      if (event.type === 'transcript.partial' || queued) return;
+      queued = true;
+      queueMicrotask(() => {
+        queued = false;
+        this.sync(session);
+      });
+    });
+  }
+
+  /** Writes the session's changes to the live state (no-op without it). */
+  private sync(session: Session, samples?: Int16Array, skipped = 0): void {
+    if (session.live !== undefined && session.finishing === undefined) session.live.sync(session.audio, samples, skipped);
+  }
+
+  /**
+   * The session's live state was lost (another node took it, or Redis cannot be reached): this node
+   * lets it go at once, accepting nothing more; attached sockets are closed retryably (session.moved)
+   * so their clients reconnect, through the balancer, to the node that has it or takes it.
+   */
+  private drop(session: Session, _reason: string): void {
+    if (this.sessions.get(session.id) !== session) return;
+    this.sessions.delete(session.id);
+    session.recovery.dispose();
+    session.audio.accepting = false;
+    session.audio.announce({ type: 'session.moved' });
+    session.audio.close();
+  }
+
+  /** What an audio.ack may say: the received cursor, or with the live state what it holds durably. */
+  acknowledged(session: Session): bigint {
+    return session.live !== undefined ? session.live.durable : session.audio.received;
+  }
+
+  /** A session built around a recogniser stream (a new one, or one taken over). */
+  private build(account: Account, request: RealtimeCreateRequest, task: Task, id: string, createdAt: number, stream: RecognizerStream): Session {
     const t = this.timing;
     const context = { sessionId: id };
     let session: Session | undefined;
@@ -283,7 +289,7 @@ export class RealtimeSessions {
       task,
       audio,
       request,
-      createdAt: now,
+      createdAt,
       notices: [],
       recovery: new RecoveryWindow(t.recoveryWindowMs, () => this.clock.now(), () => {
         audio.expire();
@@ -292,10 +298,7 @@ export class RealtimeSessions {
       }),
       attachedSockets: 0,
     };
-    this.sessions.set(session.id, session);
-    session.recovery.start();
-    this.abandonedSweep.start();
-    return { session };
+    return session;
   }
 
   /**
@@ -345,6 +348,7 @@ export class RealtimeSessions {
     session.task = { ...task, error: taskError, status: 'FAILED' };
     session.audio.close();
     session.recovery.dispose();
+    void session.live?.end();
     const written = this.store.failTask(task.id, taskError, this.clock.now()).then(
       (row) => {
         if (row !== 'already') session.task = row;
@@ -384,6 +388,21 @@ export class RealtimeSessions {
     if (session.attachedSockets === 0 && session.finishing === undefined) session.recovery.start();
   }
 
+  /**
+   * With the live state, before this node closes: every live session it owns is let go (its sockets
+   * closed 4503 `session moved`, its writes answered, its lease released), so its clients reconnect and
+   * another node takes each over at once. Sessions finishing stay to settle here.
+   */
+  async handOver(): Promise<void> {
+    const owned = [...this.sessions.values()].filter((s) => s.live !== undefined && s.finishing === undefined);
+    await Promise.all(
+      owned.map(async (session) => {
+        await session.live?.handOver();
+        this.drop(session, 'handed over');
+      }),
+    );
+  }
+
   /** Server shutdown: every session timer cleared (rotation, recovery, delayed supplements). */
   dispose(): void {
     this.abandonedSweep.stop();
@@ -417,7 +436,15 @@ export class RealtimeSessions {
     if (session.finishing !== undefined) throw new ApiError('SESSION_CLOSED', 'the session is finished or finishing');
     session.audio.recordCaptured(captured);
     session.audio.pause();
+    this.sync(session);
     session.audio.announce({ type: 'session.paused' });
+  }
+
+  /** session.resume (the socket): the next epoch, or refused (see SessionAudio.resumeFrom). */
+  resume(session: Session, epoch: number): ResumeOutcome {
+    const outcome = session.audio.resumeFrom(epoch);
+    if (outcome.kind === 'resumed' && outcome.changed) this.sync(session);
+    return outcome;
   }
 
   /**
@@ -428,6 +455,7 @@ export class RealtimeSessions {
     const captured = capturedFrom(body);
     if (session.finishing !== undefined) throw new ApiError('SESSION_CLOSED', 'the session is finished or finishing');
     session.audio.recordCaptured(captured);
+    this.sync(session);
   }
 
   /** Spec "finish" 1-6. Idempotent: the same task, one charge. */
@@ -523,6 +551,7 @@ export class RealtimeSessions {
     // 'already': the task ended by another hand (a node that held the session too, or a sweeper that
     // failed it): the view shows what the store kept, never a PROCESSING task of a finished session.
     session.task = settled !== 'already' ? settled : ((await this.store.tasks.get(session.task.id).catch(() => undefined)) ?? session.task);
+    await session.live?.end();
     for (const notice of session.notices.slice(noticesBefore)) audio.announce({ type: 'session.notice', notice });
     audio.announce({ type: 'session.finished' });
   }
@@ -534,13 +563,16 @@ export class RealtimeSessions {
    */
   feed(session: Session, epoch: number, startSample: bigint, samples: Int16Array): FeedOutcome {
     const outcome = session.audio.feed(epoch, startSample, samples);
+    if (outcome.kind === 'accepted' && outcome.acceptedSamples > 0) this.sync(session, samples.subarray(outcome.duplicateSamples, outcome.duplicateSamples + outcome.acceptedSamples));
     if (session.audio.exhausted && session.finishing === undefined) this.exhaust(session);
     return outcome;
   }
 
   /** A skip frame from the socket (SessionAudio.skip): never charged, so never pending. */
   skip(session: Session, epoch: number, startSample: bigint, count: number): FeedOutcome {
-    return session.audio.skip(epoch, startSample, count);
+    const outcome = session.audio.skip(epoch, startSample, count);
+    if (outcome.kind === 'accepted' && outcome.acceptedSamples > 0) this.sync(session, undefined, outcome.acceptedSamples);
+    return outcome;
   }
 
   /**
@@ -582,11 +614,9 @@ export class RealtimeSessions {
     });
   }
 
-  /** Socket token for browsers (protocol.ts SOCKET_TOKEN); the socket verifies it with verifyToken. */
+  /** Socket token for browsers (socket-token.ts); the socket verifies it with verifyToken. */
   issueToken(session: Pick<Session, 'id'>): { token: string; expiresAt: string } {
-    const expires = Math.floor(this.clock.now() / 1000) + SOCKET_TOKEN.ttlSec;
-    const sig = createHmac('sha256', this.node.tokenSecret).update(`${session.id}.${expires}`).digest('base64url');
-    return { token: `${SOCKET_TOKEN.prefix}${session.id}.${expires}.${sig}`, expiresAt: new Date(expires * 1000).toISOString() };
+    return issueSocketToken(this.node.tokenSecret, session.id, this.clock.now());
   }
 
   /**
@@ -594,13 +624,7 @@ export class RealtimeSessions {
    * then forwards); undefined for a token this service did not sign or that expired.
    */
   verifyToken(token: string): string | undefined {
-    if (!token.startsWith(SOCKET_TOKEN.prefix)) return undefined;
-    const [id, expires, sig] = token.slice(SOCKET_TOKEN.prefix.length).split('.');
-    if (id === undefined || expires === undefined || sig === undefined || Number(expires) * 1000 < this.clock.now()) return undefined;
-    const want = createHmac('sha256', this.node.tokenSecret).update(`${id}.${expires}`).digest();
-    const got = Buffer.from(sig, 'base64url');
-    if (got.length !== want.length || !timingSafeEqual(got, want)) return undefined;
-    return id;
+    return verifySocketToken(this.node.tokenSecret, token, this.clock.now());
   }
 }
 
@@ -613,30 +637,3 @@ function keptSession(row: IdempotencyRow): Made {
   return { sessionId: row.sessionId, taskId: row.taskId };
 }
 
-/** A realtime creation past the account's open-session limit. */
-function sessionLimit(max: number): ApiError {
-  return new ApiError('RATE_LIMITED', `this account has ${max} realtime sessions open, its most at once; finish one first`, { reason: ACCOUNT_LIMITS.sessionLimitReason, limit: max }, { retryAfterSec: ACCOUNT_LIMITS.retryAfterSec });
-}
-
-/** A realtime creation past this node's live sessions: retryable, and another node may have room. */
-function nodeFull(max: number): ApiError {
-  return new ApiError('SERVICE_UNAVAILABLE', `this server has ${max} realtime sessions live, its most at once; try again (another server may take it)`, { reason: NODE_ADMISSION.fullReason, limit: max }, { retryAfterSec: NODE_ADMISSION.retryAfterSec });
-}
-
-/** A realtime creation the balance does not cover. */
-function insufficient(minimum: bigint, left: bigint): ApiError {
-  const shown = left < 0n ? 0n : left;
-  return new ApiError('INSUFFICIENT_CHARACTERS', `a realtime session needs at least ${minimum} Characters available (${REALTIME_SPENDING.minimumMs / 1000} s of audio); ${shown} are available`, {
-    requiredCharacters: dec(minimum),
-    availableCharacters: dec(shown),
-  });
-}
-
-/** Spec "pause"/"finish" body: capturedSamples, a decimal string (preferred) or a JSON number; required. */
-function capturedFrom(body: Record<string, unknown>): bigint {
-  const raw = body['capturedSamples'];
-  const value = parseCount(raw);
-  // Say which it is: a value that was sent but is wrong (-1, 1.5, "01") is not "required".
-  if (value === undefined) throw ApiError.invalidField('capturedSamples', `${raw === undefined ? 'is required: ' : 'must be '}a non-negative integer as a decimal string (or a JSON number)`);
-  return value;
-}

@@ -5,6 +5,7 @@ import { CLOSE_CODES, decodeFrameHeader, FRAME, REALTIME_SPENDING, SOCKET_FEATUR
 import type { SessionEvent } from '../session/audio.js';
 import type { RealtimeSessions, Session } from '../session/sessions.js';
 import { dec } from '../../util/decimal.js';
+import { LIVE_STATE } from '../../protocol.js';
 import { AckThrottle } from './ack-throttle.js';
 import { Heartbeat } from './heartbeat.js';
 import { Outbox } from './outbox.js';
@@ -133,7 +134,13 @@ export class Connection {
       this.close(CLOSE_CODES.SESSION_FINISHED, 'session finished');
       return;
     }
-    this.unsubscribe = session.audio.subscribe((event) => this.onSessionEvent(event));
+    const events = session.audio.subscribe((event) => this.onSessionEvent(event));
+    // With the live state an ack says only what it holds durably: each advance may be acknowledged.
+    const durable = session.live?.onDurable(() => this.acks.schedule());
+    this.unsubscribe = () => {
+      events();
+      durable?.();
+    };
     this.heartbeat = new Heartbeat(
       this.config.heartbeatIntervalMs,
       this.config.heartbeatTimeoutMs,
@@ -432,7 +439,7 @@ export class Connection {
           this.refuse('BAD_MESSAGE', `session.resume: ${epoch.field} ${epoch.rule}`, { violations: [epoch] });
           return;
         }
-        const outcome = this.session.audio.resumeFrom(epoch);
+        const outcome = this.realtime.resume(this.session, epoch);
         if (outcome.kind === 'refused') {
           this.refuse(outcome.reason, outcome.reason === 'WRONG_EPOCH' ? `session.resume must name the current epoch ${outcome.epoch}` : 'the session is finishing or finished', { epoch: outcome.epoch });
           return;
@@ -501,12 +508,17 @@ export class Connection {
         this.send({ type: 'session.finished', session: this.realtime.view(this.session) });
         this.close(CLOSE_CODES.SESSION_FINISHED, 'session finished');
         return;
+      case 'session.moved':
+        // Not held here any more: the client reconnects (through the balancer) to the node that has it.
+        this.log('moved');
+        this.close(CLOSE_CODES.SERVER_GOING_AWAY, LIVE_STATE.movedCloseReason, { discard: true });
+        return;
     }
   }
 
   private sendAck(): void {
     const now = performance.now();
-    this.send({ type: 'audio.ack', epoch: this.session.audio.epoch, receivedSamples: dec(this.session.audio.received) });
+    this.send({ type: 'audio.ack', epoch: this.session.audio.epoch, receivedSamples: dec(this.realtime.acknowledged(this.session)) });
     if (now - this.lastUsageAt >= this.config.usageIntervalMs) this.sendUsage(false);
   }
 

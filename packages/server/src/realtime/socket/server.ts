@@ -44,7 +44,12 @@ export interface SocketServerDeps {
   readonly elsewhere?: (req: IncomingMessage, socket: Duplex, head: Buffer, target: { readonly sessionId: string; readonly accountId: string | undefined }) => Promise<ElsewhereOutcome>;
 }
 
-export type ElsewhereOutcome = { readonly kind: 'forwarded' } | { readonly kind: 'not-found' } | { readonly kind: 'ended'; readonly view: Record<string, unknown> };
+export type ElsewhereOutcome =
+  | { readonly kind: 'forwarded' }
+  | { readonly kind: 'not-found' }
+  | { readonly kind: 'ended'; readonly view: Record<string, unknown> }
+  /** Taken over by this node (the live state): the socket attaches here. */
+  | { readonly kind: 'adopted'; readonly session: Session };
 
 /** What authentication found: the session when this node holds it, and whose it is when the key said so. */
 interface Target {
@@ -141,6 +146,10 @@ export class SocketServer {
       return;
     }
     if (outcome.kind === 'forwarded' || socket.destroyed) return;
+    if (outcome.kind === 'adopted') {
+      this.accept(req, socket, head, { ...target, session: outcome.session }, undefined);
+      return;
+    }
     this.accept(req, socket, head, target, outcome.kind === 'ended' ? outcome.view : undefined);
   }
 

@@ -61,6 +61,9 @@ export function pgNodes(db: PgAccess, tasks: NodeTasks): Store['nodes'] {
     closeSession: async (id: string): Promise<void> => {
       await db.query('UPDATE realtime_session SET open = false WHERE id = $1 AND open', [id]);
     },
+    moveSession: async (id: string, nodeId: string): Promise<void> => {
+      await db.query('UPDATE realtime_session SET node_id = $2 WHERE id = $1', [id, nodeId]);
+    },
     openSessions: async (accountId: string): Promise<number> => {
       const r = await db.query<{ n: bigint }>(OPEN_SESSIONS_SQL, [accountId]);
       return Number(r[0]?.n ?? 0n);
