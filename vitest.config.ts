@@ -8,7 +8,7 @@ const src = (pkg: string): string => fileURLToPath(new URL(`./packages/${pkg}/sr
 export default defineConfig({
   resolve: {
     alias: [
-      { find: /^@soundclone\/(core|node-mic|web-audio|server|cli|react|vue|svelte)$/, replacement: `${src('$1')}index.ts` },
+      { find: /^@soundclone\/(core|node-mic|web-audio|server|cli|testing|react|vue|svelte)$/, replacement: `${src('$1')}index.ts` },
       // Core's subpaths (its package.json "exports"); no other package has ./internal or ./rx. web-audio's
       // ./worklet files are built bundles, imported from dist.
       { find: /^@soundclone\/core\/internal$/, replacement: `${src('core')}internal.ts` },

@@ -12,7 +12,7 @@ import { linkFromWorkspace, manifestOf, root, unpackInto } from './pack.js';
  * resolution. A broken `exports` map, a missing file in `files` or a type that does not resolve
  * fails here. Dependencies are linked from the workspace's own store so the test needs no network.
  */
-const PACKAGES = ['core', 'node-mic', 'web-audio', 'server', 'cli', 'react', 'vue', 'svelte'] as const;
+const PACKAGES = ['core', 'node-mic', 'web-audio', 'server', 'testing', 'cli', 'react', 'vue', 'svelte'] as const;
 let dir: string;
 
 beforeAll(() => {
@@ -55,7 +55,7 @@ describe('packed artifacts', () => {
       const frame = encoder.nextFrame();
       let typed = false;
       try { new core.Resampler({ inputRate: 1, outputRate: 16000 }); } catch (e) { typed = e instanceof core.DspError && e.code === 'DSP_UNSUPPORTED_RATE'; }
-      for (const name of ['@soundclone/node-mic', '@soundclone/web-audio', '@soundclone/server', '@soundclone/cli']) await import(name);
+      for (const name of ['@soundclone/node-mic', '@soundclone/web-audio', '@soundclone/server', '@soundclone/testing', '@soundclone/cli']) await import(name);
       // The framework bindings, on the consumer's framework: each exports its one entry.
       const bindings = [typeof (await import('@soundclone/react')).useLiveCaptions, typeof (await import('@soundclone/vue')).useLiveCaptions, typeof (await import('@soundclone/svelte')).liveCaptions];
       let blocked = false;

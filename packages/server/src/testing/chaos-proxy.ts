@@ -42,12 +42,22 @@ export class ChaosProxy {
   private readonly pairs = new Set<Pair>();
   private readonly rates: { up: number | undefined; down: number | undefined } = { up: undefined, down: undefined };
   private ticker: ReturnType<typeof setInterval> | undefined;
+  /** Stalls under way: close() ends them, so no timer outlives the proxy. */
+  private readonly stallTimers = new Set<ReturnType<typeof setTimeout>>();
   private lastTick = 0;
   port = 0;
   connections = 0;
 
-  constructor(private readonly targetPort: number, private readonly targetHost = '127.0.0.1') {
+  constructor(private targetPort: number, private readonly targetHost = '127.0.0.1') {
     this.server = createServer((client) => this.accept(client));
+  }
+
+  /**
+   * Sends new connections to another port from now on (current ones stay where they are). A proxy
+   * can then listen first and the service start behind it knowing the proxy's address (its publicUrl).
+   */
+  retarget(port: number): void {
+    this.targetPort = port;
   }
 
   async listen(): Promise<this> {
@@ -104,12 +114,14 @@ export class ChaosProxy {
     for (const pair of this.pairs) {
       pair.stalls += 1;
       for (const p of pair.pipes) p.from.pause();
-      setTimeout(() => {
+      const timer = setTimeout(() => {
+        this.stallTimers.delete(timer);
         pair.stalls -= 1;
         if (pair.stalls > 0) return;
         for (const p of pair.pipes) if (!p.held) p.from.resume();
         this.tick(); // what queued for a throttle lifted meanwhile goes now
       }, ms);
+      this.stallTimers.add(timer);
     }
   }
 
@@ -178,6 +190,8 @@ export class ChaosProxy {
   async close(): Promise<void> {
     clearInterval(this.ticker);
     this.ticker = undefined;
+    for (const timer of this.stallTimers) clearTimeout(timer);
+    this.stallTimers.clear();
     this.cut();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
