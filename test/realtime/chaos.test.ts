@@ -79,7 +79,8 @@ describe.each([{ gate: false }, { gate: true }])('realtime session: chaos (gate 
       } else if (roll < 0.46 && at < pcm.length) {
         chaos.push('pause');
         pauses += 1;
-        pausedAt.push(session.stats.producedSamples);
+        // Where the pause cuts: everything written so far (the encoder may not have produced all of it yet).
+        pausedAt.push(at);
         try {
           await session.pause();
           await session.resume();
