@@ -453,8 +453,9 @@ async function start(
     return closing;
   };
   try {
-    // On a store other nodes may share, this node also fails the sessions of nodes that died.
-    await joined.start({ shared: store.engine === 'postgres', failOrphans: node.live === undefined });
+    // On a store other nodes may share, this node also fails the sessions of nodes that died (with the
+    // live state: takes them over, so they end here if nobody comes back for them).
+    await joined.start({ shared: store.engine === 'postgres', failOrphans: node.live === undefined, ...(takeover !== undefined ? { adopt: (row) => takeover.adoptOrphan(row) } : {}) });
   } catch (error) {
     await close();
     throw error;

@@ -48,6 +48,24 @@ export class Takeover {
     return attempt;
   }
 
+  /**
+   * The dead-node sweep's adoption (nodes/membership.ts OrphanAdopter): a session no socket asked
+   * for since its node died is taken over here only once its lease lapsed (never forced: of several
+   * sweeping nodes the one whose take Redis runs first adopts it, the others find it held). Its recovery
+   * window then runs here, and the abandoned rule ends it if nobody comes back. A session whose live
+   * state is missing is failed as lost() says (nothing charged).
+   */
+  async adoptOrphan(row: RealtimeSessionRow): Promise<'adopted' | 'ended' | 'held' | 'here'> {
+    if (this.realtime.byId(row.id) !== undefined) return 'here';
+    try {
+      const outcome = await this.adopt(row, false);
+      return outcome.kind === 'session' ? 'adopted' : 'ended';
+    } catch (error) {
+      if (error instanceof ApiError && error.details?.['reason'] === NODES.ownerUnavailableReason) return 'held';
+      throw error;
+    }
+  }
+
   private async take(row: RealtimeSessionRow, force: boolean): Promise<Adopted> {
     const sessionId = row.id;
     let taken;
