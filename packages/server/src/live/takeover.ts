@@ -2,7 +2,7 @@ import { TERMINAL_STATUSES, type TaskStatus } from '@soundclone/core/internal';
 import { ApiError } from '../errors.js';
 import { LIVE_STATE, LIVE_STATE_LOST_ERROR, NODES } from '../protocol.js';
 import type { Account } from '../domain/accounts/accounts.js';
-import type { RealtimeSessions, Session } from '../realtime/session/sessions.js';
+import { NODE_DRAINING_REASON, type RealtimeSessions, type Session } from '../realtime/session/sessions.js';
 import type { RealtimeSessionRow, Store, TaskRow } from '../store/store.js';
 import { snapshotOf } from './live-session.js';
 import type { LiveStore } from './live-store.js';
@@ -68,6 +68,8 @@ export class Takeover {
 
   private async take(row: RealtimeSessionRow, force: boolean): Promise<Adopted> {
     const sessionId = row.id;
+    // A draining node hands its sessions over: taking one would only move it again.
+    if (this.realtime.isDraining) throw draining();
     let taken;
     const takenAt = this.live.clock();
     try {
@@ -114,6 +116,10 @@ export class Takeover {
     const failed = await this.store.failTask(task.id, { ...LIVE_STATE_LOST_ERROR, requestId: task.requestId }, now);
     return { kind: 'ended', task: failed === 'already' ? ((await this.store.tasks.get(task.id)) ?? task) : failed };
   }
+}
+
+function draining(): ApiError {
+  return new ApiError('SERVICE_UNAVAILABLE', 'this server is shutting down and takes no realtime session over; try again (another server takes it)', { reason: NODE_DRAINING_REASON }, { retryAfterSec: 1 });
 }
 
 function ownerBusy(): ApiError {

@@ -252,12 +252,12 @@ export class RealtimeSessions {
    * lets it go at once, accepting nothing more; attached sockets are closed retryably (session.moved)
    * so their clients reconnect, through the balancer, to the node that has it or takes it.
    */
-  private drop(session: Session, _reason: string): void {
+  private drop(session: Session, _reason: string, recycle = false): void {
     if (this.sessions.get(session.id) !== session) return;
     this.sessions.delete(session.id);
     session.recovery.dispose();
     session.audio.accepting = false;
-    session.audio.announce({ type: 'session.moved' });
+    session.audio.announce({ type: 'session.moved', ...(recycle ? { recycle } : {}) });
     session.audio.close();
   }
 
@@ -389,18 +389,25 @@ export class RealtimeSessions {
   }
 
   /**
-   * With the live state, before this node closes: every live session it owns is let go (its sockets
-   * closed 4503 `session moved`, its writes answered, its lease released), so its clients reconnect and
-   * another node takes each over at once. Sessions finishing stay to settle here.
+   * With the live state, before this node closes: every live session it owns is let go (its writes
+   * answered, its lease released, then its sockets closed 4503 `session moved`; with `recycle`, a drain,
+   * told socket.recycle and closed 4002 instead, which clients follow at once without counting a loss),
+   * so its clients reconnect and another node takes each over at once. Sessions finishing stay to settle
+   * here.
    */
-  async handOver(): Promise<void> {
+  async handOver(options: { readonly recycle?: boolean } = {}): Promise<void> {
     const owned = [...this.sessions.values()].filter((s) => s.live !== undefined && s.finishing === undefined);
     await Promise.all(
       owned.map(async (session) => {
         await session.live?.handOver();
-        this.drop(session, 'handed over');
+        this.drop(session, 'handed over', options.recycle === true);
       }),
     );
+  }
+
+  /** Whether this node drains (it then takes no session, new or taken over). */
+  get isDraining(): boolean {
+    return this.draining;
   }
 
   /** Server shutdown: every session timer cleared (rotation, recovery, delayed supplements). */
