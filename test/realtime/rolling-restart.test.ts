@@ -38,9 +38,12 @@ describe('realtime sessions: a rolling SIGTERM restart of every node', () => {
         const pcm = speech(40, i + 1);
         const session = await client.stt.realtime.connect({});
         const seen = { errors: [] as unknown[], gaps: [] as unknown[], states: [] as string[], reconnecting: [] as Array<{ recycled?: boolean | undefined; reason: string }>, causes: [] as string[] };
-        session.on('error', (error) => seen.errors.push(error));
+        // What an application sees of trouble: a typed error on a reconnect, the session failing or its
+        // recovery window passing, a refused write (below), a finish that rejects.
+        session.on('reconnecting', (info) => info.error !== undefined && seen.errors.push(info.error));
+        session.on('recovery.expired', (info) => seen.errors.push(info));
         session.on('gap', (gap) => seen.gaps.push(gap));
-        session.on('state', (state) => seen.states.push(String(state)));
+        session.on('state', (change) => seen.states.push(change.to));
         session.on('reconnecting', (info) => seen.reconnecting.push(info));
         session.on('health', (h) => {
           if (h.kind === 'reconnected') seen.causes.push(h.lastReconnect?.cause ?? '');
