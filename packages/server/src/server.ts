@@ -457,7 +457,7 @@ async function start(
   try {
     // On a store other nodes may share, this node also fails the sessions of nodes that died (with the
     // live state: takes them over, so they end here if nobody comes back for them).
-    await joined.start({ shared: store.engine === 'postgres', failOrphans: node.live === undefined, ...(takeover !== undefined ? { adopt: (row) => takeover.adoptOrphan(row) } : {}) });
+    await joined.start({ shared: store.engine === 'postgres', failOrphans: node.live === undefined, ...(takeover !== undefined ? { adopt: (row) => takeover.adoptOrphan(row), recycleTunnels: (ids) => void sockets.recycleForwardedBy(ids) } : {}) });
   } catch (error) {
     await close();
     throw error;

@@ -280,7 +280,7 @@ export async function runNodeDeath(options: { readonly kills: number; readonly r
     nodes: 3,
     accessKeys: [BENCH_KEY],
     redis: true,
-    nodeArgs: ['--recognizer', 'deterministic', '--retain-audio', '120', '--drain-grace-ms', '1500', '--max-sessions-per-account', '100'],
+    nodeArgs: ['--recognizer', 'deterministic', '--retain-audio', '120', '--max-sessions-per-account', '100'],
   });
   let kills: KillRow[];
   let rolling: RollingResult | undefined;
@@ -319,9 +319,9 @@ export function nodeDeathText(report: NodeDeathReport): string {
       '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
       `| ${r.sessions} | ${r.nodes} | ${r.seconds.toFixed(1)} | ${r.errors} | ${r.gaps} | ${r.lost} | ${r.duplicated} | ${r.finishedOnce} / ${r.sessions} | ${r.chargedOnce} / ${r.sessions} | ${Object.entries(r.causes).map(([c, n]) => `${c}: ${n}`).join(', ')} |`,
       '',
-      '`recycled`: the drain handed the session over and recycled its socket (no delay, outside the reconnect budget).',
-      '`socket closed 1006`: a socket the balancer had sent to the draining node for a session another node owned',
-      '(a tunnel to its owner), cut by the drain; reconnected under the policy, nothing lost.',
+      '`recycled`: the drain handed the session over and recycled its socket, or the owner recycled a socket that',
+      'came through the draining node (no delay, outside the reconnect budget). `socket closed 1006`: such a',
+      'socket the owner did not recycle in time, cut by the drain; reconnected under the policy, nothing lost.',
       '',
     );
   }

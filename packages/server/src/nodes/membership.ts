@@ -68,14 +68,18 @@ export class NodeMembership {
   private shared = false;
   private failOrphans = false;
   private adopt: OrphanAdopter | undefined;
+  private recycleTunnels: ((drainingNodeIds: ReadonlySet<string>) => void) | undefined;
+  /** Draining nodes seen by the sweep, with when first seen (this node's clock). */
+  private readonly drainingSeen = new Map<string, number>();
 
   /**
    * Enters the registry and starts the heartbeat; with `shared` (a store other nodes may share:
    * PostgreSQL) also the sweeper, and stop() then fails what this node leaves running. A single-node
    * store keeps its own rules for that (the journal's recoverInterrupted at the next start).
    */
-  async start(options: { readonly shared: boolean; readonly failOrphans?: boolean; readonly adopt?: OrphanAdopter }): Promise<void> {
+  async start(options: { readonly shared: boolean; readonly failOrphans?: boolean; readonly adopt?: OrphanAdopter; readonly recycleTunnels?: (drainingNodeIds: ReadonlySet<string>) => void }): Promise<void> {
     this.shared = options.shared;
+    this.recycleTunnels = options.shared ? options.recycleTunnels : undefined;
     // With the live state (Redis) a dead node's sessions are taken over (`adopt`), not failed.
     this.adopt = options.shared ? options.adopt : undefined;
     this.failOrphans = options.shared && options.failOrphans !== false && this.adopt === undefined;
@@ -113,6 +117,7 @@ export class NodeMembership {
     const adopted: string[] = [];
     // A draining node hands its sessions over: it takes none.
     if (this.drainingFlag) return adopted;
+    if (this.recycleTunnels !== undefined) await this.watchDraining(this.recycleTunnels);
     for (const row of await this.store.nodes.orphanedSessions(this.timing.staleAfterMs, this.node.id)) {
       try {
         if ((await adopt(row)) === 'adopted') adopted.push(row.id);
@@ -121,6 +126,23 @@ export class NodeMembership {
       }
     }
     return adopted;
+  }
+
+  /**
+   * Sockets that reach this node through another one (tunnels) are cut when that node closes: once a
+   * draining node has been seen draining for TUNNEL_RECYCLE_AFTER_MS (the balancer's checks have taken
+   * it out by then, so the next socket does not go through it again), its tunnels here are recycled.
+   */
+  private async watchDraining(recycle: (drainingNodeIds: ReadonlySet<string>) => void): Promise<void> {
+    const now = this.clock.now();
+    const draining = new Set((await this.store.nodes.list()).filter((n) => n.draining && n.id !== this.node.id).map((n) => n.id));
+    for (const id of [...this.drainingSeen.keys()]) if (!draining.has(id)) this.drainingSeen.delete(id);
+    for (const id of draining) {
+      if (this.drainingSeen.has(id)) continue;
+      this.drainingSeen.set(id, now);
+      const timer = setTimeout(() => recycle(new Set([id])), TUNNEL_RECYCLE_AFTER_MS);
+      timer.unref();
+    }
   }
 
   /** Draining from now on: health() says so at once; the registry as soon as the store takes the write. */
@@ -163,6 +185,9 @@ export class NodeMembership {
     }
   }
 }
+
+/** How long after a node is first seen draining its tunnels to this node are recycled (ms): the balancer's check (500 ms, fall 2) takes it out first. */
+const TUNNEL_RECYCLE_AFTER_MS = 1000;
 
 function orphanedError(task: { readonly requestId: string }): TaskError {
   return { ...ORPHANED_SESSION_ERROR, requestId: task.requestId };

@@ -233,6 +233,18 @@ export class Connection {
     this.lifetime.start();
   }
 
+  /**
+   * Recycles this socket now (the node it came through drains): the ack, socket.recycle with no notice,
+   * close 4002; the client opens its next socket at once, through the balancer.
+   */
+  recycleNow(): void {
+    if (this.disposed) return;
+    this.log('recycled', { via: 'draining node' });
+    this.acks.flush();
+    this.send({ type: 'socket.recycle', closeInMs: 0 });
+    this.close(CLOSE_CODES.SOCKET_RECYCLED, 'socket recycled');
+  }
+
   /** Fault: stop reading and writing without closing. */
   makeHalfOpen(): void {
     this.halfOpen = true;
