@@ -1,5 +1,5 @@
 /** The parts of the benchmark `--only` can pick; all of them by default. */
-export const SECTIONS = ['resample', 'stream', 'quality', 'pcm16', 'session-encode', 'ring', 'realtime-capacity', 'realtime-latency', 'recognizer', 'captions', 'long-session'] as const;
+export const SECTIONS = ['resample', 'stream', 'quality', 'pcm16', 'session-encode', 'ring', 'realtime-capacity', 'realtime-latency', 'recognizer', 'captions', 'long-session', 'node-death'] as const;
 /** The encode-path sections, whose targets the report states. */
 export const ENCODE_SECTIONS: readonly Section[] = ['resample', 'stream', 'quality', 'pcm16', 'session-encode', 'ring'];
 export type Section = (typeof SECTIONS)[number];
@@ -40,6 +40,10 @@ export const USAGE = `usage: node --expose-gc bench/dist/run.js [--only s1,s2] [
   long-session  one realtime session, an hour of audio at 30x with a proxy cut every 30 s of audio and a server
                 rotation every 5 min (about 2.5 min); at its default length, or with --write, also
                 bench/results/long-session.md and .json
+  node-death    the node-death series of pnpm bench:node-death: 3 nodes with Redis behind haproxy, kill -9 of
+                a session's owner at 20 seeded points (--quick 3), a rolling SIGTERM restart under 20 sessions,
+                sessions per core with Redis on vs off (about 3 min); where results are written, also
+                bench/results/node-death.md
   captions      the caption churn/delay table of pnpm bench:captions: LibriVox speech at 1x through
                 PocketSphinx (about 40 s); where results are written, also bench/results/captions.md`;
 

@@ -16,6 +16,7 @@ import { recognizerText, runRecognizerBench } from './lab/recognizer.js';
 import { captionsText, runCaptionsBench, writeCaptionsResult } from './lab/captions/bench.js';
 import { runLongSessionSection, writeLongSessionResult } from './lab/long-session/section.js';
 import { longSessionText } from './lab/long-session/table.js';
+import { nodeDeathText, runNodeDeath, writeNodeDeathResult } from './lab/node-death/series.js';
 
 /**
  * `pnpm bench`: every suite in one process, so the ratios the targets are stated in compare runs
@@ -39,6 +40,8 @@ async function main(): Promise<void> {
   if (options.sections.has('captions')) progress('captions: streaming the LibriVox clips at 1x through PocketSphinx…');
   const captions = options.sections.has('captions') ? await runCaptionsBench() : undefined;
   const longSession = options.sections.has('long-session') ? await runLongSessionSection(options) : undefined;
+  if (options.sections.has('node-death')) progress('node death: 3 nodes with Redis behind haproxy, kill -9 series, rolling restart, sessions per core…');
+  const nodeDeath = options.sections.has('node-death') ? nodeDeathText(await runNodeDeath({ kills: options.quick ? 3 : 20, rollingSessions: options.quick ? 5 : 20, quick: options.quick })) : undefined;
 
   const report: BenchReport = {
     meta: {
@@ -59,11 +62,12 @@ async function main(): Promise<void> {
     ...(captions !== undefined ? { captions } : {}),
     ...(longSession !== undefined ? { longSession } : {}),
   };
-  const text = render(report, options.minutes);
+  const text = render(report, options.minutes) + (nodeDeath !== undefined ? `\n${nodeDeath}` : '');
   process.stdout.write(`\n${text}\n`);
   if (options.write) {
     const written = await writeResults(report, text);
     if (captions !== undefined) written.push(await writeCaptionsResult(captionsText(captions), 'pnpm bench'));
+    if (nodeDeath !== undefined) written.push(await writeNodeDeathResult(nodeDeath, 'pnpm bench'));
     progress(`wrote ${written.join(', ')}`);
   }
   // The long session's own record: written at its default length even from a partial run (it touches

@@ -430,11 +430,12 @@ async function start(
   membership = new NodeMembership({ id: node.id, internalUrl: node.internalUrl ?? url, publicUrl: services.baseUrl }, store, nodeTiming, clock);
   const joined = membership;
   let closing: Promise<void> | undefined;
-  const close = (): Promise<void> => {
+  // `recycle` (a drain): the sessions' sockets are recycled (socket.recycle, 4002) rather than closed 4503.
+  const shutdown = (recycle: boolean): Promise<void> => {
     closing ??= (async () => {
       lifetime.abort();
       // With the live state, the sessions go to other nodes first (their leases let go).
-      await services.realtime.handOver();
+      await services.realtime.handOver({ recycle });
       await sockets.close();
       services.realtime.dispose();
       await batch.close();
@@ -452,9 +453,11 @@ async function start(
     })();
     return closing;
   };
+  const close = (): Promise<void> => shutdown(false);
   try {
-    // On a store other nodes may share, this node also fails the sessions of nodes that died.
-    await joined.start({ shared: store.engine === 'postgres', failOrphans: node.live === undefined });
+    // On a store other nodes may share, this node also fails the sessions of nodes that died (with the
+    // live state: takes them over, so they end here if nobody comes back for them).
+    await joined.start({ shared: store.engine === 'postgres', failOrphans: node.live === undefined, ...(takeover !== undefined ? { adopt: (row) => takeover.adoptOrphan(row), recycleTunnels: (ids) => void sockets.recycleForwardedBy(ids) } : {}) });
   } catch (error) {
     await close();
     throw error;
@@ -484,7 +487,9 @@ async function start(
       await marked;
       await services.transcriptions.handBackBatchWork();
       await sleep(drainOptions.graceMs ?? NODES.drainGraceMs, lifetime.signal);
-      await close();
+      // With the live state the balancer has taken this node out by now: each session's next socket
+      // reaches another node, which takes it over at once.
+      await shutdown(true);
     },
     close,
   };

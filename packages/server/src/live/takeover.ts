@@ -2,7 +2,7 @@ import { TERMINAL_STATUSES, type TaskStatus } from '@soundclone/core/internal';
 import { ApiError } from '../errors.js';
 import { LIVE_STATE, LIVE_STATE_LOST_ERROR, NODES } from '../protocol.js';
 import type { Account } from '../domain/accounts/accounts.js';
-import type { RealtimeSessions, Session } from '../realtime/session/sessions.js';
+import { NODE_DRAINING_REASON, type RealtimeSessions, type Session } from '../realtime/session/sessions.js';
 import type { RealtimeSessionRow, Store, TaskRow } from '../store/store.js';
 import { snapshotOf } from './live-session.js';
 import type { LiveStore } from './live-store.js';
@@ -48,8 +48,28 @@ export class Takeover {
     return attempt;
   }
 
+  /**
+   * The dead-node sweep's adoption (nodes/membership.ts OrphanAdopter): a session no socket asked
+   * for since its node died is taken over here only once its lease lapsed (never forced: of several
+   * sweeping nodes the one whose take Redis runs first adopts it, the others find it held). Its recovery
+   * window then runs here, and the abandoned rule ends it if nobody comes back. A session whose live
+   * state is missing is failed as lost() says (nothing charged).
+   */
+  async adoptOrphan(row: RealtimeSessionRow): Promise<'adopted' | 'ended' | 'held' | 'here'> {
+    if (this.realtime.byId(row.id) !== undefined) return 'here';
+    try {
+      const outcome = await this.adopt(row, false);
+      return outcome.kind === 'session' ? 'adopted' : 'ended';
+    } catch (error) {
+      if (error instanceof ApiError && error.details?.['reason'] === NODES.ownerUnavailableReason) return 'held';
+      throw error;
+    }
+  }
+
   private async take(row: RealtimeSessionRow, force: boolean): Promise<Adopted> {
     const sessionId = row.id;
+    // A draining node hands its sessions over: taking one would only move it again.
+    if (this.realtime.isDraining) throw draining();
     let taken;
     const takenAt = this.live.clock();
     try {
@@ -96,6 +116,10 @@ export class Takeover {
     const failed = await this.store.failTask(task.id, { ...LIVE_STATE_LOST_ERROR, requestId: task.requestId }, now);
     return { kind: 'ended', task: failed === 'already' ? ((await this.store.tasks.get(task.id)) ?? task) : failed };
   }
+}
+
+function draining(): ApiError {
+  return new ApiError('SERVICE_UNAVAILABLE', 'this server is shutting down and takes no realtime session over; try again (another server takes it)', { reason: NODE_DRAINING_REASON }, { retryAfterSec: 1 });
 }
 
 function ownerBusy(): ApiError {

@@ -1,5 +1,5 @@
 import { NODES, ORPHANED_SESSION_ERROR } from '../protocol.js';
-import type { Store, TaskError } from '../store/store.js';
+import type { RealtimeSessionRow, Store, TaskError } from '../store/store.js';
 import type { Clock } from '../util/clock.js';
 
 export interface NodeIdentity {
@@ -20,20 +20,29 @@ export interface MembershipTiming {
   readonly sweepEveryMs: number;
 }
 
+/**
+ * With the live state: takes over a session of a dead node (or one this node, restarted under its id,
+ * no longer holds) and answers what came of it. Never rejects for a session someone else holds.
+ */
+export type OrphanAdopter = (row: RealtimeSessionRow) => Promise<'adopted' | 'ended' | 'held' | 'here'>;
+
 export type NodeHealth = { readonly ok: true } | { readonly ok: false; readonly reason: 'DRAINING' | 'STORE_UNAVAILABLE' };
 
 /**
  * This node in the store's registry (Store.nodes), for as long as it runs:
  *
  *   start --register--> beating (every heartbeatMs: heartbeat; every sweepEveryMs: fail the realtime
- *                       sessions of nodes that stopped beating, Store.nodes.failOrphanedSessions)
+ *                       sessions of nodes that stopped beating, Store.nodes.failOrphanedSessions; with
+ *                       the live state, adopt them instead: see OrphanAdopter)
  *   beating --drain()--> draining (the registry says so; health() answers DRAINING)
  *   any --stop()--> left (timers cleared, the row removed, this node's own sessions failed at once:
  *                   their audio ends with the process)
  *
  * Every loop catches and goes on: a database that cannot be reached costs beats, never the process.
  * A node that misses beats for staleAfterMs is taken for dead by the others, which then fail its
- * sessions; it must not come back to them (a later piece moves live sessions instead). A live node's
+ * sessions; it must not come back to them. With the live state (Redis) they are adopted instead: a
+ * live node takes each over (the lease decides which one), so its recovery window and the abandoned
+ * rule run there and a session nobody asks about again still ends. A live node's
  * sessions that nobody finishes are its own to end (../realtime/session/abandoned.ts), settled once in
  * the store whichever node's sweep or finish gets there first.
  */
@@ -58,38 +67,81 @@ export class NodeMembership {
 
   private shared = false;
   private failOrphans = false;
+  private adopt: OrphanAdopter | undefined;
+  private recycleTunnels: ((drainingNodeIds: ReadonlySet<string>) => void) | undefined;
+  /** Draining nodes seen by the sweep, with when first seen (this node's clock). */
+  private readonly drainingSeen = new Map<string, number>();
 
   /**
    * Enters the registry and starts the heartbeat; with `shared` (a store other nodes may share:
    * PostgreSQL) also the sweeper, and stop() then fails what this node leaves running. A single-node
    * store keeps its own rules for that (the journal's recoverInterrupted at the next start).
    */
-  async start(options: { readonly shared: boolean; readonly failOrphans?: boolean }): Promise<void> {
+  async start(options: { readonly shared: boolean; readonly failOrphans?: boolean; readonly adopt?: OrphanAdopter; readonly recycleTunnels?: (drainingNodeIds: ReadonlySet<string>) => void }): Promise<void> {
     this.shared = options.shared;
-    // With the live state (Redis) a dead node's sessions are taken over, not failed: no sweeper.
-    this.failOrphans = options.shared && options.failOrphans !== false;
+    this.recycleTunnels = options.shared ? options.recycleTunnels : undefined;
+    // With the live state (Redis) a dead node's sessions are taken over (`adopt`), not failed.
+    this.adopt = options.shared ? options.adopt : undefined;
+    this.failOrphans = options.shared && options.failOrphans !== false && this.adopt === undefined;
     await this.store.nodes.register(this.node);
     this.beat = setInterval(() => {
       this.store.nodes.heartbeat(this.node.id, this.node).catch(this.onError);
     }, this.timing.heartbeatMs);
     this.beat.unref();
-    if (this.failOrphans) {
+    if (this.failOrphans || this.adopt !== undefined) {
       this.sweep = setInterval(() => void this.sweepOnce(), this.timing.sweepEveryMs);
       this.sweep.unref();
     }
   }
 
-  /** Fails dead nodes' sessions once (also what the timer does); never rejects. Returns the failed task ids. */
+  /**
+   * Fails dead nodes' sessions once, or with the live state adopts them (also what the timer does);
+   * never rejects. Returns the failed task ids, or the ids of the sessions adopted here.
+   */
   async sweepOnce(): Promise<readonly string[]> {
     if (this.sweeping) return [];
     this.sweeping = true;
     try {
+      if (this.adopt !== undefined) return await this.adoptOrphans(this.adopt);
       return await this.store.nodes.failOrphanedSessions(this.timing.staleAfterMs, orphanedError, this.clock.now());
     } catch (error) {
       this.onError(error);
       return [];
     } finally {
       this.sweeping = false;
+    }
+  }
+
+  /** One session at a time: a failed adoption is told and the next one tried; the next sweep tries it again. */
+  private async adoptOrphans(adopt: OrphanAdopter): Promise<readonly string[]> {
+    const adopted: string[] = [];
+    // A draining node hands its sessions over: it takes none.
+    if (this.drainingFlag) return adopted;
+    if (this.recycleTunnels !== undefined) await this.watchDraining(this.recycleTunnels);
+    for (const row of await this.store.nodes.orphanedSessions(this.timing.staleAfterMs, this.node.id)) {
+      try {
+        if ((await adopt(row)) === 'adopted') adopted.push(row.id);
+      } catch (error) {
+        this.onError(error);
+      }
+    }
+    return adopted;
+  }
+
+  /**
+   * Sockets that reach this node through another one (tunnels) are cut when that node closes: once a
+   * draining node has been seen draining for TUNNEL_RECYCLE_AFTER_MS (the balancer's checks have taken
+   * it out by then, so the next socket does not go through it again), its tunnels here are recycled.
+   */
+  private async watchDraining(recycle: (drainingNodeIds: ReadonlySet<string>) => void): Promise<void> {
+    const now = this.clock.now();
+    const draining = new Set((await this.store.nodes.list()).filter((n) => n.draining && n.id !== this.node.id).map((n) => n.id));
+    for (const id of [...this.drainingSeen.keys()]) if (!draining.has(id)) this.drainingSeen.delete(id);
+    for (const id of draining) {
+      if (this.drainingSeen.has(id)) continue;
+      this.drainingSeen.set(id, now);
+      const timer = setTimeout(() => recycle(new Set([id])), TUNNEL_RECYCLE_AFTER_MS);
+      timer.unref();
     }
   }
 
@@ -133,6 +185,9 @@ export class NodeMembership {
     }
   }
 }
+
+/** How long after a node is first seen draining its tunnels to this node are recycled (ms): the balancer's check (500 ms, fall 2) takes it out first. */
+const TUNNEL_RECYCLE_AFTER_MS = 1000;
 
 function orphanedError(task: { readonly requestId: string }): TaskError {
   return { ...ORPHANED_SESSION_ERROR, requestId: task.requestId };

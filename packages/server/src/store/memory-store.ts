@@ -376,6 +376,17 @@ export class MemoryStore implements Store {
       if (held !== undefined) held.row = { ...held.row, nodeId };
     },
     openSessions: async (accountId: string): Promise<number> => this.countOpen(accountId),
+    orphanedSessions: async (staleAfterMs: number, nodeId: string): Promise<readonly RealtimeSessionRow[]> => {
+      const found: RealtimeSessionRow[] = [];
+      for (const held of this.sessionRows.values()) {
+        const node = this.nodeRow(held.row.nodeId);
+        if (node !== undefined && node.id !== nodeId && node.heartbeatAgeMs < staleAfterMs) continue;
+        const task = this.taskRows.get(held.row.taskId);
+        if (task === undefined || isTerminal(task.status)) continue;
+        found.push({ ...held.row, node });
+      }
+      return found;
+    },
     failOrphanedSessions: async (staleAfterMs: number, error: (task: TaskRow) => TaskError, now: number): Promise<readonly string[]> => {
       const failed: string[] = [];
       for (const held of this.sessionRows.values()) {

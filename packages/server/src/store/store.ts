@@ -431,6 +431,12 @@ export interface Store {
      * `error`, its reservation released, nothing charged), once. Returns the failed tasks' ids.
      */
     failOrphanedSessions(staleAfterMs: number, error: (task: TaskRow) => TaskError, now: number): Promise<readonly string[]>;
+    /**
+     * The realtime sessions still running whose node has not beaten for `staleAfterMs`, has left the
+     * registry, or is `nodeId` itself (a node that restarted under its id holds none of them), oldest
+     * first. With the live state their nodes' sweeps take them over instead of failing them.
+     */
+    orphanedSessions(staleAfterMs: number, nodeId: string): Promise<readonly RealtimeSessionRow[]>;
   };
 
   readonly events: {

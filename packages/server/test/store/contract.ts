@@ -513,6 +513,28 @@ export function describeStoreContract(name: string, engine: StoreUnderTest): voi
         expect(await store.nodes.openSessions(A)).toBe(1);
         expect(await store.nodes.failOrphanedSessions(100, orphaned, T0 + 6)).toEqual([]);
       });
+
+      it('orphanedSessions lists the running sessions of nodes that stopped beating or left, and those recorded as the asking node\'s own, and changes nothing', async () => {
+        const store = await open(seedInput(10_000n));
+        await store.nodes.register(node('live'));
+        await store.nodes.register(node('self'));
+        await store.nodes.register(node('dead'));
+        row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n, session: { id: 'rs_live', nodeId: 'live', maxOpen: 8 } }));
+        const onSelf = row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n, session: { id: 'rs_self', nodeId: 'self', maxOpen: 8 } }));
+        const onDead = row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n, session: { id: 'rs_dead', nodeId: 'dead', maxOpen: 8 } }));
+        const ended = row(await store.openRealtime({ task: newTask(A, 'realtime'), minimum: 10n, session: { id: 'rs_ended', nodeId: 'dead', maxOpen: 8 } }));
+        await store.failTask(ended.id, { ...orphaned(ended) }, T0 + 1);
+        await new Promise((resolve) => setTimeout(resolve, 120));
+        await store.nodes.heartbeat('live', node('live'));
+        await store.nodes.heartbeat('self', node('self'));
+        const found = await store.nodes.orphanedSessions(100, 'self');
+        expect(found.map((r) => ({ id: r.id, taskId: r.taskId, nodeId: r.nodeId })).sort((x, y) => x.id.localeCompare(y.id))).toEqual([
+          { id: 'rs_dead', taskId: onDead.id, nodeId: 'dead' },
+          { id: 'rs_self', taskId: onSelf.id, nodeId: 'self' },
+        ]);
+        expect((await store.tasks.get(onDead.id))?.status).toBe('PROCESSING');
+        expect(await store.nodes.openSessions(A)).toBe(3);
+      });
     });
 
     describe('batch leases', () => {

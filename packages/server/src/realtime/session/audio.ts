@@ -107,8 +107,12 @@ export type SessionEvent =
   | { readonly type: 'session.resumed' }
   | { readonly type: 'session.notice'; readonly notice: SessionNotice }
   | { readonly type: 'session.finished' }
-  /** This node let the session go (another node owns it now, or the live state cannot be reached): sockets close retryably. */
-  | { readonly type: 'session.moved' };
+  /**
+   * This node let the session go (another node owns it now, or the live state cannot be reached): sockets
+   * close retryably. `recycle`: it was handed over on purpose (a drain): sockets are recycled instead
+   * (socket.recycle, close 4002), which a client follows at once, as a routine recycle, not a loss.
+   */
+  | { readonly type: 'session.moved'; readonly recycle?: boolean };
 
 /**
  * Decides, per committed line and requested kind, whether the supplement arrives now, later (after

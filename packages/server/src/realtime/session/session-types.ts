@@ -47,6 +47,11 @@ export interface Session {
   /** Sockets attached now (a replacing socket attaches before the replaced one detaches). */
   attachedSockets: number;
   finishing?: Promise<void>;
+  /**
+   * The finish's settlement could not be written (the database did not answer): writes it again, once;
+   * a later finish calls it. Cleared once the settlement is stored (by it, or the background retry).
+   */
+  unsettled?: () => Promise<void>;
   /** With the live state (src/live): the session's durable side while this node owns it. */
   live?: LiveSession;
 }

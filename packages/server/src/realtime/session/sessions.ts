@@ -8,7 +8,7 @@ import { randomId } from '../../util/ids.js';
 import type { Clock } from '../../util/clock.js';
 import type { Account } from '../../domain/accounts/accounts.js';
 import { available, realtimeMinimum, receivedDurationMs } from '../../domain/accounts/billing.js';
-import { isExistingKey, isRefusal, type IdempotencyRow, type NewIdempotencyKey, type RealtimeSettlement, type Store } from '../../store/store.js';
+import { isExistingKey, isRefusal, isStoreError, type IdempotencyRow, type NewIdempotencyKey, type RealtimeSettlement, type Store, type TaskRow } from '../../store/store.js';
 import { IdempotencyStore, idempotencyConflict } from '../../domain/idempotency.js';
 import type { RealtimeCreateRequest } from './options.js';
 import { RecoveryWindow } from './recovery-window.js';
@@ -252,12 +252,12 @@ export class RealtimeSessions {
    * lets it go at once, accepting nothing more; attached sockets are closed retryably (session.moved)
    * so their clients reconnect, through the balancer, to the node that has it or takes it.
    */
-  private drop(session: Session, _reason: string): void {
+  private drop(session: Session, _reason: string, recycle = false): void {
     if (this.sessions.get(session.id) !== session) return;
     this.sessions.delete(session.id);
     session.recovery.dispose();
     session.audio.accepting = false;
-    session.audio.announce({ type: 'session.moved' });
+    session.audio.announce({ type: 'session.moved', ...(recycle ? { recycle } : {}) });
     session.audio.close();
   }
 
@@ -389,18 +389,25 @@ export class RealtimeSessions {
   }
 
   /**
-   * With the live state, before this node closes: every live session it owns is let go (its sockets
-   * closed 4503 `session moved`, its writes answered, its lease released), so its clients reconnect and
-   * another node takes each over at once. Sessions finishing stay to settle here.
+   * With the live state, before this node closes: every live session it owns is let go (its writes
+   * answered, its lease released, then its sockets closed 4503 `session moved`; with `recycle`, a drain,
+   * told socket.recycle and closed 4002 instead, which clients follow at once without counting a loss),
+   * so its clients reconnect and another node takes each over at once. Sessions finishing stay to settle
+   * here.
    */
-  async handOver(): Promise<void> {
+  async handOver(options: { readonly recycle?: boolean } = {}): Promise<void> {
     const owned = [...this.sessions.values()].filter((s) => s.live !== undefined && s.finishing === undefined);
     await Promise.all(
       owned.map(async (session) => {
         await session.live?.handOver();
-        this.drop(session, 'handed over');
+        this.drop(session, 'handed over', options.recycle === true);
       }),
     );
+  }
+
+  /** Whether this node drains (it then takes no session, new or taken over). */
+  get isDraining(): boolean {
+    return this.draining;
   }
 
   /** Server shutdown: every session timer cleared (rotation, recovery, delayed supplements). */
@@ -464,6 +471,9 @@ export class RealtimeSessions {
       const captured = capturedFrom(body);
       session.finishing = this.settle(session, captured);
       this.closeInStore(session.id);
+    } else if (session.unsettled !== undefined) {
+      // An earlier finish's settlement did not reach the database: this one writes the same again.
+      session.finishing = session.unsettled();
     }
     await session.finishing;
   }
@@ -545,15 +555,55 @@ export class RealtimeSessions {
       detectedLanguage: transcript.languageCode,
       now: this.clock.now(),
     };
-    const settled = by === 'abandoned'
-      ? await settleUntilStored(this.store, session.task.id, settlement, sweepIntervalMs(this.abandonAfterMs), this.lifetime.signal)
-      : await this.store.settleRealtime(session.task.id, settlement);
+    if (by === 'abandoned') {
+      await this.settled(session, await settleUntilStored(this.store, session.task.id, settlement, sweepIntervalMs(this.abandonAfterMs), this.lifetime.signal), noticesBefore);
+      return;
+    }
+    let settled: Awaited<ReturnType<Store['settleRealtime']>>;
+    try {
+      settled = await this.store.settleRealtime(session.task.id, settlement);
+    } catch (error) {
+      if (isStoreError(error) && error.code === 'STORE_UNAVAILABLE') this.keepTrying(session, settlement, noticesBefore);
+      throw error;
+    }
+    await this.settled(session, settled, noticesBefore);
+  }
+
+  /**
+   * A finish whose settlement the database did not take (it could not be reached): the finish answers
+   * the store's 503, and the same settlement (computed once: the same transcript, duration and status)
+   * is written again by the next finish (Session.unsettled) and in the background until the database
+   * answers (settleUntilStored, until shutdown), so the task never stays PROCESSING because of one failed
+   * write. The store settles a task once: whichever write lands first charges, the other answers
+   * 'already'; what follows a settlement (settled()) runs once.
+   */
+  private keepTrying(session: Session, settlement: RealtimeSettlement, noticesBefore: number): void {
+    let done: Promise<void> | undefined;
+    const finalize = (row: TaskRow | 'already'): Promise<void> => {
+      done ??= this.settled(session, row, noticesBefore).finally(() => {
+        session.unsettled = undefined;
+      });
+      return done;
+    };
+    session.unsettled = async () => finalize(await this.store.settleRealtime(session.task.id, settlement));
+    settleUntilStored(this.store, session.task.id, settlement, SETTLE_RETRY_FIRST_WAIT_MS, this.lifetime.signal).then(
+      (row) => {
+        const finished = finalize(row);
+        session.finishing = finished;
+        finished.catch(() => undefined);
+      },
+      () => undefined,
+    );
+  }
+
+  /** After the store settled the session's task (or answered 'already'): the view, the live state, the announcements. */
+  private async settled(session: Session, settled: TaskRow | 'already', noticesBefore: number): Promise<void> {
     // 'already': the task ended by another hand (a node that held the session too, or a sweeper that
     // failed it): the view shows what the store kept, never a PROCESSING task of a finished session.
     session.task = settled !== 'already' ? settled : ((await this.store.tasks.get(session.task.id).catch(() => undefined)) ?? session.task);
     await session.live?.end();
-    for (const notice of session.notices.slice(noticesBefore)) audio.announce({ type: 'session.notice', notice });
-    audio.announce({ type: 'session.finished' });
+    for (const notice of session.notices.slice(noticesBefore)) session.audio.announce({ type: 'session.notice', notice });
+    session.audio.announce({ type: 'session.finished' });
   }
 
   /**
@@ -627,6 +677,9 @@ export class RealtimeSessions {
     return verifySocketToken(this.node.tokenSecret, token, this.clock.now());
   }
 }
+
+/** A finish's settlement the database did not take is written again after this (ms), the wait doubling (settleUntilStored). */
+const SETTLE_RETRY_FIRST_WAIT_MS = 200;
 
 /** details.reason of a realtime creation refused because this server drains (docs/protocol.md "Several nodes"). */
 export const NODE_DRAINING_REASON = 'NODE_DRAINING';

@@ -233,6 +233,18 @@ export class Connection {
     this.lifetime.start();
   }
 
+  /**
+   * Recycles this socket now (the node it came through drains): the ack, socket.recycle with no notice,
+   * close 4002; the client opens its next socket at once, through the balancer.
+   */
+  recycleNow(): void {
+    if (this.disposed) return;
+    this.log('recycled', { via: 'draining node' });
+    this.acks.flush();
+    this.send({ type: 'socket.recycle', closeInMs: 0 });
+    this.close(CLOSE_CODES.SOCKET_RECYCLED, 'socket recycled');
+  }
+
   /** Fault: stop reading and writing without closing. */
   makeHalfOpen(): void {
     this.halfOpen = true;
@@ -509,6 +521,16 @@ export class Connection {
         this.close(CLOSE_CODES.SESSION_FINISHED, 'session finished');
         return;
       case 'session.moved':
+        if (event.recycle === true) {
+          // Handed over on purpose (a drain): its lease is free already, so the next socket, through the
+          // balancer, reaches a node that takes the session over at once. The last ack says what Redis
+          // holds; the client resends the rest there.
+          this.log('recycled', { handedOver: true });
+          this.acks.flush();
+          this.send({ type: 'socket.recycle', closeInMs: 0 });
+          this.close(CLOSE_CODES.SOCKET_RECYCLED, 'socket recycled');
+          return;
+        }
         // Not held here any more: the client reconnects (through the balancer) to the node that has it.
         this.log('moved');
         this.close(CLOSE_CODES.SERVER_GOING_AWAY, LIVE_STATE.movedCloseReason, { discard: true });

@@ -6,7 +6,7 @@ import { failureBody } from '../../http/envelope.js';
 import { asApiError } from '../../http/pipeline.js';
 import { injectedFailure, type Faults } from '../../http/faults.js';
 import { API_PREFIX, CLOSE_CODES, FRAME, HEADERS, REALTIME_PATHS, SOCKET_QUERY } from '@soundclone/core/internal';
-import { ID_PREFIXES } from '../../protocol.js';
+import { ID_PREFIXES, NODES } from '../../protocol.js';
 import type { Accounts } from '../../domain/accounts/accounts.js';
 import type { RealtimeSessions, Session } from '../session/sessions.js';
 import { randomId } from '../../util/ids.js';
@@ -62,6 +62,8 @@ interface Target {
 export class SocketServer {
   private readonly wss: WebSocketServer;
   private readonly bySession = new Map<string, Connection>();
+  /** Sockets another node passed on here (its hop header): that node's id. */
+  private readonly forwardedBy = new Map<Connection, string>();
   private readonly connections = new Set<Connection>();
   private nextConnection = 1;
   /** The last 1,000 socket events, oldest first (tests and debugging; unknown messages land here). */
@@ -177,6 +179,8 @@ export class SocketServer {
       }
       const connection = new Connection(id, ws, session, this.deps.realtime, this.deps.config, this.deps.faults.socket, log, (c) => this.forget(c));
       this.connections.add(connection);
+      const via = req.headers[NODES.hopHeader];
+      if (typeof via === 'string') this.forwardedBy.set(connection, via);
       const previous = this.bySession.get(session.id);
       this.bySession.set(session.id, connection);
       log('connected');
@@ -205,7 +209,24 @@ export class SocketServer {
     return { session: session !== undefined && session.ownerId === account.id ? session : undefined, sessionId, accountId: account.id };
   }
 
+  /**
+   * Recycles the sockets other nodes passed on here (tunnels through them) when those nodes drain: a
+   * draining node cuts its tunnels as it closes, and a recycle lets the client move its socket first,
+   * at once and as a routine recycle (socket.recycle, 4002). Returns how many were recycled.
+   */
+  recycleForwardedBy(nodeIds: ReadonlySet<string>): number {
+    let recycled = 0;
+    for (const [connection, via] of [...this.forwardedBy]) {
+      if (!nodeIds.has(via)) continue;
+      this.forwardedBy.delete(connection);
+      connection.recycleNow();
+      recycled += 1;
+    }
+    return recycled;
+  }
+
   private forget(connection: Connection): void {
+    this.forwardedBy.delete(connection);
     this.connections.delete(connection);
     if (this.bySession.get(connection.session.id) === connection) this.bySession.delete(connection.session.id);
   }

@@ -68,6 +68,16 @@ export function pgNodes(db: PgAccess, tasks: NodeTasks): Store['nodes'] {
       const r = await db.query<{ n: bigint }>(OPEN_SESSIONS_SQL, [accountId]);
       return Number(r[0]?.n ?? 0n);
     },
+    orphanedSessions: async (staleAfterMs: number, nodeId: string): Promise<readonly RealtimeSessionRow[]> => {
+      const rows = await db.query<{ id: string; task_id: string; account_id: string; node_id: string }>(
+        `SELECT s.id, s.task_id, s.account_id, s.node_id FROM realtime_session s JOIN task t ON t.id = s.task_id LEFT JOIN node n ON n.id = s.node_id
+         WHERE t.kind = 'realtime' AND t.status NOT IN (${TERMINAL_SQL})
+           AND (n.id IS NULL OR n.id = $2 OR n.heartbeat_at < now() - make_interval(secs => $1::float8 / 1000))
+         ORDER BY t.seq`,
+        [staleAfterMs, nodeId],
+      );
+      return rows.map((r) => ({ id: r.id, taskId: r.task_id, accountId: r.account_id, nodeId: r.node_id, node: undefined }));
+    },
     failOrphanedSessions: async (staleAfterMs: number, error: (task: TaskRow) => TaskError, now: number): Promise<readonly string[]> => {
       const orphans = await db.query<{ id: string; task_id: string }>(
         `SELECT s.id, s.task_id FROM realtime_session s JOIN task t ON t.id = s.task_id LEFT JOIN node n ON n.id = s.node_id
