@@ -219,10 +219,11 @@ describe('live-captions demo in Chromium', () => {
       const seen = new Set<string>();
       await page.click('#gate');
       await page.click('#start');
-      await until('streaming', () => snapshot(page), (s) => s.connection === 'streaming');
+      // Streaming, and the capture's first stats in (they may come a moment after the state).
+      const streaming = await until('streaming', () => snapshot(page), (s) => s.connection === 'streaming' && s.stats !== undefined && s.stats !== null);
       expect(await page.locator('#gate').isDisabled()).toBe(true); // chosen at Start
       // The WAV (three lines in 5.6 s), then 2 s of the fake device's silence after it.
-      const rate = (await snapshot(page)).stats!.sampleRate;
+      const rate = streaming.stats!.sampleRate;
       await until('the WAV and 2 s after it', async () => {
         const s = await snapshot(page);
         seen.add(s.gate.activity);

@@ -212,6 +212,12 @@ export const ID_PREFIXES = {
 export const LIVE_STATE = {
   leaseTtlMs: 1500,
   renewEveryMs: 400,
+  /**
+   * A session's audio is written to Redis at most this often (ms): one write carries every frame taken
+   * since the last. An audio.ack waits for the write, so it trails by at most this (acks go out at most
+   * every 50 ms anyway); a change of state (pause, rotation, a line) is written at once.
+   */
+  writeEveryMs: 100,
   /** details.reason of a 503 when the live state cannot be reached (a create, or a takeover). */
   unavailableReason: 'LIVE_STATE_UNAVAILABLE',
   /** The node holding the session lets it go (it moved, or the live state cannot be reached): close reason. */

@@ -1,5 +1,6 @@
 import type { Line, RestoredAudio, SessionAudio } from '../realtime/session/audio.js';
 import type { RealtimeCreateRequest } from '../realtime/session/options.js';
+import { LIVE_STATE } from '../protocol.js';
 import type { HeldLease, LiveRecord, LiveStore, LostReason } from './live-store.js';
 
 /**
@@ -51,6 +52,14 @@ export class LiveSession implements HeldLease {
   private lostFlag = false;
   private closing = false;
   private pending = new Set<Promise<unknown>>();
+  /** Audio taken and not yet written (the next write carries it), and the state that write describes. */
+  private unwritten: Buffer[] = [];
+  private latest: SessionAudio | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private lastWriteAt = -Infinity;
+  private writtenState = '';
+  /** `{"v":1,...identity` without its closing brace: the meta's part that never changes. */
+  private readonly identityJson: string;
   private readonly durableListeners = new Set<() => void>();
 
   constructor(
@@ -60,7 +69,9 @@ export class LiveSession implements HeldLease {
     start: { readonly received: bigint; readonly lines: number; readonly anchor: bigint; readonly takenAt: number },
     private readonly retain: boolean,
     private readonly onLost: (reason: LostReason) => void,
+    private readonly writeEveryMs: number = LIVE_STATE.writeEveryMs,
   ) {
+    this.identityJson = JSON.stringify({ v: 1, ...identity }).slice(0, -1);
     this.durable = start.received;
     this.appended = start.received;
     this.writtenLines = start.lines;
@@ -79,8 +90,11 @@ export class LiveSession implements HeldLease {
   }
 
   /**
-   * Writes what changed since the last write: `samples` (just accepted, contiguous with what was
-   * appended so far), the lines committed since, the meta. Never throws; a failure loses the session.
+   * Takes what changed since the last write: `samples` (just accepted, contiguous with what was
+   * appended so far) or `skipped` time, the lines committed since, the meta. Audio is written at most
+   * every `writeEveryMs` (a write carries every frame taken since the last one: one Redis call, not one
+   * per frame); any other change (pause, resume, rotation, lines, captured) is written at once with
+   * what is pending. Never throws; a failure loses the session.
    */
   sync(audio: SessionAudio, samples?: Int16Array, skipped = 0): void {
     if (this.lostFlag || this.closing) return;
@@ -89,15 +103,36 @@ export class LiveSession implements HeldLease {
     // Skipped time (skip frames) is zeros in the open segment and the retained audio, as it reads on the
     // node; when the open segment starts after the skip (the usual case) nothing needs writing for it.
     if (skipped > 0 && (this.retain || audio.anchor < this.appended)) bytes = Buffer.alloc(skipped * 2);
+    if (bytes.length > 0) this.unwritten.push(bytes);
+    this.latest = audio;
+    const onlyAudio = (samples !== undefined || skipped > 0) && audio.lines.length === this.writtenLines && stateOf(audio) === this.writtenState;
+    const wait = onlyAudio ? this.lastWriteAt + this.writeEveryMs - performance.now() : 0;
+    if (wait <= 0) {
+      this.write();
+    } else if (this.timer === undefined) {
+      this.timer = setTimeout(() => this.write(), wait);
+    }
+  }
+
+  /** One fenced write of everything taken since the last one. */
+  private write(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    const audio = this.latest;
+    if (audio === undefined || this.lostFlag) return;
+    this.latest = undefined;
+    this.lastWriteAt = performance.now();
+    this.writtenState = stateOf(audio);
+    const bytes = this.unwritten.length === 1 ? (this.unwritten[0] as Buffer) : Buffer.concat(this.unwritten);
+    this.unwritten = [];
     const lines = audio.lines.slice(this.writtenLines).map((line) => JSON.stringify(lineRecord(line)));
     this.writtenLines = audio.lines.length;
     // The anchor never passes what was appended (the open segment is trimmed to it in the same write).
     const anchor = audio.anchor > this.appended ? this.appended : audio.anchor;
     const cut = anchor > this.writtenAnchor ? Number(anchor - this.writtenAnchor) * 2 : 0;
     if (anchor > this.writtenAnchor) this.writtenAnchor = anchor;
-    const meta: LiveMeta = {
-      v: 1,
-      ...this.identity,
+    // The identity (with the create request) never changes: it is serialised once (`identityJson`).
+    const changing: Omit<LiveMeta, 'v' | keyof LiveIdentity> = {
       epoch: audio.epoch,
       epochStart: audio.epochStart.toString(),
       received: this.appended.toString(),
@@ -110,8 +145,9 @@ export class LiveSession implements HeldLease {
       anchor: this.writtenAnchor.toString(),
       anchorState: this.writtenAnchor === audio.anchor ? audio.anchorState ?? null : null,
     };
+    const meta = `${this.identityJson},${JSON.stringify(changing).slice(1)}`;
     const carried = this.appended;
-    const write = this.store.write(this.identity.sessionId, this.token, JSON.stringify(meta), bytes, cut, this.retain, lines).then(
+    const write = this.store.write(this.identity.sessionId, this.token, meta, bytes, cut, this.retain, lines).then(
       (ok) => {
         if (!ok) return this.lose('fenced');
         if (carried > this.durable && !this.lostFlag) {
@@ -127,6 +163,7 @@ export class LiveSession implements HeldLease {
 
   /** Resolves once every write issued so far has been answered. */
   async settled(): Promise<void> {
+    if (this.latest !== undefined) this.write();
     await Promise.all([...this.pending]);
   }
 
@@ -157,9 +194,18 @@ export class LiveSession implements HeldLease {
   lose(reason: LostReason): void {
     if (this.lostFlag) return;
     this.lostFlag = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.unwritten = [];
+    this.latest = undefined;
     this.store.forget(this.identity.sessionId, this);
     this.onLost(reason);
   }
+}
+
+/** What besides audio and lines a write must not wait for: a new epoch, a pause, a rotation's refusal. */
+function stateOf(audio: SessionAudio): string {
+  return `${audio.epoch}:${audio.state}:${audio.accepting ? 1 : 0}:${audio.exhausted ? 1 : 0}`;
 }
 
 function lineRecord(line: Line): LineRecord {

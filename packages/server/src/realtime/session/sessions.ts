@@ -444,7 +444,15 @@ export class RealtimeSessions {
     session.audio.recordCaptured(captured);
     session.audio.pause();
     this.sync(session);
-    session.audio.announce({ type: 'session.paused' });
+    // session.paused acknowledges the received cursor: with the live state, only once Redis holds it.
+    const live = session.live;
+    if (live === undefined) {
+      session.audio.announce({ type: 'session.paused' });
+      return;
+    }
+    void live.settled().then(() => {
+      if (!live.lost && this.sessions.get(session.id) === session) session.audio.announce({ type: 'session.paused' });
+    });
   }
 
   /** session.resume (the socket): the next epoch, or refused (see SessionAudio.resumeFrom). */

@@ -134,6 +134,20 @@ export class Connection {
       this.close(CLOSE_CODES.SESSION_FINISHED, 'session finished');
       return;
     }
+    // With the live state, session.ready's cursor is acknowledged by the client: report it only once Redis
+    // holds it (writes of audio an earlier socket sent may still be on their way). Messages wait meanwhile.
+    const live = session.live;
+    if (live !== undefined) {
+      this.preparing = true;
+      await live.settled();
+      this.preparing = false;
+      if (this.disposed) return;
+      if (live.lost) {
+        this.log('moved');
+        this.close(CLOSE_CODES.SERVER_GOING_AWAY, LIVE_STATE.movedCloseReason, { discard: true });
+        return;
+      }
+    }
     const events = session.audio.subscribe((event) => this.onSessionEvent(event));
     // With the live state an ack says only what it holds durably: each advance may be acknowledged.
     const durable = session.live?.onDurable(() => this.acks.schedule());
@@ -457,7 +471,11 @@ export class Connection {
           return;
         }
         this.consecutiveErrors = 0;
-        this.send({ type: 'session.resumed', epoch: outcome.epoch, receivedSamples: dec(this.session.audio.received) });
+        // The client acknowledges this cursor: with the live state, once Redis holds it.
+        const live = this.session.live;
+        const resumed = (): void => this.send({ type: 'session.resumed', epoch: outcome.epoch, receivedSamples: dec(this.session.audio.received) });
+        if (live === undefined) resumed();
+        else void live.settled().then(() => !this.disposed && !live.lost && resumed());
         return;
       }
       case 'session.finish': {
