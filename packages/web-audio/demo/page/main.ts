@@ -136,6 +136,7 @@ async function start(options: DemoStartOptions = {}): Promise<{ transport: strin
   speech = [];
   gated = options.gate ?? gateToggle.checked;
   gateToggle.checked = gated;
+  gateToggle.disabled = true; // chosen at Start: from the click on, not once the capture runs
   showActivity(gated ? 'silence' : 'off');
   savedEl.textContent = '';
   resetLevel();
@@ -179,6 +180,7 @@ async function start(options: DemoStartOptions = {}): Promise<{ transport: strin
     // recovery window (a minute) and a few failed Starts lock every visitor out.
     if (reserved !== undefined) await releaseSession(reserved);
     buttons.start.disabled = false;
+    gateToggle.disabled = false;
     say(plainWords(caught));
     details.textContent = `Could not start: ${caught instanceof Error ? caught.message : String(caught)}`;
     throw caught;
