@@ -451,7 +451,7 @@ export class RealtimeSessions {
       return;
     }
     void live.settled().then(() => {
-      if (!live.lost && this.sessions.get(session.id) === session) session.audio.announce({ type: 'session.paused' });
+      if (!live.lost && session.finishing === undefined && this.sessions.get(session.id) === session) session.audio.announce({ type: 'session.paused' });
     });
   }
 

@@ -126,14 +126,6 @@ export class Connection {
       // A socket that closed meanwhile was detached by dispose.
       if (this.disposed) return;
     }
-    if (session.finishing !== undefined) {
-      // The recogniser failed (the session is FAILED), or a REST finish came first.
-      await session.finishing;
-      if (this.disposed) return;
-      this.send({ type: 'session.finished', session: this.realtime.view(session) });
-      this.close(CLOSE_CODES.SESSION_FINISHED, 'session finished');
-      return;
-    }
     // With the live state, session.ready's cursor is acknowledged by the client: report it only once Redis
     // holds it (writes of audio an earlier socket sent may still be on their way). Messages wait meanwhile.
     const live = session.live;
@@ -147,6 +139,14 @@ export class Connection {
         this.close(CLOSE_CODES.SERVER_GOING_AWAY, LIVE_STATE.movedCloseReason, { discard: true });
         return;
       }
+    }
+    if (session.finishing !== undefined) {
+      // The recogniser failed (the session is FAILED), or a REST finish came first.
+      await session.finishing;
+      if (this.disposed) return;
+      this.send({ type: 'session.finished', session: this.realtime.view(session) });
+      this.close(CLOSE_CODES.SESSION_FINISHED, 'session finished');
+      return;
     }
     const events = session.audio.subscribe((event) => this.onSessionEvent(event));
     // With the live state an ack says only what it holds durably: each advance may be acknowledged.
