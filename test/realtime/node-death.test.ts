@@ -156,7 +156,9 @@ describe('realtime session: the owning node killed', () => {
     await writing;
     await moved();
     const result = await session.finish({ timeoutMs: 60_000 });
-    expect(events.all('rotated').length).toBeGreaterThan(0);
+    // The session went on in the next epoch. The SDK reports that as `rotated` when it saw the
+    // session.resumed, or learns the epoch from the new owner's session.ready when the kill came first.
+    expect(session.epoch).toBeGreaterThan(0);
     await checkOutcome(session, events, pcm, result);
   }, 180_000);
 
