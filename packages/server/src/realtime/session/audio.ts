@@ -596,9 +596,10 @@ export class SessionAudio {
 
   /**
    * Another node's session taken over (src/live): the cursors, state and committed lines as that node
-   * made them durable, then the open segment's audio (from `anchor`) fed to this fresh recogniser
-   * stream, which was opened at the anchor's restart point. Lines are not announced again; supplements
-   * of restored lines are applied at once (they follow from the recognised words).
+   * made them durable; the received cursor stands at `anchor` until replay() has fed the open segment's
+   * audio (`state.open`) to this fresh recogniser stream, which was opened at the anchor's restart
+   * point. Lines are not announced again; supplements of restored lines are applied at once (they
+   * follow from the recognised words).
    */
   restore(state: RestoredAudio): void {
     this.epoch = state.epoch;
@@ -614,6 +615,10 @@ export class SessionAudio {
     this.streamBase = state.anchor;
     this.skipped.add(state.skipped);
     this.skippedAtBase = state.skipped;
+    // Without a restart state the stream was opened fresh: its clock starts at the anchor. The audio
+    // fed before it is the anchor less the time skipped by then (an engine without restart points has
+    // its open segment start after the last skip: feed() commits it first).
+    if (state.anchorState === undefined) this.skipped.startedAfter(state.anchor - state.skipped);
     if (!this.accepting || this.state !== 'ACTIVE') this.disarmRotation();
     for (const kept of state.lines) {
       const line: Line = { ...kept, revisedText: null, languageCode: null, languageProbability: null, entities: [], words: [], characterAlignments: [], pending: new Set(requestedKinds(this.options)) };
@@ -624,10 +629,13 @@ export class SessionAudio {
       this.retained = [state.retained];
       this.retainedSamples = state.retained.length;
     }
-    if (state.open.length > 0) {
-      this.received += BigInt(state.open.length);
-      this.handle(this.stream.push(state.open));
-    }
+  }
+
+  /** Part of a restored open segment, in order: fed to the recogniser as audio received before the takeover. */
+  replay(samples: Int16Array): void {
+    if (samples.length === 0) return;
+    this.received += BigInt(samples.length);
+    this.handle(this.stream.push(samples));
   }
 
   private apply(line: Line, kind: SupplementKind): void {
