@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RealtimeError, type RealtimeSocketSession } from '@soundclone/core';
 import type { CaptureDrop, CaptureResult, CaptureState, WebCaptureEvent } from '@soundclone/web-audio';
+import { captureStreams } from '../src/rx/capture-streams.ts';
 import { Capture } from '../src/capture/capture.ts';
 import type { FeedSink } from '../src/capture/sample-feed.ts';
 import { SessionWriter } from '../src/capture/session-writer.ts';
@@ -134,7 +135,7 @@ describe('a stalled page (worklet class + page side over a real MessageChannel, 
     const pool = feed.processorOptions.poolSize! * feed.processorOptions.batchFrames!;
     expect(pool / rate).toBeGreaterThanOrEqual(2); // sized by time, not 16 batches (341 ms at 48 kHz)
     const drops: CaptureDrop[] = [];
-    capture.drops$.subscribe((d) => drops.push(d));
+    capture.on('drop', (d) => drops.push(d));
     await play(1, 'alive');
     await play(1.5, 'stalled'); // a long task: survived
     await play(0.5, 'alive');
@@ -165,7 +166,7 @@ describe('a stalled page (worklet class + page side over a real MessageChannel, 
     try {
       const { capture, processor, play } = rig(s, rate, { transport: 'shared', drainMs: 2 });
       const drops: CaptureDrop[] = [];
-      capture.drops$.subscribe((d) => drops.push(d));
+      captureStreams(capture).drops$.subscribe((d) => drops.push(d));
       await play(1, 'alive');
       await play(1.5, 'stalled');
       await play(0.5, 'alive');
@@ -213,7 +214,8 @@ describe('a delivery that throws', () => {
       (globalThis as { reportError?: (e: unknown) => void }).reportError = (e) => reported.push(e); // a browser has one
         let stopping: Promise<CaptureResult> | undefined;
         const states: CaptureState[] = [];
-        capture.state$.subscribe((state) => {
+        // Through the rx view: the current state on subscribe, then each change, as the capture tells them.
+        captureStreams(capture).state$.subscribe((state) => {
           states.push(state);
           if (state === 'stopping') stopping = capture.stop(); // the app's own stop(), as the failure is in flight
         });
@@ -280,7 +282,7 @@ describe('an audio thread that stops delivering (worklet class + page side, into
     const s = await session();
     const { capture, play } = rig(s, rate, { transport: 'transfer', starvationMs: 300 });
     const events: WebCaptureEvent[] = [];
-    capture.events$.subscribe((e) => events.push(e));
+    capture.on('event', (e) => events.push(e));
     await play(0.5, 'alive'); // faster than real time: the capture runs ahead of the clock
     expect(capture.health).toMatchObject({ state: 'running', underruns: 0 });
     expect(capture.health.timeToFirstAudioMs).not.toBeNull();
