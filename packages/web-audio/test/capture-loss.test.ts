@@ -336,3 +336,40 @@ describe('clock drift (worklet class + page side, into a real session)', () => {
     await checkStored(s, result, [], rate);
   });
 });
+
+describe('what a capture tells (worklet class + page side, into a real session)', () => {
+  it('listeners and the rx view: current values on subscribe, each change once, the last health before stopped, and complete once stopped', async () => {
+    const rate = 48_000;
+    const s = await session();
+    const { capture, play } = rig(s, rate, { transport: 'transfer' });
+    const changes: Array<{ from: CaptureState; to: CaptureState }> = [];
+    const healths: string[] = [];
+    let levels = 0;
+    capture.on('state', (c) => changes.push(c)).on('health', (h) => healths.push(h.state)).on('level', () => levels++);
+    const streams = captureStreams(capture);
+    const seen = { states: [] as CaptureState[], healths: [] as string[], completed: [] as string[] };
+    streams.state$.subscribe({ next: (v) => seen.states.push(v), complete: () => seen.completed.push('state$') });
+    streams.health$.subscribe({ next: (h) => seen.healths.push(h.state), complete: () => seen.completed.push('health$') });
+    streams.drops$.subscribe({ complete: () => seen.completed.push('drops$') });
+    expect(seen).toEqual({ states: ['capturing'], healths: ['starting'], completed: [] }); // the values now, at once
+    await play(0.5, 'alive');
+    expect(levels).toBeGreaterThan(0);
+    capture.mute();
+    capture.unmute();
+    await capture.stop();
+    expect(changes).toEqual([
+      { from: 'capturing', to: 'muted' }, { from: 'muted', to: 'capturing' },
+      { from: 'capturing', to: 'stopping' }, { from: 'stopping', to: 'stopped' },
+    ]);
+    expect(healths.at(-1)).toBe('stopped');
+    expect(seen.states).toEqual(['capturing', 'muted', 'capturing', 'stopping', 'stopped']);
+    expect(seen.healths.at(-1)).toBe('stopped');
+    expect(seen.completed.sort()).toEqual(['drops$', 'health$', 'state$']);
+    // Subscribed after the stop: the current value, then completion at once.
+    const late: string[] = [];
+    streams.state$.subscribe({ next: (v) => late.push(v), complete: () => late.push('complete') });
+    streams.events$.subscribe({ next: () => late.push('event'), complete: () => late.push('events complete') });
+    expect(late).toEqual(['stopped', 'complete', 'events complete']);
+    s.close();
+  });
+});
