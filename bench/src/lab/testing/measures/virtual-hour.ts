@@ -1,3 +1,4 @@
+import { loadavg } from 'node:os';
 import { scriptAudio, startTestServer, type SpeechScript } from '@soundclone/testing';
 import type { TestingMeasure } from '../measure.js';
 
@@ -41,7 +42,7 @@ export const measure: TestingMeasure = {
         result: `${(wallMs / 1000).toFixed(1)} s`,
         target: 'under 5 s, 12 of 12 lines, 2 rotations',
         met: correct && wallMs < 5_000,
-        detail: `${result.lines.length} lines${linesRight ? '' : ' (WRONG)'}, ${rotations} rotations, virtual clock moved ${(virtualMs / 60_000).toFixed(1)} min, ${(3_600_000 / wallMs).toFixed(0)}× real time`,
+        detail: `${result.lines.length} lines${linesRight ? '' : ' (WRONG)'}, ${rotations} rotations, virtual clock moved ${(virtualMs / 60_000).toFixed(1)} min, ${(3_600_000 / wallMs).toFixed(0)}× real time; load average ${(loadavg()[0] ?? 0).toFixed(1)} at the end (the SDK and the service share one thread)`,
       };
     } finally {
       await server.close();
