@@ -14,4 +14,7 @@ export type { FaultStep, FaultTrigger, FaultAction } from './faults/steps.js';
 export type { FaultRun, FiredStep } from './faults/player.js';
 export { scenario, SCENARIOS, type ScenarioName, type ScenarioOptions } from './faults/scenarios.js';
 export { redact, REDACTED, type LoggedRequest, type LoggedSocketEvent } from './redact.js';
+export type { TestClock } from './time/virtual-clock.js';
+export type { TimeOption, VirtualTimeOptions } from './time/options.js';
+export type { Duration } from './time/duration.js';
 export { TestingError, isTestingError, type TestingErrorCode } from './errors.js';

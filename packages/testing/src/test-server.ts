@@ -9,6 +9,8 @@ import type { FaultStep } from './faults/steps.js';
 import { redact, type LoggedRequest, type LoggedSocketEvent } from './redact.js';
 import { ScriptedRecognizer } from './speech/scripted-recognizer.js';
 import type { SpeechScript } from './speech/script.js';
+import { RealTestClock, VirtualClock, type TestClock } from './time/virtual-clock.js';
+import { resolveTime, type TimeOption } from './time/options.js';
 
 export interface TestServerOptions {
   /**
@@ -23,6 +25,8 @@ export interface TestServerOptions {
   readonly recognizer?: 'scripted' | 'deterministic';
   /** Seconds of audio kept per realtime session for `storedAudio` (default 600). */
   readonly retainAudioSeconds?: number;
+  /** The service's time: 'real' (default), 'virtual' (moved by `server.clock.advance()`), 'audio' (also by received audio). */
+  readonly time?: TimeOption;
   /**
    * Anything else for the service (ServerOptions of @soundclone/server): realtime timing, account
    * overrides, limits. The kit's own choices win: host, port, access keys, publicUrl (its proxy),
@@ -63,6 +67,8 @@ export interface TestServer {
   readonly requests: readonly LoggedRequest[];
   /** Realtime socket events (connections, closes, faults), oldest first, with secrets redacted. */
   readonly sockets: readonly LoggedSocketEvent[];
+  /** The service's clock: `now()`, and on virtual time `advance('1h')` (time/virtual-clock.ts). */
+  readonly clock: TestClock;
   /** The running service itself, for what the kit does not cover. */
   readonly service: RunningServer;
   /** Stops the proxy, every fault run and the service; nothing of it is left open. Idempotent. */
@@ -81,6 +87,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   }
   const retainSeconds = options.retainAudioSeconds ?? 600;
   if (!(Number.isFinite(retainSeconds) && retainSeconds >= 0)) throw new TypeError(`retainAudioSeconds must be a number of seconds, at least 0 (got ${retainSeconds})`);
+  const time = resolveTime(options.time);
+  const clock = time.mode === 'real' ? undefined : new VirtualClock(time);
   // The proxy listens first so the service can hand out its address (socket URLs) from the start.
   const network = await new ChaosProxy(0).listen();
   let service: RunningServer;
@@ -94,6 +102,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       accessKeys: [accessKey],
       publicUrl: `http://127.0.0.1:${network.port}`,
       retainRealtimeAudioSamples: Math.round(retainSeconds * 16_000),
+      ...(clock !== undefined ? { clock } : {}),
       ...(scripted !== undefined
         ? { recognizer: scripted, supplementPolicy: (line, kind) => scripted.supplementDecision(line.source, kind) }
         : { recognizer: 'deterministic' }),
@@ -105,6 +114,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   network.retarget(service.port);
   const url = `http://127.0.0.1:${network.port}`;
   const tap = tapAudio(service);
+  if (clock?.mode === 'audio') tap.add((_, received) => clock.heard(received));
   const runs = new Set<FaultPlayer>();
   let closed: Promise<void> | undefined;
   const open = (what: string): void => {
@@ -166,9 +176,11 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     get sockets() {
       return redact(service.sockets.log.map((e) => ({ ...e })), [accessKey]);
     },
+    clock: clock ?? new RealTestClock(),
     service,
     close() {
       closed ??= (async () => {
+        clock?.stop();
         for (const run of runs) run.stop();
         runs.clear();
         await network.close();

@@ -5,6 +5,7 @@ import { applySupplement, mergeSegments, requestedKinds, textOf } from './lines.
 
 export { requestedKinds } from './lines.js';
 import { SkippedTime } from './skipped-time.js';
+import { systemClock, type TimedClock } from '../../util/clock.js';
 
 /**
  * One realtime session's audio state (spec "Real-time session"; the realtime socket drives it).
@@ -182,9 +183,9 @@ export class SessionAudio {
   private streamBase = 0n;
   /** Samples skipped before the current recogniser stream started (its positions count only audio fed). */
   private skippedAtBase = 0n;
-  private rotationTimer: ReturnType<typeof setTimeout> | undefined;
+  private cancelRotation: (() => void) | undefined;
   /** Delayed supplements (fault injection); cleared on close so no timer outlives the session. */
-  private readonly supplementTimers = new Set<ReturnType<typeof setTimeout>>();
+  private readonly supplementTimers = new Set<() => void>();
   private retained: Int16Array[] | undefined;
   private retainedSamples = 0;
   /** Captured time the client declared skipped: in `received`, never fed, charged or stored as audio. */
@@ -208,6 +209,8 @@ export class SessionAudio {
     private readonly rotation: RotationSchedule = {},
     private readonly retention?: AudioRetention,
     private readonly onRecognizerFailure?: (error: unknown) => void,
+    /** The service's clock: rotations on a schedule and delayed supplements follow it. */
+    private readonly clock: TimedClock = systemClock,
   ) {
     if (retention !== undefined) this.retained = [];
     this.armRotation();
@@ -455,7 +458,7 @@ export class SessionAudio {
   /** Clears every timer (close, server shutdown). Idempotent. */
   dispose(): void {
     this.disarmRotation();
-    for (const timer of this.supplementTimers) clearTimeout(timer);
+    for (const cancel of this.supplementTimers) cancel();
     this.supplementTimers.clear();
   }
 
@@ -513,16 +516,16 @@ export class SessionAudio {
 
   private armRotation(): void {
     const every = this.rotation.rotateEveryMs;
-    if (every === undefined || this.rotationTimer !== undefined) return;
-    this.rotationTimer = setTimeout(() => {
-      this.rotationTimer = undefined;
+    if (every === undefined || this.cancelRotation !== undefined) return;
+    this.cancelRotation = this.clock.setTimer(every, () => {
+      this.cancelRotation = undefined;
       this.rotate();
-    }, every);
+    });
   }
 
   private disarmRotation(): void {
-    if (this.rotationTimer !== undefined) clearTimeout(this.rotationTimer);
-    this.rotationTimer = undefined;
+    this.cancelRotation?.();
+    this.cancelRotation = undefined;
   }
 
   /** Delivers a withheld supplement (the delayed-supplement socket faults call this). */
@@ -585,11 +588,11 @@ export class SessionAudio {
       if (decision === 'now') {
         this.apply(line, kind);
       } else if (decision !== 'withhold') {
-        const timer = setTimeout(() => {
-          this.supplementTimers.delete(timer);
+        const cancel = this.clock.setTimer(decision.delayMs, () => {
+          this.supplementTimers.delete(cancel);
           if (line.pending.has(kind) && this.state !== 'CLOSED') this.apply(line, kind);
-        }, decision.delayMs);
-        this.supplementTimers.add(timer);
+        });
+        this.supplementTimers.add(cancel);
       }
     }
   }

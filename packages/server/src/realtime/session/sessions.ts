@@ -5,7 +5,7 @@ import { isRecognizerError } from '../../recognition/errors.js';
 import type { Recognizer, RecognizerStream } from '../../recognition/recognizer.js';
 import { dec } from '../../util/decimal.js';
 import { randomId } from '../../util/ids.js';
-import type { Clock } from '../../util/clock.js';
+import type { TimedClock } from '../../util/clock.js';
 import type { Account } from '../../domain/accounts/accounts.js';
 import { available, realtimeMinimum, receivedDurationMs } from '../../domain/accounts/billing.js';
 import { isExistingKey, isRefusal, isStoreError, type IdempotencyRow, type NewIdempotencyKey, type RealtimeSettlement, type Store, type TaskRow } from '../../store/store.js';
@@ -61,11 +61,11 @@ export class RealtimeSessions {
     private readonly store: Store,
     private readonly recognizer: Recognizer,
     private readonly timing: RealtimeTiming,
-    private readonly clock: Clock,
+    private readonly clock: TimedClock,
     private readonly supplementPolicy: SupplementPolicy = () => 'now',
     private readonly limits: RealtimeLimits = { maxOpenSessionsPerAccount: ACCOUNT_LIMITS.defaultMaxOpenSessions },
   ) {
-    this.abandonedSweep = new AbandonedSweep(sweepIntervalMs(this.abandonAfterMs), () => void this.endAbandoned());
+    this.abandonedSweep = new AbandonedSweep(sweepIntervalMs(this.abandonAfterMs), () => void this.endAbandoned(), clock);
   }
 
   /** How long after its recovery window passed an untouched session is ended (RealtimeTiming.abandonAfterMs). */
@@ -311,6 +311,7 @@ export class RealtimeSessions {
       (error) => {
         if (session !== undefined) this.fail(session, error);
       },
+      this.clock,
     );
     audio.spending = new StoreSpendingGuard(this.store, task.id);
     session = {
@@ -322,7 +323,7 @@ export class RealtimeSessions {
       request,
       createdAt,
       notices: [],
-      recovery: new RecoveryWindow(t.recoveryWindowMs, () => this.clock.now(), () => {
+      recovery: new RecoveryWindow(t.recoveryWindowMs, this.clock, () => {
         audio.expire();
         this.closeInStore(id);
         this.expiredUnfinished.add(id);
@@ -692,11 +693,11 @@ export class RealtimeSessions {
     const budget = Math.max(0, Math.min(this.timing.supplementWaitMs, SERVER_LIMITS.finishSupplementWaitMs, session.recovery.remainingMs()));
     return new Promise((resolve) => {
       const done = (): void => {
-        clearTimeout(timer);
+        cancel();
         unsubscribe();
         resolve();
       };
-      const timer = setTimeout(done, budget);
+      const cancel = this.clock.setTimer(budget, done);
       const unsubscribe = audio.subscribe((event) => {
         if (event.type === 'transcript.supplement' && !pending()) done();
       });

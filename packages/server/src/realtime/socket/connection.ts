@@ -14,6 +14,8 @@ import { SocketLifetime } from './lifetime.js';
 import { errorMessage, lineMessage, noticeMessage, parseClientMessage, resumeEpoch, supplementMessage, type ServerMessage } from './messages.js';
 import type { SocketConfig, SocketLogEntry } from './config.js';
 import type { SocketFaults } from './faults.js';
+// Real time even under a test's fake timers (util/real-timers.ts).
+import { setTimeout, clearTimeout } from '../../util/real-timers.js';
 
 export type { SocketConfig, SocketLogEntry } from './config.js';
 

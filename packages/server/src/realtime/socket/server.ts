@@ -11,6 +11,8 @@ import type { Accounts } from '../../domain/accounts/accounts.js';
 import type { RealtimeSessions, Session } from '../session/sessions.js';
 import { randomId } from '../../util/ids.js';
 import { Connection, type SocketConfig, type SocketLogEntry } from './connection.js';
+// Real time even under a test's fake timers (util/real-timers.ts).
+import { setTimeout, clearTimeout } from '../../util/real-timers.js';
 
 /**
  * The realtime socket endpoint: a `ws` server in noServer mode on the HTTP server's
