@@ -1,3 +1,6 @@
+// Real time even under a test's fake timers (util/real-timers.ts): sockets must not wait on a faked clock.
+import { setImmediate } from '../util/real-timers.js';
+
 /**
  * How much synchronous realtime work (frames fed to the recogniser, their acks; a taken-over open
  * segment replayed) the node does before it lets timers run. A recogniser that decodes on the event

@@ -15,7 +15,7 @@ import { errorMessage, lineMessage, noticeMessage, parseClientMessage, resumeEpo
 import type { SocketConfig, SocketLogEntry } from './config.js';
 import type { SocketFaults } from './faults.js';
 // Real time even under a test's fake timers (util/real-timers.ts).
-import { setTimeout, clearTimeout } from '../../util/real-timers.js';
+import { setTimeout, clearTimeout, clearImmediate } from '../../util/real-timers.js';
 
 export type { SocketConfig, SocketLogEntry } from './config.js';
 
