@@ -10,7 +10,8 @@ import type { HeldLease, LiveRecord, LiveStore, LostReason } from './live-store.
  *   feed accepted n samples --sync(audio, samples)--> append n samples, new lines, meta (cursors, epoch,
  *                                                     state, anchor; the open segment trimmed to it)
  *   pause, resume, rotation, captured, finish --sync(audio)--> new lines, meta
- *   answer 1 --> `durable` = the received cursor that write carried; listeners told (the socket acks it)
+ *   answer 1 --> `durable` = the received cursor that write carried, `durableLines` its line count;
+ *                listeners told (the socket acks it, and sends the lines it held until now)
  *   answer 0 (another node took the session) or an error --> lost once: the owner lets the session go
  *
  * `durable` is what an audio.ack may say (docs/protocol.md "Several nodes"): audio no single node's
@@ -46,6 +47,8 @@ type LineRecord = Pick<Line, 'id' | 'epoch' | 'text' | 'startMs' | 'endMs' | 'so
 export class LiveSession implements HeldLease {
   /** The received cursor Redis holds: what may be acknowledged. */
   durable: bigint;
+  /** Committed lines Redis holds: a line goes to clients only once it is here (a new owner keeps it). */
+  durableLines: number;
   private appended: bigint;
   private writtenLines: number;
   private writtenAnchor: bigint;
@@ -73,6 +76,7 @@ export class LiveSession implements HeldLease {
   ) {
     this.identityJson = JSON.stringify({ v: 1, ...identity }).slice(0, -1);
     this.durable = start.received;
+    this.durableLines = start.lines;
     this.appended = start.received;
     this.writtenLines = start.lines;
     this.writtenAnchor = start.anchor;
@@ -83,7 +87,7 @@ export class LiveSession implements HeldLease {
     return this.lostFlag;
   }
 
-  /** Hears each advance of `durable`. */
+  /** Hears each advance of `durable` or `durableLines`. */
   onDurable(listener: () => void): () => void {
     this.durableListeners.add(listener);
     return () => this.durableListeners.delete(listener);
@@ -149,13 +153,14 @@ export class LiveSession implements HeldLease {
     };
     const meta = `${this.identityJson},${JSON.stringify(changing).slice(1)}`;
     const carried = this.appended;
+    const carriedLines = this.writtenLines;
     const write = this.store.write(this.identity.sessionId, this.token, meta, bytes, cut, this.retain, lines).then(
       (ok) => {
         if (!ok) return this.lose('fenced');
-        if (carried > this.durable && !this.lostFlag) {
-          this.durable = carried;
-          for (const listener of [...this.durableListeners]) listener();
-        }
+        if (this.lostFlag || (carried <= this.durable && carriedLines <= this.durableLines)) return;
+        if (carried > this.durable) this.durable = carried;
+        if (carriedLines > this.durableLines) this.durableLines = carriedLines;
+        for (const listener of [...this.durableListeners]) listener();
       },
       () => this.lose('unavailable'),
     );

@@ -184,6 +184,63 @@ describe('live state in Redis', () => {
     expect(Buffer.from((await storedAudio(b, created.sessionId)).buffer).equals(Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength))).toBe(true);
   });
 
+  it('a line committed while Redis does not answer is never sent by that node: the client gets it once, from the node that takes over, as in an uninterrupted run', async () => {
+    const pcm = speech(3);
+    // Where the lines end, from one node's uninterrupted run.
+    const reference = await node(await pgsql.freshDatabase());
+    const alone = await createSession(reference);
+    const whole = await open(socketUrl(reference, { sessionId: alone.sessionId }), { accessKey: KEY_A });
+    await whole.waitFor('session.ready');
+    whole.stream(1, pcm);
+    await whole.acked(pcm.length);
+    whole.json({ type: 'session.finish', capturedSamples: String(pcm.length) });
+    await whole.waitFor('session.finished');
+    const uninterrupted = whole.all('transcript.line').map((m) => m.line);
+    expect(uninterrupted.length).toBe(3);
+
+    const databaseUrl = await pgsql.freshDatabase();
+    // Substituted for a network partition: a TCP proxy in front of Redis for node A alone, made half-open.
+    const proxy = await new ChaosProxy(redis.server.port).listen();
+    stops.push(() => proxy.close());
+    const a = await node(databaseUrl, { redisUrl: `redis://127.0.0.1:${proxy.port}` });
+    const b = await node(databaseUrl);
+    const created = await createSession(a);
+    const first = await open(socketUrl(a, { sessionId: created.sessionId }), { accessKey: KEY_A });
+    await first.waitFor('session.ready');
+    // Up to the second line's last word, then Redis stops answering A, then the silence that commits it.
+    const secondEnds = Math.floor((uninterrupted[1].endMs * 16) / 320) * 320;
+    first.stream(1, pcm, 0, secondEnds);
+    await first.acked(secondEnds);
+    expect(first.all('transcript.line').map((m) => m.line.id)).toEqual([uninterrupted[0].id]);
+    proxy.halfOpen();
+    const past = Math.min(pcm.length, secondEnds + 16_000);
+    first.stream(1, pcm, secondEnds, past);
+    await expect.poll(() => a.services.realtime.byId(created.sessionId)?.audio.lines.length ?? 2, { timeout: 5_000 }).toBe(2);
+    expect((await first.closed).code).toBe(4503);
+    // A committed the second line but could not make it durable: it never sent it.
+    expect(first.all('transcript.line').map((m) => m.line.id)).toEqual([uninterrupted[0].id]);
+
+    let second: Peer | undefined;
+    for (let attempt = 0; attempt < 40 && second === undefined; attempt++) {
+      try {
+        const peer = await open(socketUrl(b, { sessionId: created.sessionId }), { accessKey: KEY_A });
+        await peer.waitFor('session.ready');
+        second = peer;
+      } catch {
+        await sleep(100);
+      }
+    }
+    const resumed = second as Peer;
+    const from = Number(resumed.all('session.ready')[0].receivedSamples);
+    resumed.stream(1, pcm, from, pcm.length);
+    await resumed.acked(pcm.length);
+    resumed.json({ type: 'session.finish', capturedSamples: String(pcm.length) });
+    await resumed.waitFor('session.finished');
+    const seen = [...first.all('transcript.line'), ...resumed.all('transcript.line')].map((m) => m.line);
+    expect(seen.map((l) => l.id)).toEqual(uninterrupted.map((l) => l.id));
+    expect(seen.map((l) => [l.text, l.startMs, l.endMs])).toEqual(uninterrupted.map((l) => [l.text, l.startMs, l.endMs]));
+  });
+
   it('REST GET, pause and finish of a session whose node is gone work on another node: it takes the session over on the first of them', async () => {
     const databaseUrl = await pgsql.freshDatabase();
     const a = await node(databaseUrl);

@@ -56,6 +56,8 @@ export class Connection {
   private turnTimer: NodeJS.Immediate | undefined;
   /** Messages waiting, in order: a slow-reads fault delays processing, or the node's work budget of this loop iteration is spent. */
   private readonly inbox: Array<{ readonly buffer: Buffer; readonly isBinary: boolean }> = [];
+  /** Session events waiting for a line Redis does not hold yet (onSessionEvent). */
+  private readonly held: HeldEvent[] = [];
   /** Messages that came while the recogniser was being prepared, before session.ready. */
   private readonly early: Array<{ readonly buffer: Buffer; readonly isBinary: boolean }> = [];
   private preparing = false;
@@ -156,8 +158,12 @@ export class Connection {
       return;
     }
     const events = session.audio.subscribe((event) => this.onSessionEvent(event));
-    // With the live state an ack says only what it holds durably: each advance may be acknowledged.
-    const durable = session.live?.onDurable(() => this.acks.schedule());
+    // With the live state an ack says only what it holds durably: each advance may be acknowledged, and
+    // lines held until Redis had them go out.
+    const durable = session.live?.onDurable(() => {
+      this.acks.schedule();
+      this.releaseHeld();
+    });
     this.unsubscribe = () => {
       events();
       durable?.();
@@ -542,7 +548,38 @@ export class Connection {
     else throw caught;
   }
 
+  /**
+   * With the live state a line goes out only once Redis holds it (LiveSession.durableLines), and every
+   * session event after it waits behind it, in order: a node that dies before the write never told a
+   * client a line the new owner could recognise differently under the same id. Lost (session.moved):
+   * the held events go with the session (the new owner recognises those lines again). Finished: the
+   * settlement in the database holds every line (a finish writes no more to Redis), so all go out.
+   */
   private onSessionEvent(event: SessionEvent): void {
+    const live = this.session.live;
+    if (event.type === 'session.moved') {
+      this.held.length = 0;
+    } else if (event.type === 'session.finished') {
+      this.releaseHeld(true);
+    } else if (live !== undefined && (this.held.length > 0 || (event.type === 'transcript.line' && live.durableLines < this.session.audio.lines.length))) {
+      this.held.push({ event, lines: event.type === 'transcript.line' ? this.session.audio.lines.length : 0 });
+      return;
+    }
+    this.handleSessionEvent(event);
+  }
+
+  /** Sends the held events whose lines Redis now holds (`all`: every one), in order. */
+  private releaseHeld(all = false): void {
+    const live = this.session.live;
+    while (this.held.length > 0 && !this.disposed) {
+      const next = this.held[0] as HeldEvent;
+      if (!all && live !== undefined && next.lines > live.durableLines) return;
+      this.held.shift();
+      this.handleSessionEvent(next.event);
+    }
+  }
+
+  private handleSessionEvent(event: SessionEvent): void {
     switch (event.type) {
       case 'transcript.partial':
         // Each partial supersedes the last: skip it for a client that is not reading.
@@ -653,6 +690,7 @@ export class Connection {
     if (this.turnTimer !== undefined) clearImmediate(this.turnTimer);
     this.turnTimer = undefined;
     this.inbox.length = 0;
+    this.held.length = 0;
     this.early.length = 0;
     this.behindSpending.length = 0;
     this.unsubscribe?.();
@@ -670,4 +708,10 @@ function pcm16View(buffer: Buffer, count: number): Int16Array {
   const out = new Int16Array(count);
   for (let i = 0; i < count; i++) out[i] = buffer.readInt16LE(FRAME.headerBytes + i * 2);
   return out;
+}
+
+/** A session event held behind a line Redis does not hold yet; `lines`: the line count it needs durable (0: none of its own). */
+interface HeldEvent {
+  readonly event: SessionEvent;
+  readonly lines: number;
 }
