@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { SoundClone, type Billing, type SoundCloneOptions } from '@soundclone/core';
 import { API_PREFIX, HEADERS } from '@soundclone/core/internal';
-import { ChaosProxy, protocol, startServer, type Faults, type RunningServer, type ServerOptions } from '@soundclone/server';
-import { tapAudio } from './audio-tap.js';
+import { ChaosProxy, protocol, startServer, type AudioObserver, type Faults, type RunningServer, type ServerOptions } from '@soundclone/server';
 import { TestingError } from './errors.js';
 import { FaultPlayer, type FaultRun } from './faults/player.js';
 import type { FaultStep } from './faults/steps.js';
@@ -26,7 +25,8 @@ export interface TestServerOptions {
   /**
    * Anything else for the service (ServerOptions of @soundclone/server): realtime timing, account
    * overrides, limits. The kit's own choices win: host, port, access keys, publicUrl (its proxy),
-   * retained audio, and with the scripted recognizer the recognizer and the supplement policy.
+   * retained audio, and with the scripted recognizer the recognizer and the supplement policy. An
+   * `onAudio` given here is told before the kit's fault runs.
    */
   readonly server?: Partial<ServerOptions>;
 }
@@ -83,6 +83,12 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   if (!(Number.isFinite(retainSeconds) && retainSeconds >= 0)) throw new TypeError(`retainAudioSeconds must be a number of seconds, at least 0 (got ${retainSeconds})`);
   // The proxy listens first so the service can hand out its address (socket URLs) from the start.
   const network = await new ChaosProxy(0).listen();
+  // Fault runs come and go; the service is told of accepted audio once, through its onAudio option.
+  const audioListeners = new Set<AudioObserver>();
+  const onAudio: AudioObserver = (audio) => {
+    options.server?.onAudio?.(audio);
+    for (const listener of [...audioListeners]) listener(audio);
+  };
   let service: RunningServer;
   try {
     service = await startServer({
@@ -94,6 +100,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       accessKeys: [accessKey],
       publicUrl: `http://127.0.0.1:${network.port}`,
       retainRealtimeAudioSamples: Math.round(retainSeconds * 16_000),
+      onAudio,
       ...(scripted !== undefined
         ? { recognizer: scripted, supplementPolicy: (line, kind) => scripted.supplementDecision(line.source, kind) }
         : { recognizer: 'deterministic' }),
@@ -104,7 +111,6 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   }
   network.retarget(service.port);
   const url = `http://127.0.0.1:${network.port}`;
-  const tap = tapAudio(service);
   const runs = new Set<FaultPlayer>();
   let closed: Promise<void> | undefined;
   const open = (what: string): void => {
@@ -137,7 +143,11 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     },
     playFaults(steps, playOptions = {}) {
       open('playFaults()');
-      const run = new FaultPlayer(steps, { faults: service.faults, proxy: network, onAudio: (listener) => tap.add(listener) }, playOptions.session === undefined ? undefined : idOf(playOptions.session));
+      const run = new FaultPlayer(steps, { faults: service.faults, proxy: network, onAudio: (listener) => {
+        const observer: AudioObserver = (audio) => listener(audio.sessionId, audio.receivedSamples);
+        audioListeners.add(observer);
+        return () => audioListeners.delete(observer);
+      } }, playOptions.session === undefined ? undefined : idOf(playOptions.session));
       runs.add(run);
       return run;
     },

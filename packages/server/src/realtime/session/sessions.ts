@@ -14,6 +14,7 @@ import type { RealtimeCreateRequest } from './options.js';
 import { RecoveryWindow } from './recovery-window.js';
 import { AbandonedSweep, isAbandoned, settleUntilStored, sweepIntervalMs } from './abandoned.js';
 import { StoreSpendingGuard } from './spending.js';
+import { tellObserver, type AudioObserver } from './audio-observer.js';
 import { SessionAudio, type FeedOutcome, type ResumeOutcome, type SessionNotice, type SupplementKind, type SupplementPolicy } from './audio.js';
 import { initialMeta, LiveSession, type LiveSnapshot } from '../../live/live-session.js';
 import { capturedFrom, insufficient, liveUnavailable, nodeFull, sessionLimit } from './refusals.js';
@@ -63,6 +64,8 @@ export class RealtimeSessions {
     private readonly clock: Clock,
     private readonly supplementPolicy: SupplementPolicy = () => 'now',
     private readonly limits: RealtimeLimits = { maxOpenSessionsPerAccount: ACCOUNT_LIMITS.defaultMaxOpenSessions },
+    /** Told after each accepted frame (ServerOptions.onAudio). */
+    private readonly onAudio?: AudioObserver,
   ) {
     this.abandonedSweep = new AbandonedSweep(sweepIntervalMs(this.abandonAfterMs), () => void this.endAbandoned());
   }
@@ -623,6 +626,7 @@ export class RealtimeSessions {
     const outcome = session.audio.feed(epoch, startSample, samples);
     if (outcome.kind === 'accepted' && outcome.acceptedSamples > 0) this.sync(session, samples.subarray(outcome.duplicateSamples, outcome.duplicateSamples + outcome.acceptedSamples));
     if (session.audio.exhausted && session.finishing === undefined) this.exhaust(session);
+    if (outcome.kind === 'accepted') tellObserver(this.onAudio, session.id, outcome.receivedSamples);
     return outcome;
   }
 
