@@ -349,7 +349,7 @@ async function start(
     clock,
     supplementPolicy,
     realtimeLimits,
-    options.onAudio,
+    { ...(options.onAudio !== undefined ? { onAudio: options.onAudio } : {}), tokens: faults.socket.tokens },
   );
   const takeover = node.live !== undefined ? new Takeover(node.live, store, realtime, (id) => accounts.byId(id), () => clock.now()) : undefined;
   const services: Services = {
