@@ -13,5 +13,6 @@ export { SAMPLE_RATE, toSamples, type AudioTime } from './speech/time.js';
 export type { FaultStep, FaultTrigger, FaultAction } from './faults/steps.js';
 export type { FaultRun, FiredStep } from './faults/player.js';
 export { scenario, SCENARIOS, type ScenarioName, type ScenarioOptions } from './faults/scenarios.js';
+export { idempotencyConflicts, type IdempotencyConflict } from './idempotency-conflicts.js';
 export { redact, REDACTED, type LoggedRequest, type LoggedSocketEvent } from './redact.js';
 export { TestingError, isTestingError, type TestingErrorCode } from './errors.js';

@@ -5,6 +5,7 @@ import { ChaosProxy, protocol, startServer, type AudioObserver, type Faults, typ
 import { TestingError } from './errors.js';
 import { FaultPlayer, type FaultRun } from './faults/player.js';
 import type { FaultStep } from './faults/steps.js';
+import { idempotencyConflicts, type IdempotencyConflict } from './idempotency-conflicts.js';
 import { redact, type LoggedRequest, type LoggedSocketEvent } from './redact.js';
 import { ScriptedRecognizer } from './speech/scripted-recognizer.js';
 import type { SpeechScript } from './speech/script.js';
@@ -61,6 +62,11 @@ export interface TestServer {
   storedAudio(session: SessionRef): Promise<Int16Array>;
   /** REST requests the service answered, oldest first (the last 1,000), with secrets redacted. */
   readonly requests: readonly LoggedRequest[];
+  /**
+   * Requests refused 409 IDEMPOTENCY_CONFLICT (an Idempotency-Key reused with another body), oldest
+   * first, each with the request that first used the key.
+   */
+  idempotencyConflicts(): IdempotencyConflict[];
   /** Realtime socket events (connections, closes, faults), oldest first, with secrets redacted. */
   readonly sockets: readonly LoggedSocketEvent[];
   /** The running service itself, for what the kit does not cover. */
@@ -130,6 +136,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     return response;
   };
   const own = new SoundClone({ accessKey, baseUrl: service.url, maxRetries: 0, fetch: ownFetch });
+  const loggedRequests = (): LoggedRequest[] => redact(service.requests.filter((r) => !ownRequests.has(r.requestId)).map((r) => ({ ...r })), [accessKey]);
   const idOf = (ref: SessionRef): string => (typeof ref === 'string' ? ref : ref.sessionId);
 
   return {
@@ -171,7 +178,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       return new Int16Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 2).slice();
     },
     get requests() {
-      return redact(service.requests.filter((r) => !ownRequests.has(r.requestId)).map((r) => ({ ...r })), [accessKey]);
+      return loggedRequests();
+    },
+    idempotencyConflicts() {
+      return idempotencyConflicts(loggedRequests());
     },
     get sockets() {
       return redact(service.sockets.log.map((e) => ({ ...e })), [accessKey]);
