@@ -7,6 +7,9 @@ export { startTestServer, type TestServer, type TestServerOptions, type Charges,
 export { ScriptedRecognizer } from './speech/scripted-recognizer.js';
 export { placeScript, scriptEnd, DEFAULT_WORD_MS, type SpeechScript, type ScriptLine, type ScriptSupplements, type PlacedLine, type PlacedWord } from './speech/script.js';
 export { scriptAudio, type ScriptAudioOptions } from './speech/script-audio.js';
+export { EchoRecognizer } from './echo/echo-recognizer.js';
+export { echoAudio, placeEcho, type EchoAudioOptions, type EchoLine } from './echo/echo-audio.js';
+export { ALPHABET as ECHO_ALPHABET } from './echo/tone-code.js';
 export { encodeLikeSdk } from './speech/encode.js';
 export { toWav } from './speech/wav.js';
 export { SAMPLE_RATE, toSamples, type AudioTime } from './speech/time.js';

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { SoundClone, type Billing, type SoundCloneOptions } from '@soundclone/core';
 import { API_PREFIX, HEADERS } from '@soundclone/core/internal';
 import { ChaosProxy, protocol, startServer, type AudioObserver, type Faults, type RunningServer, type ServerOptions } from '@soundclone/server';
+import { EchoRecognizer } from './echo/echo-recognizer.js';
 import { TestingError } from './errors.js';
 import { FaultPlayer, type FaultRun } from './faults/player.js';
 import type { FaultStep } from './faults/steps.js';
@@ -18,9 +19,11 @@ export interface TestServerOptions {
   readonly script?: SpeechScript;
   /**
    * `scripted` (default): lines come from the script. `deterministic`: the service's own recognizer,
-   * which makes up words from the audio (tones become words; the same audio, the same words).
+   * which makes up words from the audio (tones become words; the same audio, the same words). `echo`:
+   * the words spoken in audio from `echoAudio(script)` (EchoRecognizer), so what the SDK did to the
+   * audio on its way shows.
    */
-  readonly recognizer?: 'scripted' | 'deterministic';
+  readonly recognizer?: 'scripted' | 'deterministic' | 'echo';
   /** Seconds of audio kept per realtime session for `storedAudio` (default 600). */
   readonly retainAudioSeconds?: number;
   /**
@@ -81,9 +84,9 @@ export interface TestServer {
  */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const accessKey = `sk_test_${randomBytes(12).toString('hex')}`;
-  const scripted = options.recognizer === 'deterministic' ? undefined : new ScriptedRecognizer(options.script ?? []);
-  if (options.recognizer !== undefined && options.recognizer !== 'scripted' && options.recognizer !== 'deterministic') {
-    throw new TestingError('TESTING_INVALID_SCRIPT', `recognizer: 'scripted' or 'deterministic' (got ${JSON.stringify(options.recognizer)})`);
+  const scripted = options.recognizer === 'deterministic' || options.recognizer === 'echo' ? undefined : new ScriptedRecognizer(options.script ?? []);
+  if (options.recognizer !== undefined && options.recognizer !== 'scripted' && options.recognizer !== 'deterministic' && options.recognizer !== 'echo') {
+    throw new TestingError('TESTING_INVALID_SCRIPT', `recognizer: 'scripted', 'deterministic' or 'echo' (got ${JSON.stringify(options.recognizer)})`);
   }
   const retainSeconds = options.retainAudioSeconds ?? 600;
   if (!(Number.isFinite(retainSeconds) && retainSeconds >= 0)) throw new TypeError(`retainAudioSeconds must be a number of seconds, at least 0 (got ${retainSeconds})`);
@@ -109,7 +112,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       onAudio,
       ...(scripted !== undefined
         ? { recognizer: scripted, supplementPolicy: (line, kind) => scripted.supplementDecision(line.source, kind) }
-        : { recognizer: 'deterministic' }),
+        : { recognizer: options.recognizer === 'echo' ? new EchoRecognizer() : 'deterministic' }),
     });
   } catch (error) {
     await network.close();
@@ -145,7 +148,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     client,
     setScript(script) {
       open('setScript()');
-      if (scripted === undefined) throw new TestingError('TESTING_INVALID_SCRIPT', "setScript(): this server uses the deterministic recognizer (started with recognizer: 'deterministic')");
+      if (scripted === undefined) throw new TestingError('TESTING_INVALID_SCRIPT', `setScript(): this server hears the audio, not a script (started with recognizer: '${options.recognizer}')`);
       scripted.setScript(script);
     },
     playFaults(steps, playOptions = {}) {
