@@ -18,4 +18,7 @@ export type { FaultRun, FiredStep } from './faults/player.js';
 export { scenario, SCENARIOS, type ScenarioName, type ScenarioOptions } from './faults/scenarios.js';
 export { idempotencyConflicts, type IdempotencyConflict } from './idempotency-conflicts.js';
 export { redact, REDACTED, type LoggedRequest, type LoggedSocketEvent } from './redact.js';
-export { TestingError, isTestingError, type TestingErrorCode } from './errors.js';
+export { TestingError, isTestingError, ReplayMismatchError, isReplayMismatchError, type TestingErrorCode } from './errors.js';
+export { startRecording, type Recording } from './cassette/recorder.js';
+export { startReplayServer, type ReplayServer } from './cassette/replay-server.js';
+export type { Cassette, CassetteEntry, HttpEntry, SocketEntry, SocketFrame, RecordedBody } from './cassette/cassette.js';

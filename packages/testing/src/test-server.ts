@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { SoundClone, type Billing, type SoundCloneOptions } from '@soundclone/core';
 import { API_PREFIX, HEADERS } from '@soundclone/core/internal';
 import { ChaosProxy, protocol, startServer, type AudioObserver, type Faults, type RunningServer, type ServerOptions } from '@soundclone/server';
+import { startRecording, type Recording } from './cassette/recorder.js';
 import { EchoRecognizer } from './echo/echo-recognizer.js';
 import { TestingError } from './errors.js';
 import { FaultPlayer, type FaultRun } from './faults/player.js';
@@ -72,6 +73,12 @@ export interface TestServer {
   idempotencyConflicts(): IdempotencyConflict[];
   /** Realtime socket events (connections, closes, faults), oldest first, with secrets redacted. */
   readonly sockets: readonly LoggedSocketEvent[];
+  /**
+   * Starts recording a cassette: point the app at the recording's `url` (in front of this server);
+   * `recording.cassette()` is what the app and the service said, for `startReplayServer`. Closed with
+   * the server.
+   */
+  record(): Promise<Recording>;
   /** The running service itself, for what the kit does not cover. */
   readonly service: RunningServer;
   /** Stops the proxy, every fault run and the service; nothing of it is left open. Idempotent. */
@@ -121,6 +128,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   network.retarget(service.port);
   const url = `http://127.0.0.1:${network.port}`;
   const runs = new Set<FaultPlayer>();
+  const recordings = new Set<Recording>();
   let closed: Promise<void> | undefined;
   const open = (what: string): void => {
     if (closed !== undefined) throw new TestingError('TESTING_CLOSED', `${what} after close()`);
@@ -189,11 +197,18 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     get sockets() {
       return redact(service.sockets.log.map((e) => ({ ...e })), [accessKey]);
     },
+    async record() {
+      open('record()');
+      const recording = await startRecording(url, [accessKey]);
+      recordings.add(recording);
+      return recording;
+    },
     service,
     close() {
       closed ??= (async () => {
         for (const run of runs) run.stop();
         runs.clear();
+        for (const recording of recordings) await recording.close();
         await network.close();
         await service.close();
       })();
