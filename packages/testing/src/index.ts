@@ -19,6 +19,8 @@ export { scenario, SCENARIOS, type ScenarioName, type ScenarioOptions } from './
 export { idempotencyConflicts, type IdempotencyConflict } from './idempotency-conflicts.js';
 export { redact, REDACTED, type LoggedRequest, type LoggedSocketEvent } from './redact.js';
 export { TestingError, isTestingError, ReplayMismatchError, isReplayMismatchError, type TestingErrorCode } from './errors.js';
+export { startPageServer, ISOLATION_HEADERS, type PageOptions, type PageFile, type TestPage } from './browser/page-server.js';
+export { fakeMicrophoneArgs } from './browser/chromium.js';
 export { startRecording, type Recording } from './cassette/recorder.js';
 export { startReplayServer, type ReplayServer } from './cassette/replay-server.js';
 export type { Cassette, CassetteEntry, HttpEntry, SocketEntry, SocketFrame, RecordedBody } from './cassette/cassette.js';

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { SoundClone, type Billing, type SoundCloneOptions } from '@soundclone/core';
 import { API_PREFIX, HEADERS } from '@soundclone/core/internal';
 import { ChaosProxy, protocol, startServer, type AudioObserver, type Faults, type RunningServer, type ServerOptions } from '@soundclone/server';
+import { startPageServer, type PageOptions, type TestPage } from './browser/page-server.js';
 import { startRecording, type Recording } from './cassette/recorder.js';
 import { EchoRecognizer } from './echo/echo-recognizer.js';
 import { TestingError } from './errors.js';
@@ -79,6 +80,11 @@ export interface TestServer {
    * the server.
    */
   record(): Promise<Recording>;
+  /**
+   * Serves a page for a browser test, cross-origin isolated, with a backend that mints sessions and
+   * socket tokens for it with this server's key (browser/page-server.ts). Closed with the server.
+   */
+  page(options?: PageOptions): Promise<TestPage>;
   /** The running service itself, for what the kit does not cover. */
   readonly service: RunningServer;
   /** Stops the proxy, every fault run and the service; nothing of it is left open. Idempotent. */
@@ -129,6 +135,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const url = `http://127.0.0.1:${network.port}`;
   const runs = new Set<FaultPlayer>();
   const recordings = new Set<Recording>();
+  const pages = new Set<TestPage>();
   let closed: Promise<void> | undefined;
   const open = (what: string): void => {
     if (closed !== undefined) throw new TestingError('TESTING_CLOSED', `${what} after close()`);
@@ -203,12 +210,19 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       recordings.add(recording);
       return recording;
     },
+    async page(pageOptions) {
+      open('page()');
+      const page = await startPageServer(client(), pageOptions);
+      pages.add(page);
+      return page;
+    },
     service,
     close() {
       closed ??= (async () => {
         for (const run of runs) run.stop();
         runs.clear();
         for (const recording of recordings) await recording.close();
+        for (const page of pages) await page.close();
         await network.close();
         await service.close();
       })();
