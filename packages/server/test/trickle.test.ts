@@ -34,20 +34,19 @@ describe('HTTP fault: trickle', () => {
     expect(slow.status).toBe(200);
     expect(slow.aborted).toBe(false);
     expect(JSON.parse(slow.body)).toEqual(JSON.parse(plain.body));
-    // Every piece the client read is at most what one step sends, and there were many.
-    expect(Math.max(...slow.pieces)).toBeLessThanOrEqual(24);
-    expect(slow.pieces.length).toBe(Math.ceil(Buffer.byteLength(slow.body) / 24));
+    // The body came in pieces (how many the client's reads saw depends on its pace), the plain one whole.
+    expect(slow.pieces.length).toBeGreaterThan(1);
     expect(plain.pieces.length).toBe(1);
     const logged = server.requests.filter((r) => r.path === `${PREFIX}/user/info`).map((r) => r.status);
     expect(logged.slice(-2)).toEqual([200, 200]);
   });
 
   it('trickles a failure envelope too, and refuses a rule without a pace', async () => {
-    server.faults.inject({ path: '/stt/transcriptions/tr_missing', action: { kind: 'trickle', everyMs: 1, bytes: 7 } });
+    server.faults.inject({ path: '/stt/transcriptions/tr_missing', action: { kind: 'trickle', everyMs: 5, bytes: 7 } });
     const missing = await get(`${server.url}${PREFIX}/stt/transcriptions/tr_missing`);
     expect(missing.status).toBe(404);
     expect(JSON.parse(missing.body)).toMatchObject({ code: -1, errorCode: 'NOT_FOUND' });
-    expect(missing.pieces.every((n) => n <= 7)).toBe(true);
+    expect(missing.pieces.length).toBeGreaterThan(1);
     expect(server.requests.at(-1)).toMatchObject({ status: 404, errorCode: 'NOT_FOUND' });
     expect(() => server.faults.inject({ path: '/user/info', action: { kind: 'trickle', everyMs: -1 } })).toThrow(TypeError);
     expect(() => server.faults.inject({ path: '/user/info', action: { kind: 'trickle', everyMs: 5, bytes: 0 } })).toThrow(TypeError);

@@ -43,10 +43,12 @@ describe('realtime: the onAudio observer', () => {
     // 30 frames in one burst: they reach the server together, most in the same read.
     peer.stream(1, signal, 0, 9_600);
     await peer.waitFor('usage.updated', (m) => m.rotate === true);
+    await peer.acked(3_200);
+    // The 20 frames after it are refused, the first of them at the rotation point.
+    for (let i = 0; i < 250 && peer.all('error').length < 20; i++) await sleep(20);
     await sleep(50);
     const acks = peer.all('audio.ack').map((m) => Number(m.receivedSamples));
     expect(Math.max(...acks)).toBe(3_200);
-    // The 20 frames after it are refused, the first of them at the rotation point.
     const refused = peer.all('error');
     expect(refused.map((m) => m.code)).toEqual(Array(20).fill('NOT_ACCEPTING'));
     expect(refused[0].details.receivedSamples).toBe('3200');
