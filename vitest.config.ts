@@ -9,10 +9,10 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^@soundclone\/(core|node-mic|web-audio|server|cli|testing|react|vue|svelte)$/, replacement: `${src('$1')}index.ts` },
-      // Core's subpaths (its package.json "exports"); no other package has ./internal or ./rx. web-audio's
+      // The subpaths of the packages' "exports": core's ./internal and ./rx, web-audio's ./rx. web-audio's
       // ./worklet files are built bundles, imported from dist.
       { find: /^@soundclone\/core\/internal$/, replacement: `${src('core')}internal.ts` },
-      { find: /^@soundclone\/core\/rx$/, replacement: `${src('core')}rx.ts` },
+      { find: /^@soundclone\/(core|web-audio)\/rx$/, replacement: `${src('$1')}rx.ts` },
     ],
   },
   test: {

@@ -37,19 +37,36 @@ export const PAGES = [
     target: null,
   },
   {
-    id: 'web-audio-rx',
-    label: 'Page: `attachSession` + `startCapture` (web-audio), `lines$` subscribed',
+    id: 'web-audio-capture',
+    label: 'Page: `attachSession` + `startCapture` (web-audio), `line` event',
     entry: `
       import { attachSession, startCapture } from '@soundclone/web-audio';
       const grant = await (await fetch('/api/session', { method: 'POST' })).json();
       const session = await attachSession(grant);
+      session.on('line', (line) => console.log(line.text));
       const capture = await startCapture({ session });
-      capture.lines$.subscribe((line) => console.log(line.text));
+      await capture.stop();
+      await session.finish();
+    `,
+    forbid: ['rest-client', 'rxjs'],
+    ceiling: 51_300,
+    target: 20_000,
+  },
+  {
+    id: 'web-audio-rx',
+    label: 'Page: `attachSession` + `startCapture` (web-audio), `lines$` of `captureStreams` (`@soundclone/web-audio/rx`) subscribed',
+    entry: `
+      import { attachSession, startCapture } from '@soundclone/web-audio';
+      import { captureStreams } from '@soundclone/web-audio/rx';
+      const grant = await (await fetch('/api/session', { method: 'POST' })).json();
+      const session = await attachSession(grant);
+      const capture = await startCapture({ session });
+      captureStreams(capture).lines$.subscribe((line) => console.log(line.text));
       await capture.stop();
       await session.finish();
     `,
     forbid: ['rest-client'],
-    ceiling: 54_700,
+    ceiling: 54_300,
     target: 20_000,
   },
   {
@@ -63,8 +80,8 @@ export const PAGES = [
       captions.subscribe(() => { document.body.textContent = captions.getSnapshot().lines.map((l) => l.text).join('\\n'); });
       await captions.start();
     `,
-    forbid: ['rest-client'],
-    ceiling: 59_500,
+    forbid: ['rest-client', 'rxjs'],
+    ceiling: 56_100,
     target: 20_000,
   },
   {
@@ -82,8 +99,8 @@ export const PAGES = [
       createRoot(document.body).render(h(Captions));
     `,
     external: ['react', 'react-dom', 'react-dom/client'],
-    forbid: ['rest-client'],
-    ceiling: 59_800,
+    forbid: ['rest-client', 'rxjs'],
+    ceiling: 56_400,
     target: 20_000,
   },
   {
@@ -100,8 +117,8 @@ export const PAGES = [
       createApp(Captions).mount(document.body);
     `,
     external: ['vue'],
-    forbid: ['rest-client'],
-    ceiling: 59_800,
+    forbid: ['rest-client', 'rxjs'],
+    ceiling: 56_400,
     target: 20_000,
   },
   {
@@ -114,8 +131,8 @@ export const PAGES = [
       captions.subscribe((s) => { document.body.textContent = s.lines.map((l) => l.text).join('\\n') + s.partial; });
     `,
     external: [],
-    forbid: ['rest-client'],
-    ceiling: 59_800,
+    forbid: ['rest-client', 'rxjs'],
+    ceiling: 56_300,
     target: 20_000,
   },
   {

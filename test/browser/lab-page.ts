@@ -52,12 +52,12 @@ async function run(grant: LabGrant, options: Omit<StartCaptureOptions, 'session'
     },
   });
   // A gap is reported with the first frame after it, before that frame's block is handed on.
-  capture.events$.subscribe((e) => {
+  capture.on('event', (e) => {
     lab.events.push({ ...e, ...('error' in e ? { error: (e.error as { code?: string }).code } : {}) });
     if (e.type === 'gap') lab.cuts.push({ frames, kind: 'gap' });
   });
   // A drop is reported between the blocks around it: the session's segment ends there too.
-  capture.drops$.subscribe((d) => lab.cuts.push({ frames, kind: 'drop', sessionSample: d.sessionSample }));
+  capture.on('drop', (d) => lab.cuts.push({ frames, kind: 'drop', sessionSample: d.sessionSample }));
   lab.capture = capture;
   return lab as LabRun;
 }

@@ -1,4 +1,3 @@
-import { connect as tcp } from 'node:net';
 import { LocalCluster } from '@soundclone/server';
 import type { RealtimeSocketSession, SoundClone } from '@soundclone/core';
 import { mulberry32 } from '@soundclone/core/internal';
@@ -20,7 +19,6 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 describe('realtime session: the owning node killed', () => {
   let cluster: LocalCluster;
   let client: SoundClone;
-  const nodeIds = new Map<string, number>();
   beforeAll(async () => {
     cluster = await LocalCluster.start({
       nodes: 3,
@@ -28,10 +26,6 @@ describe('realtime session: the owning node killed', () => {
       redis: true,
       nodeArgs: ['--recognizer', 'deterministic', '--retain-audio', '120', '--rotate-every-samples', String(RATE * 9)],
     });
-    for (const [index, node] of cluster.nodes.entries()) {
-      const health = (await (await fetch(`${node.url}/health`)).json()) as { nodeId: string };
-      nodeIds.set(health.nodeId, index);
-    }
     client = clientFor({ url: cluster.url });
   }, 120_000);
   afterAll(async () => {
@@ -40,9 +34,8 @@ describe('realtime session: the owning node killed', () => {
 
   /** The node holding the session's lease now (read from Redis). */
   const owner = async (sessionId: string): Promise<number> => {
-    const holder = await redisGet(cluster.redisUrl as string, `sc:rs:{${sessionId}}:lease`);
-    const index = holder === null ? undefined : nodeIds.get(holder.slice(0, holder.lastIndexOf(':')));
-    if (index === undefined) throw new Error(`no live owner for ${sessionId} (lease ${String(holder)})`);
+    const index = await cluster.sessionOwner(sessionId);
+    if (index === undefined) throw new Error(`no live owner for ${sessionId}`);
     return index;
   };
 
@@ -57,8 +50,6 @@ describe('realtime session: the owning node killed', () => {
       stalls.push(performance.now() - killedAt);
       expect(await owner(session.sessionId)).not.toBe(index);
       await cluster.restartNode(index);
-      const health = (await (await fetch(`${cluster.nodes[index]?.url}/health`)).json()) as { nodeId: string };
-      nodeIds.set(health.nodeId, index);
     };
   };
 
@@ -226,34 +217,8 @@ describe('realtime session: the owning node killed', () => {
     await cluster.killNode(index);
     const result = await finishing;
     await cluster.restartNode(index);
-    const health = (await (await fetch(`${cluster.nodes[index]?.url}/health`)).json()) as { nodeId: string };
-    nodeIds.set(health.nodeId, index);
     await checkOutcome(session, events, pcm, result);
   }, 180_000);
 });
-
-/** GET of one key over RESP (the test reads the live state's truth without a Redis client of its own). */
-function redisGet(url: string, key: string): Promise<string | null> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = tcp(Number(port), hostname);
-    let data = '';
-    socket.once('error', reject);
-    socket.once('connect', () => socket.write(`*2\r\n$3\r\nGET\r\n$${Buffer.byteLength(key)}\r\n${key}\r\n`));
-    socket.on('data', (chunk) => {
-      data += chunk.toString('utf8');
-      if (data.startsWith('$-1\r\n')) {
-        socket.destroy();
-        resolve(null);
-        return;
-      }
-      const match = /^\$(\d+)\r\n/.exec(data);
-      if (match !== null && data.length >= match[0].length + Number(match[1]) + 2) {
-        socket.destroy();
-        resolve(data.slice(match[0].length, match[0].length + Number(match[1])));
-      }
-    });
-  });
-}
 
 export { PREFIX };

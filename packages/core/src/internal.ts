@@ -58,6 +58,7 @@ export { parseServerMessage, type ParsedServerMessage } from './realtime/message
 export { ACK_WATCH } from './realtime/watch/ack-watch-options.js';
 export { CLOSE_CLASSES, UPGRADE_CLASSES, classifyLoss } from './realtime/recovery/loss-classes.js';
 export { redact } from './realtime/session-logger.js';
+export { GuardedEmitter } from './realtime/plumbing/guarded-emitter.js';
 
 // --- caption machinery (option checking, cue ids, ordering, time stamps) ---
 export { resolveCaptionOptions } from './captions/caption-options.js';

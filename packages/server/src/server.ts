@@ -40,7 +40,7 @@ import { JournalStore, type StateReport } from './store/journal/journal-store.js
 import { MemoryStore } from './store/memory-store.js';
 import { normalizePublicUrl } from './public-url.js';
 import type { Store } from './store/store.js';
-import { sleep, systemClock, type Clock } from './util/clock.js';
+import { sleep, systemClock, withTimers, type Clock, type TimedClock } from './util/clock.js';
 import { WebhookDispatcher } from './webhooks/delivery.js';
 
 export interface ServerOptions {
@@ -79,6 +79,12 @@ export interface ServerOptions {
    * `maxDecodersPerAccount`, partial interval).
    */
   readonly pocketsphinx?: PocketSphinxOptions;
+  /**
+   * The service's time (default the system clock). With `setTimer` too, the recovery window, the end
+   * of abandoned sessions, rotations on a schedule, supplement waits and batch task phases follow it
+   * (the testing kit's virtual time); without, `now` alone is replaced and timers stay real.
+   * Heartbeats, network timeouts, node heartbeats and leases always keep real time (util/clock.ts).
+   */
   readonly clock?: Clock;
   /** Batch phase durations (ms); hold a task non-terminal with a long processingMs. */
   readonly taskTiming?: Partial<TaskTiming>;
@@ -272,7 +278,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       throw new LiveStateError('REDIS_NEEDS_DATABASE', 'startServer takes redisUrl only with databaseUrl: Redis holds what a realtime session is doing now, the database what it did and what it costs');
     }
   }
-  const clock = options.clock ?? systemClock;
+  const clock = withTimers(options.clock ?? systemClock);
   // First, before anything that costs (a recognizer): a locked or damaged directory, or a database that
   // cannot be reached, is refused at once.
   if (options.store !== undefined && options.dataDir !== undefined) throw new TypeError('startServer takes a store or a dataDir, not both');
@@ -301,7 +307,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 }
 
 async function start(
-  options: ServerOptions, clock: Clock, store: Store, journal: JournalStore | undefined, realtimeLimits: RealtimeLimits, publicUrl: string | undefined,
+  options: ServerOptions, clock: TimedClock, store: Store, journal: JournalStore | undefined, realtimeLimits: RealtimeLimits, publicUrl: string | undefined,
   node: { readonly id: string; readonly internalUrl: string | undefined; readonly live: LiveStore | undefined },
 ): Promise<RunningServer> {
   const lifetime = new AbortController();

@@ -5,12 +5,14 @@
  *   TESTING_INVALID_SCRIPT    a speech script entry that cannot be placed (bad time, empty text, overlap)
  *   TESTING_INVALID_FAULT     a fault step or scenario that cannot run (unknown name, bad trigger)
  *   TESTING_NOT_FOUND         an assertion asked about a session or task the server does not know
- *   TESTING_CLOSED            the test server was used after close()
+ *   TESTING_INVALID_TIME      a time option or a duration that cannot be read, or advance() on real time
+ *   TESTING_CLOSED            the test server (or its clock) was used after close()
  *   TESTING_REPLAY_MISMATCH   the app sent a replay server something else than the cassette holds
  *                             (ReplayMismatchError: expected and received)
  *   TESTING_INVALID_CASSETTE  a cassette that is not one (another version, no entries array)
  */
-export type TestingErrorCode = 'TESTING_INVALID_SCRIPT' | 'TESTING_INVALID_FAULT' | 'TESTING_NOT_FOUND' | 'TESTING_CLOSED' | 'TESTING_REPLAY_MISMATCH' | 'TESTING_INVALID_CASSETTE';
+export type TestingErrorCode =
+  | 'TESTING_INVALID_SCRIPT' | 'TESTING_INVALID_FAULT' | 'TESTING_NOT_FOUND' | 'TESTING_INVALID_TIME' | 'TESTING_CLOSED' | 'TESTING_REPLAY_MISMATCH' | 'TESTING_INVALID_CASSETTE';
 
 export class TestingError extends Error {
   override readonly name: string = 'TestingError';

@@ -12,6 +12,8 @@ import { idempotencyConflicts, type IdempotencyConflict } from './idempotency-co
 import { redact, type LoggedRequest, type LoggedSocketEvent } from './redact.js';
 import { ScriptedRecognizer } from './speech/scripted-recognizer.js';
 import type { SpeechScript } from './speech/script.js';
+import { RealTestClock, VirtualClock, type TestClock } from './time/virtual-clock.js';
+import { resolveTime, type TimeOption } from './time/options.js';
 
 export interface TestServerOptions {
   /**
@@ -28,6 +30,8 @@ export interface TestServerOptions {
   readonly recognizer?: 'scripted' | 'deterministic' | 'echo';
   /** Seconds of audio kept per realtime session for `storedAudio` (default 600). */
   readonly retainAudioSeconds?: number;
+  /** The service's time: 'real' (default), 'virtual' (moved by `server.clock.advance()`), 'audio' (also by received audio). */
+  readonly time?: TimeOption;
   /**
    * Anything else for the service (ServerOptions of @soundclone/server): realtime timing, account
    * overrides, limits. The kit's own choices win: host, port, access keys, publicUrl (its proxy),
@@ -85,6 +89,8 @@ export interface TestServer {
    * socket tokens for it with this server's key (browser/page-server.ts). Closed with the server.
    */
   page(options?: PageOptions): Promise<TestPage>;
+  /** The service's clock: `now()`, and on virtual time `advance('1h')` (time/virtual-clock.ts). */
+  readonly clock: TestClock;
   /** The running service itself, for what the kit does not cover. */
   readonly service: RunningServer;
   /** Stops the proxy, every fault run and the service; nothing of it is left open. Idempotent. */
@@ -103,6 +109,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   }
   const retainSeconds = options.retainAudioSeconds ?? 600;
   if (!(Number.isFinite(retainSeconds) && retainSeconds >= 0)) throw new TypeError(`retainAudioSeconds must be a number of seconds, at least 0 (got ${retainSeconds})`);
+  const time = resolveTime(options.time);
+  const clock = time.mode === 'real' ? undefined : new VirtualClock(time);
   // The proxy listens first so the service can hand out its address (socket URLs) from the start.
   const network = await new ChaosProxy(0).listen();
   // Fault runs come and go; the service is told of accepted audio once, through its onAudio option.
@@ -123,6 +131,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       publicUrl: `http://127.0.0.1:${network.port}`,
       retainRealtimeAudioSamples: Math.round(retainSeconds * 16_000),
       onAudio,
+      ...(clock !== undefined ? { clock } : {}),
       ...(scripted !== undefined
         ? { recognizer: scripted, supplementPolicy: (line, kind) => scripted.supplementDecision(line.source, kind) }
         : { recognizer: options.recognizer === 'echo' ? new EchoRecognizer() : 'deterministic' }),
@@ -133,6 +142,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   }
   network.retarget(service.port);
   const url = `http://127.0.0.1:${network.port}`;
+  if (clock?.mode === 'audio') audioListeners.add(({ receivedSamples }) => clock.heard(receivedSamples));
   const runs = new Set<FaultPlayer>();
   const recordings = new Set<Recording>();
   const pages = new Set<TestPage>();
@@ -216,9 +226,11 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       pages.add(page);
       return page;
     },
+    clock: clock ?? new RealTestClock(),
     service,
     close() {
       closed ??= (async () => {
+        clock?.stop();
         for (const run of runs) run.stop();
         runs.clear();
         for (const recording of recordings) await recording.close();

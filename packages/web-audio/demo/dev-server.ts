@@ -99,9 +99,9 @@ export async function bundlePage(entry = join(here, 'page', 'main.ts')): Promise
     legalComments: 'none',
     logLevel: 'silent',
     alias: {
-      // The sources' folder, so the main entry (index.ts) and the ./internal and ./rx subpaths (internal.ts, rx.ts) resolve.
+      // The sources' folders, so the main entries (index.ts) and the ./internal and ./rx subpaths (internal.ts, rx.ts) resolve.
       '@soundclone/core': join(pkg, '..', 'core', 'src'),
-      '@soundclone/web-audio': join(pkg, 'src', 'index.ts'),
+      '@soundclone/web-audio': join(pkg, 'src'),
     },
     // Loaded at run time from this server, as an app would load the package's artifact.
     external: ['/capture-worklet-source.js'],

@@ -1,12 +1,11 @@
 export { startCapture, type StartCaptureOptions, type CaptureGateOptions } from './capture/start-capture.js';
 export { openMicrophone, type OpenMicrophoneOptions } from './capture/open-microphone.js';
-export { Capture, type CaptureDrop, type CaptureState, type CaptureStats, type CaptureResult } from './capture/capture.js';
+export { Capture, type CaptureDrop, type CaptureEvents, type CaptureState, type CaptureStateChange, type CaptureStats, type CaptureResult } from './capture/capture.js';
 export type { CaptureSession } from './capture/session.js';
 export { defaultRecoveryDelayMs, type ReacquireRequest, type RecoveryOptions, type WebCaptureEvent, type WebCaptureEventType } from './capture/health.js';
 export type { AudioLevel } from './capture/level-meter.js';
 export type { FeedTotals } from './capture/sample-feed.js';
 export { attachSession, type BrowserSessionGrant } from './session/attach-session.js';
-export { captionCues, type CueSource } from './captions/caption-cues.js';
 export { WebAudioError, isWebAudioError, type WebAudioErrorCode } from './errors.js';
 export { PROCESSOR_NAME, type CaptureMode } from './worklet/protocol.js';
 export {

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { attachCaptions, CaptionError, isSoundCloneError, type CueChange, type RealtimeSocketSession } from '@soundclone/core';
 import type { RunningServer } from '@soundclone/server';
-import { attachSession, captionCues } from '@soundclone/web-audio';
+import { attachSession } from '@soundclone/web-audio';
+import { captionCues } from '@soundclone/web-audio/rx';
 import { clientFor, feed, speech, startRealtimeServer } from '../../../test/realtime/support.ts';
 import { finalWords, latestFinal } from '../../../test/captions/support.ts';
 

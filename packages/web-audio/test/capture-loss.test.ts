@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RealtimeError, type RealtimeSocketSession } from '@soundclone/core';
 import type { CaptureDrop, CaptureResult, CaptureState, WebCaptureEvent } from '@soundclone/web-audio';
+import { captureStreams } from '../src/rx/capture-streams.ts';
 import { Capture } from '../src/capture/capture.ts';
 import type { FeedSink } from '../src/capture/sample-feed.ts';
 import { SessionWriter } from '../src/capture/session-writer.ts';
@@ -134,7 +135,7 @@ describe('a stalled page (worklet class + page side over a real MessageChannel, 
     const pool = feed.processorOptions.poolSize! * feed.processorOptions.batchFrames!;
     expect(pool / rate).toBeGreaterThanOrEqual(2); // sized by time, not 16 batches (341 ms at 48 kHz)
     const drops: CaptureDrop[] = [];
-    capture.drops$.subscribe((d) => drops.push(d));
+    capture.on('drop', (d) => drops.push(d));
     await play(1, 'alive');
     await play(1.5, 'stalled'); // a long task: survived
     await play(0.5, 'alive');
@@ -165,7 +166,7 @@ describe('a stalled page (worklet class + page side over a real MessageChannel, 
     try {
       const { capture, processor, play } = rig(s, rate, { transport: 'shared', drainMs: 2 });
       const drops: CaptureDrop[] = [];
-      capture.drops$.subscribe((d) => drops.push(d));
+      captureStreams(capture).drops$.subscribe((d) => drops.push(d));
       await play(1, 'alive');
       await play(1.5, 'stalled');
       await play(0.5, 'alive');
@@ -213,7 +214,8 @@ describe('a delivery that throws', () => {
       (globalThis as { reportError?: (e: unknown) => void }).reportError = (e) => reported.push(e); // a browser has one
         let stopping: Promise<CaptureResult> | undefined;
         const states: CaptureState[] = [];
-        capture.state$.subscribe((state) => {
+        // Through the rx view: the current state on subscribe, then each change, as the capture tells them.
+        captureStreams(capture).state$.subscribe((state) => {
           states.push(state);
           if (state === 'stopping') stopping = capture.stop(); // the app's own stop(), as the failure is in flight
         });
@@ -280,7 +282,7 @@ describe('an audio thread that stops delivering (worklet class + page side, into
     const s = await session();
     const { capture, play } = rig(s, rate, { transport: 'transfer', starvationMs: 300 });
     const events: WebCaptureEvent[] = [];
-    capture.events$.subscribe((e) => events.push(e));
+    capture.on('event', (e) => events.push(e));
     await play(0.5, 'alive'); // faster than real time: the capture runs ahead of the clock
     expect(capture.health).toMatchObject({ state: 'running', underruns: 0 });
     expect(capture.health.timeToFirstAudioMs).not.toBeNull();
@@ -332,5 +334,42 @@ describe('clock drift (worklet class + page side, into a real session)', () => {
     const result = await capture.stop();
     expect(result.worklet).toMatchObject({ exact: true, dropped: 0 });
     await checkStored(s, result, [], rate);
+  });
+});
+
+describe('what a capture tells (worklet class + page side, into a real session)', () => {
+  it('listeners and the rx view: current values on subscribe, each change once, the last health before stopped, and complete once stopped', async () => {
+    const rate = 48_000;
+    const s = await session();
+    const { capture, play } = rig(s, rate, { transport: 'transfer' });
+    const changes: Array<{ from: CaptureState; to: CaptureState }> = [];
+    const healths: string[] = [];
+    let levels = 0;
+    capture.on('state', (c) => changes.push(c)).on('health', (h) => healths.push(h.state)).on('level', () => levels++);
+    const streams = captureStreams(capture);
+    const seen = { states: [] as CaptureState[], healths: [] as string[], completed: [] as string[] };
+    streams.state$.subscribe({ next: (v) => seen.states.push(v), complete: () => seen.completed.push('state$') });
+    streams.health$.subscribe({ next: (h) => seen.healths.push(h.state), complete: () => seen.completed.push('health$') });
+    streams.drops$.subscribe({ complete: () => seen.completed.push('drops$') });
+    expect(seen).toEqual({ states: ['capturing'], healths: ['starting'], completed: [] }); // the values now, at once
+    await play(0.5, 'alive');
+    expect(levels).toBeGreaterThan(0);
+    capture.mute();
+    capture.unmute();
+    await capture.stop();
+    expect(changes).toEqual([
+      { from: 'capturing', to: 'muted' }, { from: 'muted', to: 'capturing' },
+      { from: 'capturing', to: 'stopping' }, { from: 'stopping', to: 'stopped' },
+    ]);
+    expect(healths.at(-1)).toBe('stopped');
+    expect(seen.states).toEqual(['capturing', 'muted', 'capturing', 'stopping', 'stopped']);
+    expect(seen.healths.at(-1)).toBe('stopped');
+    expect(seen.completed.sort()).toEqual(['drops$', 'health$', 'state$']);
+    // Subscribed after the stop: the current value, then completion at once.
+    const late: string[] = [];
+    streams.state$.subscribe({ next: (v) => late.push(v), complete: () => late.push('complete') });
+    streams.events$.subscribe({ next: () => late.push('event'), complete: () => late.push('events complete') });
+    expect(late).toEqual(['stopped', 'complete', 'events complete']);
+    s.close();
   });
 });

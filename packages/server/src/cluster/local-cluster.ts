@@ -2,6 +2,9 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { sessionKeys } from '../live/scripts.js';
+import { NODES } from '../protocol.js';
 import type { ServerOptions } from '../server.js';
 import { LocalClusterError } from './cluster-error.js';
 import { InProcessNode, ProcessNode, probe, type ClusterNode } from './cluster-node.js';
@@ -194,6 +197,31 @@ export class LocalCluster {
   /** Starts node `index` again on its port; resolves once it answers HTTP. */
   restartNode(index: number): Promise<void> {
     return this.node(index).restart();
+  }
+
+  /**
+   * The node (index) that holds a live session's lease now, read from Redis; undefined when nobody
+   * holds it (between an owner's loss and a takeover) or the cluster has no Redis. Each node is asked
+   * for its id (GET /health), so a restarted node is found under its new id.
+   */
+  async sessionOwner(sessionId: string): Promise<number | undefined> {
+    if (this.redisUrl === undefined) return undefined;
+    const redis = new Redis(this.redisUrl, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 2000 });
+    redis.on('error', () => undefined);
+    let holder: string | null;
+    try {
+      await redis.connect();
+      holder = await redis.get(sessionKeys(sessionId).lease);
+    } finally {
+      redis.disconnect();
+    }
+    if (holder === null) return undefined;
+    const nodeId = holder.slice(0, holder.lastIndexOf(':'));
+    for (const [index, node] of this.nodes.entries()) {
+      const health = await fetch(`${node.url}${NODES.healthPath}`, { signal: AbortSignal.timeout(2000) }).then((r) => r.json() as Promise<{ nodeId?: string }>).catch(() => undefined);
+      if (health?.nodeId === nodeId) return index;
+    }
+    return undefined;
   }
 
   /** Stops haproxy (open connections and socket tunnels are cut); the nodes and PostgreSQL keep running. */

@@ -57,7 +57,7 @@ export class LiveSession implements HeldLease {
   private latest: SessionAudio | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private lastWriteAt = -Infinity;
-  private writtenState = '';
+  private writtenState: WrittenState | undefined;
   /** `{"v":1,...identity` without its closing brace: the meta's part that never changes. */
   private readonly identityJson: string;
   private readonly durableListeners = new Set<() => void>();
@@ -98,14 +98,16 @@ export class LiveSession implements HeldLease {
    */
   sync(audio: SessionAudio, samples?: Int16Array, skipped = 0): void {
     if (this.lostFlag || this.closing) return;
-    let bytes = samples === undefined || samples.length === 0 ? Buffer.alloc(0) : Buffer.from(samples.buffer.slice(samples.byteOffset, samples.byteOffset + samples.byteLength));
+    // A view, not a copy: the frame's samples are never written to after they were accepted, and the
+    // next write copies every view it carries once (Buffer.concat).
+    let bytes = samples === undefined || samples.length === 0 ? EMPTY : Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
     this.appended += BigInt(bytes.length / 2 + skipped);
     // Skipped time (skip frames) is zeros in the open segment and the retained audio, as it reads on the
     // node; when the open segment starts after the skip (the usual case) nothing needs writing for it.
     if (skipped > 0 && (this.retain || audio.anchor < this.appended)) bytes = Buffer.alloc(skipped * 2);
     if (bytes.length > 0) this.unwritten.push(bytes);
     this.latest = audio;
-    const onlyAudio = (samples !== undefined || skipped > 0) && audio.lines.length === this.writtenLines && stateOf(audio) === this.writtenState;
+    const onlyAudio = (samples !== undefined || skipped > 0) && audio.lines.length === this.writtenLines && sameState(audio, this.writtenState);
     const wait = onlyAudio ? this.lastWriteAt + this.writeEveryMs - performance.now() : 0;
     if (wait <= 0) {
       this.write();
@@ -204,9 +206,17 @@ export class LiveSession implements HeldLease {
 }
 
 /** What besides audio and lines a write must not wait for: a new epoch, a pause, a rotation's refusal. */
-function stateOf(audio: SessionAudio): string {
-  return `${audio.epoch}:${audio.state}:${audio.accepting ? 1 : 0}:${audio.exhausted ? 1 : 0}`;
+type WrittenState = Pick<SessionAudio, 'epoch' | 'state' | 'accepting' | 'exhausted'>;
+
+function stateOf(audio: SessionAudio): WrittenState {
+  return { epoch: audio.epoch, state: audio.state, accepting: audio.accepting, exhausted: audio.exhausted };
 }
+
+function sameState(audio: SessionAudio, written: WrittenState | undefined): boolean {
+  return written !== undefined && audio.epoch === written.epoch && audio.state === written.state && audio.accepting === written.accepting && audio.exhausted === written.exhausted;
+}
+
+const EMPTY = Buffer.alloc(0);
 
 function lineRecord(line: Line): LineRecord {
   return { id: line.id, epoch: line.epoch, text: line.text, startMs: line.startMs, endMs: line.endMs, source: line.source };

@@ -11,8 +11,9 @@ import type { LiveStore } from './live-store.js';
  * Taking a session over from the node that owned it (docs/protocol.md "Several nodes"):
  *
  *   lease taken (new fencing token; `force` when the owner is known dead, else only a lapsed lease)
- *     --> durable state read --> the session rebuilt here (RealtimeSessions.restore: the open segment's
- *         audio fed to a fresh recogniser, committed lines kept, not announced again)
+ *     --> durable state read --> the session rebuilt here (RealtimeSessions.restore: the lease renewed
+ *         from now on, the recogniser prepared, the open segment's audio fed to it in pieces within the
+ *         node's work budget, committed lines kept, not announced again)
  *     --> the store's session row names this node (others forward to it from now on)
  *
  * Concurrent takeovers of one session on this node share one attempt. adopt() answers the Session,
@@ -91,7 +92,7 @@ export class Takeover {
       }
       const account = this.accountById(snapshot.identity.ownerId);
       if (account === undefined) throw new Error(`realtime session ${sessionId} belongs to an account this node does not know`);
-      const session = this.realtime.restore(account, task, snapshot, taken.token, takenAt);
+      const session = await this.realtime.restore(account, task, snapshot, taken.token, takenAt);
       await this.store.nodes.moveSession(sessionId, this.live.nodeId);
       return { kind: 'session', session };
     } catch (error) {

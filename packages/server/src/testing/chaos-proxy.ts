@@ -1,4 +1,6 @@
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
+// Real time even under a test's fake timers (util/real-timers.ts).
+import { setTimeout, clearTimeout, setInterval, clearInterval } from '../util/real-timers.js';
 
 /** One direction of a connection: what waits for the throttle, and whether reading is held back for it. */
 interface Pipe {

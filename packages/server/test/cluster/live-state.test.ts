@@ -7,6 +7,8 @@ import { redisForFile } from '../support/redis.js';
 import { freePort } from '../support/round-robin.js';
 import { KEY_A, PREFIX, start, type TestServer } from '../support/server.js';
 import { createSession, open, sleep, socketUrl, speech, storedAudio, type Peer } from '../realtime/support.js';
+import { PocketSphinxRecognizer } from '../../src/recognition/pocketsphinx/pocketsphinx-recognizer.js';
+import { CLIP_0870, CLIP_0880, CLIP_0930, concat, readClip } from '../recognition/support.js';
 
 /**
  * Realtime sessions with their live state in Redis (startServer redisUrl), two nodes in this process on
@@ -237,4 +239,72 @@ describe('live state in Redis', () => {
     const task = (await a.call('GET', `/stt/transcriptions/${created.transcriptionId}`)).body.data;
     expect(task).toMatchObject({ status: 'FAILED', error: { message: expect.stringContaining('live state of this realtime session was lost') }, billing: { state: 'RELEASED', settledCharacters: '0' } });
   });
+
+  it('an engine without restart points (PocketSphinx) taken over in the middle of a line: the new node recognises the open segment afresh and its line times stay in session time, as in one node\'s uninterrupted run', async () => {
+    const recognizers: PocketSphinxRecognizer[] = [];
+    const withSphinx = async (databaseUrl: string): Promise<TestServer> => {
+      const recognizer = new PocketSphinxRecognizer({ maxDecoders: 2, maxIdleDecoders: 0 });
+      recognizers.push(recognizer);
+      stops.push(async () => recognizer.close());
+      return node(databaseUrl, { recognizer });
+    };
+    const silence = (seconds: number): Int16Array => new Int16Array(16_000 * seconds);
+    const pcm = concat(silence(0.5), readClip(CLIP_0870.path), silence(1), readClip(CLIP_0880.path), silence(1), readClip(CLIP_0930.path), silence(1));
+    const databaseUrl = await pgsql.freshDatabase();
+    const a = await withSphinx(databaseUrl);
+    const b = await withSphinx(databaseUrl);
+    const created = await createSession(a);
+    const first = await open(socketUrl(a, { sessionId: created.sessionId }), { accessKey: KEY_A });
+    await first.waitFor('session.ready', undefined, 30_000);
+    // The cut falls inside the third clip: two lines are committed on A, the third is open.
+    const third = 16_000 * 0.5 + readClip(CLIP_0870.path).length + 16_000 + readClip(CLIP_0880.path).length + 16_000;
+    const cut = Math.floor((third + 16_000) / 320) * 320;
+    first.stream(1, pcm, 0, cut);
+    await first.acked(cut, 60_000);
+    await expect.poll(() => first.all('transcript.line').length, { timeout: 20_000 }).toBeGreaterThanOrEqual(2);
+    const anchorMs = (Number(JSON.parse((await redisMeta(created.sessionId)) ?? '{}').anchor) * 1000) / 16_000;
+    expect(anchorMs).toBeGreaterThan(5_000);
+    await a.close();
+    await first.closed;
+    const second = await open(socketUrl(b, { sessionId: created.sessionId }), { accessKey: KEY_A });
+    await second.waitFor('session.ready', undefined, 30_000);
+    second.stream(1, pcm, cut, pcm.length);
+    await second.acked(pcm.length, 60_000);
+    second.json({ type: 'session.finish', capturedSamples: String(pcm.length) });
+    await second.waitFor('session.finished', undefined, 30_000);
+    // The lines as the sockets delivered them (with their times): A's, then B's.
+    const moved = [...first.all('transcript.line'), ...second.all('transcript.line')].map((m) => m.line as { text: string; startMs: number; endMs: number });
+
+    const reference = await withSphinx(await pgsql.freshDatabase());
+    const alone = await createSession(reference);
+    const whole = await open(socketUrl(reference, { sessionId: alone.sessionId }), { accessKey: KEY_A });
+    await whole.waitFor('session.ready', undefined, 30_000);
+    whole.stream(1, pcm);
+    await whole.acked(pcm.length, 60_000);
+    whole.json({ type: 'session.finish', capturedSamples: String(pcm.length) });
+    await whole.waitFor('session.finished', undefined, 30_000);
+    const uninterrupted = whole.all('transcript.line').map((m) => m.line as { text: string; startMs: number; endMs: number });
+
+    expect(moved.length).toBe(uninterrupted.length);
+    expect(moved.length).toBe(3);
+    // The line B recognised starts after the anchor, in session time (counted from B's stream start it
+    // would be more than 5 s early), within what decoding the segment afresh may move it.
+    const last = moved[2] as { text: string; startMs: number; endMs: number };
+    expect(last.startMs).toBeGreaterThanOrEqual(anchorMs - 50);
+    moved.forEach((line, i) => {
+      expect(Math.abs(line.startMs - (uninterrupted[i]?.startMs ?? NaN))).toBeLessThanOrEqual(300);
+      expect(Math.abs(line.endMs - (uninterrupted[i]?.endMs ?? NaN))).toBeLessThanOrEqual(300);
+    });
+    expect(last.text).toBe(uninterrupted[2]?.text);
+  }, 120_000);
+
+  /** The session's meta as Redis holds it. */
+  const redisMeta = async (sessionId: string): Promise<string | null> => {
+    const kept = new Redis(redis.url);
+    try {
+      return await kept.get(`sc:rs:{${sessionId}}:meta`);
+    } finally {
+      kept.disconnect();
+    }
+  };
 });

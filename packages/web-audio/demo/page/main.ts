@@ -1,7 +1,8 @@
-import { attachSession, captionCues, isWebAudioError, openMicrophone, startCapture, type Capture, type CaptureDrop, type CaptureResult, type WebCaptureEvent } from '@soundclone/web-audio';
+import { attachSession, isWebAudioError, openMicrophone, startCapture, type Capture, type CaptureDrop, type CaptureResult, type WebCaptureEvent } from '@soundclone/web-audio';
 import { ApiError, isSoundCloneError, type CaptureHealth, type RealtimeFinishResult, type RealtimeSocketSession, type SessionHealth } from '@soundclone/core';
 import { apiErrorFromResponse, protocol } from '@soundclone/core/internal';
 import { sessionStreams } from '@soundclone/core/rx';
+import { captionCues, captureStreams } from '@soundclone/web-audio/rx';
 import { CaptionsView } from './captions-view.js';
 import { CueTrack } from './cue-track.js';
 
@@ -332,13 +333,14 @@ function watchSession(s: RealtimeSocketSession): void {
 }
 
 function watchCapture(c: Capture): void {
-  c.level$.subscribe((level) => {
+  const streams = captureStreams(c);
+  streams.level$.subscribe((level) => {
     if (capture !== c) return; // a level queued before stop() must not light the meter again
     levelDb = level.dbfs;
     // One style write per frame, however often levels arrive.
     if (levelFrame === 0) levelFrame = requestAnimationFrame(drawLevel);
   });
-  c.events$.subscribe((event) => {
+  streams.events$.subscribe((event) => {
     events.push(event.type === 'failed' ? { type: 'failed', code: (event.error as { code?: string }).code ?? event.error.name, atMs: event.atMs } : event);
     // A gap closes at the new device's first frame, before that frame is kept: the cut is here.
     // No device, no level: the meter rests until audio comes again.
@@ -349,11 +351,11 @@ function watchCapture(c: Capture): void {
       rates.push(c.sampleRate);
     }
   });
-  c.health$.subscribe((h) => {
+  streams.health$.subscribe((h) => {
     health = h;
     showHealth(h);
   });
-  c.drops$.subscribe((drop) => {
+  streams.drops$.subscribe((drop) => {
     // The session's segment ends at a drop too: the audio on each side is resampled on its own.
     segments.push(keptFrames);
     rates.push(c.sampleRate);
@@ -361,7 +363,7 @@ function watchCapture(c: Capture): void {
     const total = drops.reduce((n, d) => n + d.to - d.from, 0);
     $('drops').textContent = `${((total / c.sampleRate) * 1000).toFixed(0)} ms of audio lost (the page stalled)`;
   });
-  c.state$.subscribe((state) => {
+  streams.state$.subscribe((state) => {
     levelEl.parentElement?.classList.toggle('muted', state === 'muted' || state === 'paused');
     buttons.mute.setAttribute('aria-pressed', String(state === 'muted'));
     buttons.mute.textContent = state === 'muted' ? 'Unmute' : 'Mute';

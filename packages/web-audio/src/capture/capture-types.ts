@@ -20,7 +20,7 @@ export interface CaptureStats {
   /**
    * Frames the worklet could not deliver (the page stalled longer than the ring or pool holds: 2 s by
    * default). Live: each loss counts as soon as the page learns of it (when frames flow again, see
-   * drops$); after stop(), the worklet's own total.
+   * the `drop` events); after stop(), the worklet's own total.
    */
   readonly droppedFrames: number;
   /** Frames handed to the session's write() (it resamples them at the context's rate), taken or refused. */

@@ -1,5 +1,4 @@
-import { BehaviorSubject, Subject, type Observable } from 'rxjs';
-import { sessionStreams, type SessionStreams } from '@soundclone/core/rx';
+import { GuardedEmitter } from '@soundclone/core/internal';
 import type { CaptureCause, CaptureDevice, CaptureGap, CaptureHealth } from '@soundclone/core';
 import { WebAudioError } from '../errors.js';
 import type { CaptureMode } from '../worklet/protocol.js';
@@ -23,6 +22,30 @@ import type { CaptureSession } from './session.js';
 import type { CaptureDrop, CaptureResult, CaptureState, CaptureStats } from './capture-types.js';
 
 export type { CaptureDrop, CaptureResult, CaptureState, CaptureStats };
+
+/** The capture's state before and after a change. */
+export interface CaptureStateChange {
+  readonly from: CaptureState;
+  readonly to: CaptureState;
+}
+
+/**
+ * What a capture tells, by event name (`capture.on(name, listener)`). A listener that throws is
+ * reported (rethrown in a microtask) and the capture and the other listeners carry on. Every listener
+ * is removed once the capture stopped, after its last `health` and its `state` change to 'stopped'.
+ * The same as Observables: `captureStreams(capture)` of `@soundclone/web-audio/rx`.
+ */
+export interface CaptureEvents {
+  /** Level of the input, about 20 times a second, muted or not. */
+  level: (level: AudioLevel) => void;
+  state: (change: CaptureStateChange) => void;
+  /** Each stretch of audio lost before the page (a stalled page), once, in stream order. Rare: none in a healthy page. */
+  drop: (drop: CaptureDrop) => void;
+  /** What the capture noticed about its device, context and clock, in order (see WebCaptureEvent). */
+  event: (event: WebCaptureEvent) => void;
+  /** Health on every change and about 4 times a second (`capture.health` is the current value). */
+  health: (health: CaptureHealth) => void;
+}
 
 /** Health is published at least this often (ms), and starvation checked. */
 const HEALTH_TICK_MS = 250;
@@ -56,23 +79,6 @@ const HEALTH_TICK_MS = 250;
 export class Capture {
   readonly session: CaptureSession;
 
-  /** Level of the input, about 20 times a second, muted or not. */
-  readonly level$: Observable<AudioLevel>;
-  readonly state$: Observable<CaptureState>;
-  /** The session's streams (`sessionStreams` of @soundclone/core/rx), so a caption UI needs only the capture. */
-  readonly partials$: SessionStreams['partials$'];
-  readonly lines$: SessionStreams['lines$'];
-  /** Supplements of lines already emitted: entities, alignment, revision, language. */
-  readonly lineUpdates$: SessionStreams['lineUpdates$'];
-  /** The session's connection state (connecting, streaming, reconnecting, ...). */
-  readonly connection$: SessionStreams['state$'];
-  /** Each stretch of audio lost before the page (a stalled page), once, in stream order. Rare: none in a healthy page. */
-  readonly drops$: Observable<CaptureDrop>;
-  /** What the capture noticed about its device, context and clock, in order (see WebCaptureEvent). */
-  readonly events$: Observable<WebCaptureEvent>;
-  /** Health on every change and about 4 times a second; the current value at once on subscribe. */
-  readonly health$: Observable<CaptureHealth>;
-
   readonly #r: CaptureResources;
   readonly #slot: GraphSlot;
   /** The capture as its feeds' sink (each graph's calls go through the slot's generation check). */
@@ -84,10 +90,9 @@ export class Capture {
     failed: (error) => this.onFailed(error),
   };
   #meter: LevelMeter;
-  readonly #level = new BehaviorSubject<AudioLevel>(SILENT_LEVEL);
-  readonly #state = new BehaviorSubject<CaptureState>('capturing');
-  readonly #drops = new Subject<CaptureDrop>();
-  readonly #events = new Subject<WebCaptureEvent>();
+  readonly #emitter = new GuardedEmitter<CaptureEvents>();
+  #level: AudioLevel = SILENT_LEVEL;
+  #state: CaptureState = 'capturing';
   readonly #health: HealthReport;
   readonly #gaps = new GapBook();
   #clock: CaptureClock;
@@ -117,19 +122,10 @@ export class Capture {
     const rebuild = resources.rebuild;
     this.#builder = rebuild === undefined ? undefined : { rebuild, slot: this.#slot, sink: this.#sink, devices: resources.devices, stopped: this.#stopped.signal };
     this.session = resources.session;
-    this.level$ = this.#level.asObservable();
-    this.state$ = this.#state.asObservable();
-    const streams = sessionStreams(resources.session);
-    this.partials$ = streams.partials$;
-    this.lines$ = streams.lines$;
-    this.lineUpdates$ = streams.lineUpdates$;
-    this.connection$ = streams.state$;
-    this.drops$ = this.#drops.asObservable();
-    this.events$ = this.#events.asObservable();
-    this.#meter = new LevelMeter(this.sampleRate, resources.levelWindowMs, (level) => this.#level.next(level));
+    this.#meter = this.#levelMeter(this.sampleRate);
     this.#clock = new CaptureClock(resources.startedAt ?? performance.now(), this.sampleRate, resources.starvationMs ?? 1500);
-    this.#health = new HealthReport({ slot: this.#slot, clock: this.#clock, books: this.#books, gaps: this.#gaps, level: this.#level });
-    this.health$ = this.#health.health$;
+    const level = (): AudioLevel => this.#level;
+    this.#health = new HealthReport({ slot: this.#slot, clock: this.#clock, books: this.#books, gaps: this.#gaps, level: { get value() { return level(); } } }, (health) => this.#emit('health', health));
     this.#watch();
     const signal = resources.signal;
     if (signal !== undefined) {
@@ -160,11 +156,22 @@ export class Capture {
   }
 
   get state(): CaptureState {
-    return this.#state.value;
+    return this.#state;
   }
 
   get level(): AudioLevel {
-    return this.#level.value;
+    return this.#level;
+  }
+
+  /** Adds a listener (see CaptureEvents); none is added once the capture stopped. */
+  on<K extends keyof CaptureEvents>(event: K, listener: CaptureEvents[K]): this {
+    if (this.#state !== 'stopped') this.#emitter.on(event, listener as never);
+    return this;
+  }
+
+  off<K extends keyof CaptureEvents>(event: K, listener: CaptureEvents[K]): this {
+    this.#emitter.off(event, listener as never);
+    return this;
   }
 
   get muted(): boolean {
@@ -188,7 +195,7 @@ export class Capture {
     return this.#result;
   }
 
-  /** The capture's health now (what health$ last emitted, with the clock read now). */
+  /** The capture's health now (what `health` last told, with the clock read now). */
   get health(): CaptureHealth {
     return this.#health.snapshot();
   }
@@ -294,15 +301,15 @@ export class Capture {
    *
    * A capture whose audio cannot be handed on (the session's write() threw: a custom CaptureSession
    * failing, or a session another writer left inside a segment of another format; or the session
-   * refused a new device's rate) stops by itself, releasing everything as above: state$ goes to
-   * 'stopped', the error (WEB_AUDIO_CAPTURE_FAILED, the cause attached) is said once in events$
+   * refused a new device's rate) stops by itself, releasing everything as above: the state goes to
+   * 'stopped', the error (WEB_AUDIO_CAPTURE_FAILED, the cause attached) is said once as an `event`
    * ('failed'), reported once with reportError() (the page's error event, as a listener's exception)
    * and is `failure`, and stop() rejects with it. Audio from the failure on went nowhere (not
    * delivered, not encoded). So does a capture whose device was lost and did not come back
    * (WEB_AUDIO_DEVICE_LOST).
    */
   stop(): Promise<CaptureResult> {
-    // Set before #stop() runs: a state$ subscriber that calls stop() on 'stopping' gets this same promise.
+    // Set before #stop() runs: a `state` listener that calls stop() on 'stopping' gets this same promise.
     this.#stopping ??= Promise.resolve().then(() => this.#stop());
     this.#stopped.abort();
     return this.#stopping;
@@ -366,7 +373,7 @@ export class Capture {
     // The device clock ran through the loss: for the clock measures the frames were delivered.
     this.#clock.dropped(frames);
     this.#r.writer.endSegment();
-    this.#drops.next({ from, to: from + frames, sessionSample: this.#r.writer.sentSamples, cause: this.transport === 'shared' ? 'ring' : 'pool' });
+    this.#emit('drop', { from, to: from + frames, sessionSample: this.#r.writer.sentSamples, cause: this.transport === 'shared' ? 'ring' : 'pool' });
   }
 
   /** FeedSink: handing a block on threw; the feed delivers nothing more, so the capture stops. */
@@ -387,12 +394,12 @@ export class Capture {
     this.#unwatch = watchDevice({ context: graph.context, deviceId, track: graph.track }, this.#r.devices, {
       ended: () => void this.#lose('track-ended'),
       muted: (muted) => {
-        this.#events.next({ type: muted ? 'track-muted' : 'track-unmuted', device: this.#slot.device(), atMs: this.#now() });
+        this.#emit('event', { type: muted ? 'track-muted' : 'track-unmuted', device: this.#slot.device(), atMs: this.#now() });
         this.#health.trackMuted(muted);
       },
       contextState: (state) => this.#onContextState(state),
       devicesChanged: (present) => {
-        this.#events.next({ type: 'devices-changed', present, atMs: this.#now() });
+        this.#emit('event', { type: 'devices-changed', present, atMs: this.#now() });
         if (!present) void this.#lose('device-removed');
       },
     });
@@ -404,7 +411,7 @@ export class Capture {
     if (change.next === 'lose') {
       void this.#lose('context-closed');
     } else if (change.next === 'suspended') {
-      this.#events.next({ type: 'suspended', device: this.#slot.device(), atMs: this.#now() });
+      this.#emit('event', { type: 'suspended', device: this.#slot.device(), atMs: this.#now() });
       this.#health.set('recovering', change.reason);
       // Our own context: ask it back (the app decides about its own).
       if (this.#slot.graph.ownsContext) void this.#slot.graph.context.resume().catch(() => undefined);
@@ -439,11 +446,11 @@ export class Capture {
     if (this.#health.state !== 'running' || this.#clock.lastFrameMs === null) return;
     const reading = this.#clock.check(now);
     if (reading.started) {
-      this.#events.next({ type: 'starved', behindMs: Math.round(reading.behindMs), atMs: now });
+      this.#emit('event', { type: 'starved', behindMs: Math.round(reading.behindMs), atMs: now });
       this.#health.explain(`starved: ${Math.round(reading.behindMs)} ms behind the clock`);
     } else if (reading.ended) {
       // Caught up: how long no audio came (the last frame before to the first after), once.
-      if (reading.starvedMs !== undefined) this.#events.next({ type: 'recovered', device: this.#slot.device(), cause: 'starved', afterMs: Math.round(reading.starvedMs), atMs: now });
+      if (reading.starvedMs !== undefined) this.#emit('event', { type: 'recovered', device: this.#slot.device(), cause: 'starved', afterMs: Math.round(reading.starvedMs), atMs: now });
       this.#health.explain('audio flows');
     }
   }
@@ -459,7 +466,7 @@ export class Capture {
     const detected = this.#now();
     const lost = this.#slot.graph;
     const device = this.#slot.device();
-    this.#events.next({ type: 'device-lost', cause: 'device-lost', device, detail, atMs: detected });
+    this.#emit('event', { type: 'device-lost', cause: 'device-lost', device, detail, atMs: detected });
     const plan = planLoss({ detail, lost, lostDeviceId: device.id, builder: this.#builder, recovery: this.#r.recovery ?? {} });
     this.#health.set('recovering', plan.reason);
     if (plan.next === 'stop') {
@@ -518,7 +525,7 @@ export class Capture {
 
   /** The first frame after a gap: it is placed on the capture timeline and reported. */
   #closeGap(now: number): void {
-    for (const event of this.#gaps.close(now, this.#slot.device())) this.#events.next(event);
+    for (const event of this.#gaps.close(now, this.#slot.device())) this.#emit('event', event);
   }
 
   /**
@@ -538,8 +545,8 @@ export class Capture {
       throw this.#failure;
     }
     if (from.sampleRate !== to) {
-      this.#events.next({ type: 'rate-changed', device: this.#slot.device(), fromRate: from.sampleRate, toRate: to, atMs: this.#now() });
-      this.#meter = new LevelMeter(to, this.#r.levelWindowMs, (level) => this.#level.next(level));
+      this.#emit('event', { type: 'rate-changed', device: this.#slot.device(), fromRate: from.sampleRate, toRate: to, atMs: this.#now() });
+      this.#meter = this.#levelMeter(to);
     }
     this.#clock.restart(to);
     this.#watch();
@@ -551,12 +558,30 @@ export class Capture {
     return this.#clock.now();
   }
 
+  #levelMeter(rate: number): LevelMeter {
+    return new LevelMeter(rate, this.#r.levelWindowMs, (level) => {
+      this.#level = level;
+      this.#emit('level', level);
+    });
+  }
+
+  #emit<K extends keyof CaptureEvents>(event: K, payload: Parameters<CaptureEvents[K]>[0]): void {
+    (this.#emitter.emit as (event: K, payload: unknown) => boolean)(event, payload);
+  }
+
+  #setState(to: CaptureState): void {
+    const from = this.#state;
+    if (from === 'stopped') return;
+    this.#state = to;
+    this.#emit('state', { from, to });
+  }
+
   // ------------------------------------------------------------------------------------------------
   // Stop
   // ------------------------------------------------------------------------------------------------
 
   async #stop(): Promise<CaptureResult> {
-    this.#state.next('stopping');
+    this.#setState('stopping');
     this.#unwatch();
     if (this.#tick !== undefined) clearInterval(this.#tick);
     // A cut under way (a setDevice() or a loss) finishes first: the cut graph's last frames reach the
@@ -584,8 +609,9 @@ export class Capture {
     const result = this.#books.result(this.stats);
     this.#result = result;
     this.#health.set(this.#failure !== undefined ? 'failed' : 'stopped', this.#failure?.message ?? 'stopped');
-    this.#state.next('stopped');
-    for (const subject of [this.#state, this.#level, this.#drops, this.#events, this.#health]) subject.complete();
+    this.#health.complete();
+    this.#setState('stopped');
+    this.#emitter.removeAllListeners();
     if (this.#failure !== undefined) throw this.#failure;
     return result;
   }
@@ -602,7 +628,7 @@ export class Capture {
   }
 
   /**
-   * The capture stops by itself: the failure said in events$ ('failed') and reported, then stop().
+   * The capture stops by itself: the failure said as an `event` ('failed') and reported, then stop().
    * Every way a capture fails by itself comes here; the first failure counts, and a later one (a
    * feed's, a cut's, an install's, while the first is being stopped) says and reports nothing more.
    */
@@ -610,7 +636,7 @@ export class Capture {
     if (this.#failure !== undefined) return;
     const failure = captureFailure(error, asIs);
     this.#failure = failure;
-    this.#events.next({ type: 'failed', error: failure, atMs: this.#now() });
+    this.#emit('event', { type: 'failed', error: failure, atMs: this.#now() });
     // Reported whether or not the app ever calls stop(); the stop() promise carries it too.
     reportLater(failure);
     void this.stop().catch(() => undefined);
@@ -624,7 +650,7 @@ export class Capture {
 
   #publishState(): void {
     if (this.#stopping !== undefined) return;
-    this.#state.next(this.#paused ? 'paused' : this.#muted ? 'muted' : 'capturing');
+    this.#setState(this.#paused ? 'paused' : this.#muted ? 'muted' : 'capturing');
   }
 
   #assertRunning(call: string): void {

@@ -1,4 +1,3 @@
-import { BehaviorSubject, type Observable } from 'rxjs';
 import type { CaptureHealth } from '@soundclone/core';
 import type { CaptureBooks } from './capture-books.js';
 import type { CaptureClock } from './capture-clock.js';
@@ -17,21 +16,20 @@ export interface HealthSources {
 
 /**
  * The capture's health (core's CaptureHealth): its state and the reason in words, which the capture
- * sets, and the readings of the clock, books and gaps, taken at each snapshot. Published on every
- * change and whenever the capture asks (its tick); the current value at once on subscribe.
+ * sets, and the readings of the clock, books and gaps, taken at each snapshot. Handed to `publish`
+ * on every change and whenever the capture asks (its tick), until complete().
  */
 export class HealthReport {
-  readonly health$: Observable<CaptureHealth>;
   readonly #from: HealthSources;
-  readonly #subject: BehaviorSubject<CaptureHealth>;
+  readonly #publish: (health: CaptureHealth) => void;
+  #done = false;
   #state: CaptureHealth['state'] = 'starting';
   #reason = 'opened, no audio yet';
   #trackMuted = false;
 
-  constructor(from: HealthSources) {
+  constructor(from: HealthSources, publish: (health: CaptureHealth) => void) {
     this.#from = from;
-    this.#subject = new BehaviorSubject(this.snapshot());
-    this.health$ = this.#subject.asObservable();
+    this.#publish = publish;
   }
 
   get state(): CaptureHealth['state'] {
@@ -67,11 +65,12 @@ export class HealthReport {
   }
 
   publish(): void {
-    if (!this.#subject.closed) this.#subject.next(this.snapshot());
+    if (!this.#done) this.#publish(this.snapshot());
   }
 
+  /** Nothing is published after this. */
   complete(): void {
-    this.#subject.complete();
+    this.#done = true;
   }
 
   /** The health now, times rounded to whole ms since startCapture(). */

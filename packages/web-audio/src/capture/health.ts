@@ -1,7 +1,7 @@
 import type { CaptureEvent as CoreCaptureEvent, CaptureDevice } from '@soundclone/core';
 
 /**
- * What a browser capture tells as it happens (capture.events$): core's capture events, the same a
+ * What a browser capture tells as it happens (its `event` listeners): core's capture events, the same a
  * Node microphone reports, plus what only the browser says about a device:
  *   'track-muted' / 'track-unmuted'  the browser or the OS muted the track (it delivers silence meanwhile;
  *                                    reported, nothing to recover)

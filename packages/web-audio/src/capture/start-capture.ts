@@ -43,7 +43,7 @@ export interface StartCaptureOptions {
   readonly transport?: 'auto' | 'shared' | 'transfer';
   /**
    * shared: ring length in ms of audio (default 2000): how long the page's thread may stall before
-   * audio is lost (reported in drops$ and stats.droppedFrames, never filled in).
+   * audio is lost (reported as `drop` events and in stats.droppedFrames, never filled in).
    */
   readonly ringMs?: number;
   /** shared: how often the page drains the ring, ms (default 20). */
@@ -75,7 +75,7 @@ export interface StartCaptureOptions {
   /**
    * What happens when the device goes away (its track ends, it leaves the device list, the context is
    * closed): by default the capture looks for a microphone it opened (or openMicrophone() did) again,
-   * else opens the default one, and goes on in the same session, the gap recorded (events$, health,
+   * else opens the default one, and goes on in the same session, the gap recorded (`event` listeners, health,
    * gaps); WEB_AUDIO_DEVICE_LOST when nothing comes back. A `stream` the app got elsewhere is never
    * re-opened by getUserMedia: `reacquire` supplies its replacement, and without it its loss ends the
    * capture with WEB_AUDIO_DEVICE_LOST. `{ enabled: false }`: the capture stops cleanly instead (no

@@ -1,9 +1,9 @@
-import { attachCaptions, type AttachCaptionsOptions, type RealtimeSocketOptions, type RealtimeSocketSession, type SessionLine, type StateChange } from '@soundclone/core';
+import { attachCaptions, type AttachCaptionsOptions, type CaptureHealth, type RealtimeSocketOptions, type RealtimeSocketSession, type SessionLine, type StateChange } from '@soundclone/core';
 import { WebAudioError } from '../errors.js';
 import { attachSession, type BrowserSessionGrant } from '../session/attach-session.js';
 import { startCapture, type StartCaptureOptions } from '../capture/start-capture.js';
 import { openMicrophone } from '../capture/open-microphone.js';
-import type { Capture } from '../capture/capture.js';
+import type { Capture, CaptureState } from '../capture/capture.js';
 import { IDLE, withCue, withLine, type LiveCaptionsSnapshot, type LiveCaptionsStatus } from './snapshot.js';
 
 export type { LiveCaptionsSnapshot, LiveCaptionsStatus };
@@ -281,19 +281,20 @@ export class LiveCaptions {
 
   #watchCapture(run: Run, capture: Capture): void {
     const mine = (): boolean => this.#run === run;
-    const health = capture.health$.subscribe((h) => {
+    const health = (h: CaptureHealth): void => {
       if (mine()) this.#set({ capture: h });
-    });
+    };
     // A capture stops by itself only when it failed (the device did not come back, the session refused audio).
-    const state = capture.state$.subscribe((s) => {
+    const state = ({ to }: { to: CaptureState }): void => {
       if (!mine() || run.stopped) return;
-      if (s === 'stopped' && capture.failure !== undefined) this.#fail(run, capture.failure);
-      else if (s === 'muted' || s === 'capturing') this.#set({ muted: s === 'muted' });
-    });
-    run.cleanups.push(() => {
-      health.unsubscribe();
-      state.unsubscribe();
-    });
+      if (to === 'stopped' && capture.failure !== undefined) this.#fail(run, capture.failure);
+      else if (to === 'muted' || to === 'capturing') this.#set({ muted: to === 'muted' });
+    };
+    capture.on('health', health).on('state', state);
+    run.cleanups.push(() => void capture.off('health', health).off('state', state));
+    // The values now, as the listeners would have told them.
+    health(capture.health);
+    state({ to: capture.state });
   }
 
   /** The run failed: say why, then release everything as stop() does. */

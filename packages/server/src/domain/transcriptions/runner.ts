@@ -3,7 +3,7 @@ import { collect, feedOf } from '../../media/recognizer-feed.js';
 import { BATCH_LEASES, RECOGNIZER_REFUSALS } from '../../protocol.js';
 import { isRecognizerError } from '../../recognition/errors.js';
 import type { Recognizer } from '../../recognition/recognizer.js';
-import { sleep, type Clock } from '../../util/clock.js';
+import { sleepOn, type TimedClock } from '../../util/clock.js';
 import { EXPORTERS } from '../../exports/index.js';
 import type { ClaimedTask, Lease, Store, TaskPatch, TaskRow } from '../../store/store.js';
 import { renderExport } from './downloads.js';
@@ -49,7 +49,8 @@ export class TranscriptionRunner {
     private readonly uploads: Uploads,
     private readonly recognizer: Recognizer,
     private readonly timing: TaskTiming,
-    private readonly clock: Clock,
+    /** The service's clock: the phases (queueMs, processingMs, reconcilingMs) pass by it. */
+    private readonly clock: TimedClock,
   ) {}
 
   /** `media`: the track at hand when this node just created the task; else read from the store by task.source. */
@@ -71,7 +72,7 @@ export class TranscriptionRunner {
         return;
       }
       if (task.status === 'QUEUED') {
-        await sleep(this.timing.queueMs, signal);
+        await sleepOn(this.clock, this.timing.queueMs, signal);
         // The server is closing or the task went to another node: leave it where it is.
         if (signal.aborted) return;
         task = await this.write(lease, { status: 'PROCESSING' });
@@ -95,7 +96,7 @@ export class TranscriptionRunner {
         const result = this.recognizer.recognizeFeeds !== undefined
           ? await this.recognizer.recognizeFeeds({ ...recognition, feeds })
           : await this.recognizer.recognize({ ...recognition, channels: feeds.map(collect) });
-        await sleep(this.timing.processingMs, signal);
+        await sleepOn(this.clock, this.timing.processingMs, signal);
         if (signal.aborted) return;
         const transcript = buildTranscript(result, options);
         task = await this.write(lease, { status: 'RECONCILING', transcript, detectedLanguage: transcript.languageCode, audioDurationMs: BigInt(track.durationMs) });
@@ -105,7 +106,7 @@ export class TranscriptionRunner {
         ended = true;
         return;
       }
-      await sleep(this.timing.reconcilingMs, signal);
+      await sleepOn(this.clock, this.timing.reconcilingMs, signal);
       if (signal.aborted) return;
       let exportFailed = false;
       const cache = this.tasks.exportsOf(task.id);

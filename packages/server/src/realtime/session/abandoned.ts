@@ -1,6 +1,6 @@
 import { ABANDONED_SESSIONS } from '../../protocol.js';
 import { isStoreError, type RealtimeSettlement, type Store, type TaskRow } from '../../store/store.js';
-import { sleep } from '../../util/clock.js';
+import { repeatOn, sleep, systemClock, type TimedClock } from '../../util/clock.js';
 import type { RecoveryWindow } from './recovery-window.js';
 
 /**
@@ -58,28 +58,29 @@ export async function settleUntilStored(store: Pick<Store, 'settleRealtime'>, ta
 
 /**
  * The timer that asks the registry to end its abandoned sessions. Started when the first session is
- * made (a node without realtime sessions keeps no timer), stopped at shutdown; unref'd, so it never
- * keeps a process alive.
+ * made (a node without realtime sessions keeps no timer), stopped at shutdown; a background timer, so
+ * it never keeps a process alive. It runs on the service's clock, as the recovery window it follows
+ * does. (The settlement retries above stay on real time: they wait for a store, which keeps its own.)
  */
 export class AbandonedSweep {
-  private timer: ReturnType<typeof setInterval> | undefined;
+  private cancel: (() => void) | undefined;
   private stopped = false;
 
   constructor(
     private readonly everyMs: number,
     private readonly sweep: () => void,
+    private readonly clock: TimedClock = systemClock,
   ) {}
 
   /** Starts the timer once; a no-op while it runs or after stop(). */
   start(): void {
-    if (this.timer !== undefined || this.stopped) return;
-    this.timer = setInterval(this.sweep, this.everyMs);
-    this.timer.unref();
+    if (this.cancel !== undefined || this.stopped) return;
+    this.cancel = repeatOn(this.clock, this.everyMs, this.sweep, { background: true });
   }
 
   stop(): void {
     this.stopped = true;
-    clearInterval(this.timer);
-    this.timer = undefined;
+    this.cancel?.();
+    this.cancel = undefined;
   }
 }

@@ -5,6 +5,7 @@ import { applySupplement, mergeSegments, requestedKinds, textOf } from './lines.
 
 export { requestedKinds } from './lines.js';
 import { SkippedTime } from './skipped-time.js';
+import { systemClock, type TimedClock } from '../../util/clock.js';
 
 /**
  * One realtime session's audio state (spec "Real-time session"; the realtime socket drives it).
@@ -182,9 +183,9 @@ export class SessionAudio {
   private streamBase = 0n;
   /** Samples skipped before the current recogniser stream started (its positions count only audio fed). */
   private skippedAtBase = 0n;
-  private rotationTimer: ReturnType<typeof setTimeout> | undefined;
+  private cancelRotation: (() => void) | undefined;
   /** Delayed supplements (fault injection); cleared on close so no timer outlives the session. */
-  private readonly supplementTimers = new Set<ReturnType<typeof setTimeout>>();
+  private readonly supplementTimers = new Set<() => void>();
   private retained: Int16Array[] | undefined;
   private retainedSamples = 0;
   /** Captured time the client declared skipped: in `received`, never fed, charged or stored as audio. */
@@ -208,6 +209,8 @@ export class SessionAudio {
     private readonly rotation: RotationSchedule = {},
     private readonly retention?: AudioRetention,
     private readonly onRecognizerFailure?: (error: unknown) => void,
+    /** The service's clock: rotations on a schedule and delayed supplements follow it. */
+    private readonly clock: TimedClock = systemClock,
   ) {
     if (retention !== undefined) this.retained = [];
     this.armRotation();
@@ -455,7 +458,7 @@ export class SessionAudio {
   /** Clears every timer (close, server shutdown). Idempotent. */
   dispose(): void {
     this.disarmRotation();
-    for (const timer of this.supplementTimers) clearTimeout(timer);
+    for (const cancel of this.supplementTimers) cancel();
     this.supplementTimers.clear();
   }
 
@@ -513,16 +516,16 @@ export class SessionAudio {
 
   private armRotation(): void {
     const every = this.rotation.rotateEveryMs;
-    if (every === undefined || this.rotationTimer !== undefined) return;
-    this.rotationTimer = setTimeout(() => {
-      this.rotationTimer = undefined;
+    if (every === undefined || this.cancelRotation !== undefined) return;
+    this.cancelRotation = this.clock.setTimer(every, () => {
+      this.cancelRotation = undefined;
       this.rotate();
-    }, every);
+    });
   }
 
   private disarmRotation(): void {
-    if (this.rotationTimer !== undefined) clearTimeout(this.rotationTimer);
-    this.rotationTimer = undefined;
+    this.cancelRotation?.();
+    this.cancelRotation = undefined;
   }
 
   /** Delivers a withheld supplement (the delayed-supplement socket faults call this). */
@@ -585,20 +588,21 @@ export class SessionAudio {
       if (decision === 'now') {
         this.apply(line, kind);
       } else if (decision !== 'withhold') {
-        const timer = setTimeout(() => {
-          this.supplementTimers.delete(timer);
+        const cancel = this.clock.setTimer(decision.delayMs, () => {
+          this.supplementTimers.delete(cancel);
           if (line.pending.has(kind) && this.state !== 'CLOSED') this.apply(line, kind);
-        }, decision.delayMs);
-        this.supplementTimers.add(timer);
+        });
+        this.supplementTimers.add(cancel);
       }
     }
   }
 
   /**
    * Another node's session taken over (src/live): the cursors, state and committed lines as that node
-   * made them durable, then the open segment's audio (from `anchor`) fed to this fresh recogniser
-   * stream, which was opened at the anchor's restart point. Lines are not announced again; supplements
-   * of restored lines are applied at once (they follow from the recognised words).
+   * made them durable; the received cursor stands at `anchor` until replay() has fed the open segment's
+   * audio (`state.open`) to this fresh recogniser stream, which was opened at the anchor's restart
+   * point. Lines are not announced again; supplements of restored lines are applied at once (they
+   * follow from the recognised words).
    */
   restore(state: RestoredAudio): void {
     this.epoch = state.epoch;
@@ -614,6 +618,10 @@ export class SessionAudio {
     this.streamBase = state.anchor;
     this.skipped.add(state.skipped);
     this.skippedAtBase = state.skipped;
+    // Without a restart state the stream was opened fresh: its clock starts at the anchor. The audio
+    // fed before it is the anchor less the time skipped by then (an engine without restart points has
+    // its open segment start after the last skip: feed() commits it first).
+    if (state.anchorState === undefined) this.skipped.startedAfter(state.anchor - state.skipped);
     if (!this.accepting || this.state !== 'ACTIVE') this.disarmRotation();
     for (const kept of state.lines) {
       const line: Line = { ...kept, revisedText: null, languageCode: null, languageProbability: null, entities: [], words: [], characterAlignments: [], pending: new Set(requestedKinds(this.options)) };
@@ -624,10 +632,13 @@ export class SessionAudio {
       this.retained = [state.retained];
       this.retainedSamples = state.retained.length;
     }
-    if (state.open.length > 0) {
-      this.received += BigInt(state.open.length);
-      this.handle(this.stream.push(state.open));
-    }
+  }
+
+  /** Part of a restored open segment, in order: fed to the recogniser as audio received before the takeover. */
+  replay(samples: Int16Array): void {
+    if (samples.length === 0) return;
+    this.received += BigInt(samples.length);
+    this.handle(this.stream.push(samples));
   }
 
   private apply(line: Line, kind: SupplementKind): void {

@@ -1,3 +1,5 @@
+import type { TimedClock } from '../../util/clock.js';
+
 /**
  * The recovery window of one realtime session: while no socket is attached a deadline runs;
  * a socket that attaches before it cancels it and resumes the same session from the received cursor.
@@ -10,17 +12,18 @@
  *   running --attach()--> cancelled (deadline null)
  *   running --timer--> expired (onExpire called once; attach refused from then on)
  *
- * It starts when the session is created, so a session no socket ever reaches expires as well.
+ * It starts when the session is created, so a session no socket ever reaches expires as well. Its
+ * deadline and timer follow the service's clock (util/clock.ts), so a test can drive it.
  */
 export class RecoveryWindow {
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  private cancelTimer: (() => void) | undefined;
   private deadlineMs: number | null = null;
   private expiredFlag = false;
   private expiredAtMs: number | null = null;
 
   constructor(
     private readonly windowMs: number,
-    private readonly now: () => number,
+    private readonly clock: TimedClock,
     private readonly onExpire: () => void,
   ) {}
 
@@ -42,19 +45,19 @@ export class RecoveryWindow {
   remainingMs(): number {
     if (this.expiredFlag) return 0;
     if (this.deadlineMs === null) return this.windowMs;
-    return Math.max(0, this.deadlineMs - this.now());
+    return Math.max(0, this.deadlineMs - this.clock.now());
   }
 
   /** A socket detached (or the session was just created). */
   start(): void {
-    if (this.expiredFlag || this.timer !== undefined) return;
-    this.deadlineMs = this.now() + this.windowMs;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
+    if (this.expiredFlag || this.cancelTimer !== undefined) return;
+    this.deadlineMs = this.clock.now() + this.windowMs;
+    this.cancelTimer = this.clock.setTimer(this.windowMs, () => {
+      this.cancelTimer = undefined;
       this.expiredFlag = true;
-      this.expiredAtMs = this.now();
+      this.expiredAtMs = this.clock.now();
       this.onExpire();
-    }, this.windowMs);
+    });
   }
 
   /** A socket attached: stops the clock. Returns false once expired (the attach must be refused). */
@@ -66,8 +69,8 @@ export class RecoveryWindow {
 
   /** Clears the timer without expiring (finish, server shutdown). */
   dispose(): void {
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
     this.deadlineMs = null;
   }
 }

@@ -5,7 +5,7 @@ import { isRecognizerError } from '../../recognition/errors.js';
 import type { Recognizer, RecognizerStream } from '../../recognition/recognizer.js';
 import { dec } from '../../util/decimal.js';
 import { randomId } from '../../util/ids.js';
-import type { Clock } from '../../util/clock.js';
+import type { TimedClock } from '../../util/clock.js';
 import type { Account } from '../../domain/accounts/accounts.js';
 import { available, realtimeMinimum, receivedDurationMs } from '../../domain/accounts/billing.js';
 import { isExistingKey, isRefusal, isStoreError, type IdempotencyRow, type NewIdempotencyKey, type RealtimeSettlement, type Store, type TaskRow } from '../../store/store.js';
@@ -18,6 +18,7 @@ import { tellObserver, type AudioObserver } from './audio-observer.js';
 import { tokenSessionId, type TokenAging } from './token-aging.js';
 import { SessionAudio, type FeedOutcome, type ResumeOutcome, type SessionNotice, type SupplementKind, type SupplementPolicy } from './audio.js';
 import { initialMeta, LiveSession, type LiveSnapshot } from '../../live/live-session.js';
+import { chargeWorkTurn, nextWorkTurn, workTurnOpen } from '../work-turns.js';
 import { capturedFrom, insufficient, liveUnavailable, nodeFull, sessionLimit } from './refusals.js';
 import { issueSocketToken, verifySocketToken } from './socket-token.js';
 import type { AttachOutcome, CreateOutcome, RealtimeLimits, RealtimeNode, RealtimeTiming, Session } from './session-types.js';
@@ -62,13 +63,13 @@ export class RealtimeSessions {
     private readonly store: Store,
     private readonly recognizer: Recognizer,
     private readonly timing: RealtimeTiming,
-    private readonly clock: Clock,
+    private readonly clock: TimedClock,
     private readonly supplementPolicy: SupplementPolicy = () => 'now',
     private readonly limits: RealtimeLimits = { maxOpenSessionsPerAccount: ACCOUNT_LIMITS.defaultMaxOpenSessions },
     /** Test hooks: told after each accepted frame (ServerOptions.onAudio); sessions whose tokens expired early (faults.socket). */
     private readonly hooks: { readonly onAudio?: AudioObserver; readonly tokens?: TokenAging } = {},
   ) {
-    this.abandonedSweep = new AbandonedSweep(sweepIntervalMs(this.abandonAfterMs), () => void this.endAbandoned());
+    this.abandonedSweep = new AbandonedSweep(sweepIntervalMs(this.abandonAfterMs), () => void this.endAbandoned(), clock);
   }
 
   /** How long after its recovery window passed an untouched session is ended (RealtimeTiming.abandonAfterMs). */
@@ -216,7 +217,13 @@ export class RealtimeSessions {
    * from its durable state with a fresh recogniser stream fed the open segment's audio; its recovery
    * window starts as for a socket that went away.
    */
-  restore(account: Account, task: Task, snapshot: LiveSnapshot, token: string, takenAt: number): Session {
+  /**
+   * A session taken over from Redis (live/takeover.ts): its lease is held (renewed) from the start; the
+   * recogniser is prepared off the event loop, then the open segment's audio is fed to it in pieces
+   * within the node's work budget (work-turns.ts), so a long open segment never holds the loop (and
+   * the renewals of every lease of this node) for seconds. Rejects when the lease is lost meanwhile.
+   */
+  async restore(account: Account, task: Task, snapshot: LiveSnapshot, token: string, takenAt: number): Promise<Session> {
     const live = this.node.live;
     if (live === undefined) throw new Error('restore needs the live state');
     const existing = this.sessions.get(snapshot.identity.sessionId);
@@ -224,8 +231,32 @@ export class RealtimeSessions {
     const { sessionId, request, createdAt } = snapshot.identity;
     const stream = this.openStream(account, request, snapshot.audio.anchorState);
     const session = this.build(account, request, task, sessionId, createdAt, stream);
-    session.audio.restore(snapshot.audio);
-    this.follow(session, new LiveSession(live, snapshot.identity, token, { received: snapshot.received, lines: snapshot.audio.lines.length, anchor: snapshot.audio.anchor, takenAt }, this.timing.retainAudioMaxSamples !== undefined, (reason) => this.drop(session, reason)));
+    let lost = false;
+    const held = new LiveSession(live, snapshot.identity, token, { received: snapshot.received, lines: snapshot.audio.lines.length, anchor: snapshot.audio.anchor, takenAt }, this.timing.retainAudioMaxSamples !== undefined, (reason) => {
+      lost = true;
+      this.drop(session, reason);
+    });
+    try {
+      session.audio.restore(snapshot.audio);
+      await session.audio.prepare();
+      for (let at = 0; at < snapshot.audio.open.length && !lost; ) {
+        if (!workTurnOpen()) {
+          await new Promise<void>((resolve) => nextWorkTurn(resolve));
+          continue;
+        }
+        const started = performance.now();
+        const piece = snapshot.audio.open.subarray(at, at + REPLAY_PIECE_SAMPLES);
+        session.audio.replay(piece);
+        at += piece.length;
+        chargeWorkTurn(performance.now() - started);
+      }
+      if (lost || held.lost) throw new Error(`realtime session ${sessionId}: its lease was lost while it was being taken over`);
+    } catch (error) {
+      held.lose('fenced');
+      session.audio.close();
+      throw error;
+    }
+    this.follow(session, held);
     this.sessions.set(sessionId, session);
     session.recovery.start();
     this.abandonedSweep.start();
@@ -284,6 +315,7 @@ export class RealtimeSessions {
       (error) => {
         if (session !== undefined) this.fail(session, error);
       },
+      this.clock,
     );
     audio.spending = new StoreSpendingGuard(this.store, task.id);
     session = {
@@ -295,7 +327,7 @@ export class RealtimeSessions {
       request,
       createdAt,
       notices: [],
-      recovery: new RecoveryWindow(t.recoveryWindowMs, () => this.clock.now(), () => {
+      recovery: new RecoveryWindow(t.recoveryWindowMs, this.clock, () => {
         audio.expire();
         this.closeInStore(id);
         this.expiredUnfinished.add(id);
@@ -666,11 +698,11 @@ export class RealtimeSessions {
     const budget = Math.max(0, Math.min(this.timing.supplementWaitMs, SERVER_LIMITS.finishSupplementWaitMs, session.recovery.remainingMs()));
     return new Promise((resolve) => {
       const done = (): void => {
-        clearTimeout(timer);
+        cancel();
         unsubscribe();
         resolve();
       };
-      const timer = setTimeout(done, budget);
+      const cancel = this.clock.setTimer(budget, done);
       const unsubscribe = audio.subscribe((event) => {
         if (event.type === 'transcript.supplement' && !pending()) done();
       });
@@ -699,6 +731,8 @@ export class RealtimeSessions {
 
 /** A finish's settlement the database did not take is written again after this (ms), the wait doubling (settleUntilStored). */
 const SETTLE_RETRY_FIRST_WAIT_MS = 200;
+/** A taken-over open segment is fed to the recogniser this much at a time (0.25 s; PocketSphinx: ~50 ms), within the work budget. */
+const REPLAY_PIECE_SAMPLES = REALTIME.sampleRate / 4;
 
 /** details.reason of a realtime creation refused because this server drains (docs/protocol.md "Several nodes"). */
 export const NODE_DRAINING_REASON = 'NODE_DRAINING';

@@ -16,6 +16,12 @@ import type { RecognizedSegment, StreamEvent } from '../../recognition/recognize
  */
 export class SkippedTime {
   #samples = 0n;
+  /**
+   * Audio an earlier recogniser stream of the session was fed and the current one does not count: a
+   * stream that another node opened fresh (its engine has no restart points) counts from the open
+   * segment's start, not the session's. Its times move by this too.
+   */
+  #uncounted = 0n;
 
   /** Samples skipped so far. */
   get samples(): bigint {
@@ -26,10 +32,16 @@ export class SkippedTime {
     this.#samples += samples;
   }
 
-  /** The recogniser's events with their times in capture time (the same array when nothing was skipped). */
+  /** The current recogniser stream started fresh after `samples` of audio fed to an earlier one. */
+  startedAfter(samples: bigint): void {
+    this.#uncounted = samples;
+  }
+
+  /** The recogniser's events with their times in capture time (the same array when there is nothing to move). */
   shift(events: StreamEvent[]): StreamEvent[] {
-    if (this.#samples === 0n || events.length === 0) return events;
-    const offsetMs = (Number(this.#samples) * 1000) / REALTIME.sampleRate;
+    const offset = this.#samples + this.#uncounted;
+    if (offset === 0n || events.length === 0) return events;
+    const offsetMs = (Number(offset) * 1000) / REALTIME.sampleRate;
     return events.map((event) => (event.type === 'segment' ? { ...event, segment: shiftSegment(event.segment, offsetMs) } : event));
   }
 }

@@ -1,4 +1,6 @@
 import type { AckMode } from './faults.js';
+// Real time even under a test's fake timers (util/real-timers.ts).
+import { setTimeout, clearTimeout } from '../../util/real-timers.js';
 
 /**
  * When `audio.ack` goes out. Leading and trailing throttle: the first accepted frame after a

@@ -7,12 +7,15 @@ import type { RealtimeSessions, Session } from '../session/sessions.js';
 import { dec } from '../../util/decimal.js';
 import { LIVE_STATE } from '../../protocol.js';
 import { AckThrottle } from './ack-throttle.js';
+import { chargeWorkTurn, nextWorkTurn, workTurnOpen } from '../work-turns.js';
 import { Heartbeat } from './heartbeat.js';
 import { Outbox } from './outbox.js';
 import { SocketLifetime } from './lifetime.js';
 import { errorMessage, lineMessage, noticeMessage, parseClientMessage, resumeEpoch, supplementMessage, type ServerMessage } from './messages.js';
 import type { SocketConfig, SocketLogEntry } from './config.js';
 import type { SocketFaults } from './faults.js';
+// Real time even under a test's fake timers (util/real-timers.ts).
+import { setTimeout, clearTimeout, clearImmediate } from '../../util/real-timers.js';
 
 export type { SocketConfig, SocketLogEntry } from './config.js';
 
@@ -30,7 +33,9 @@ const LITTLE_ENDIAN = endianness() === 'LE';
  *   preparing --the recogniser failed (session FAILED)--> session.finished + close 4409
  *   ready --socketLifetimeMs (socket.recycle before it)--> audio.ack + close 4002
  *
- * Frames are handled in the order they arrive, synchronously. The one exception: a frame whose
+ * Frames are handled in the order they arrive, synchronously while the node's work budget of this
+ * loop iteration lasts (work-turns.ts; past it they wait in `inbox`, the socket paused, for a later
+ * iteration). The one exception to the order: a frame whose
  * spending check must wait for the store (an engine with transactions, at most once per started
  * second; the in-memory and journal engines never wait) holds the socket's later messages in
  * `behindSpending`, frames and text alike, until the store answered; then that frame is fed again
@@ -47,7 +52,9 @@ export class Connection {
   /** The socket lifetime limit, when the server has one (lifetime.ts). */
   private lifetime: SocketLifetime | undefined;
   private readTimer: ReturnType<typeof setTimeout> | undefined;
-  /** Messages waiting while a slow-reads fault delays processing. */
+  /** The inbox's next turn when the node's work budget was spent (work-turns.ts). */
+  private turnTimer: NodeJS.Immediate | undefined;
+  /** Messages waiting, in order: a slow-reads fault delays processing, or the node's work budget of this loop iteration is spent. */
   private readonly inbox: Array<{ readonly buffer: Buffer; readonly isBinary: boolean }> = [];
   /** Messages that came while the recogniser was being prepared, before session.ready. */
   private readonly early: Array<{ readonly buffer: Buffer; readonly isBinary: boolean }> = [];
@@ -290,25 +297,48 @@ export class Connection {
 
   private accept(buffer: Buffer, isBinary: boolean): void {
     this.heartbeat?.touch();
-    if (this.inbox.length > 0 || this.faults.readDelayMs(this.session.id) > 0) {
-      // Slow consumer (fault): one message per delay, and the TCP socket paused meanwhile so the
-      // client's send buffer grows as it would against a struggling server. The inbox holds at most
-      // what ws had already read when we paused.
+    if (this.inbox.length > 0 || this.faults.readDelayMs(this.session.id) > 0 || !workTurnOpen()) {
+      // Later, in order, and the TCP socket paused meanwhile (the inbox holds at most what ws had
+      // already read): a slow consumer (fault) takes one message per delay, so the client's send
+      // buffer grows as it would against a struggling server; a spent work budget waits for the next
+      // loop iteration, so timers (heartbeats, acks, lease renewals) run in between.
       this.inbox.push({ buffer, isBinary });
       this.ws.pause();
-      if (this.readTimer === undefined) this.readTimer = setTimeout(() => this.drainInbox(), this.faults.readDelayMs(this.session.id));
+      this.scheduleInbox();
       return;
     }
-    this.process(buffer, isBinary);
+    this.processTimed(buffer, isBinary);
+  }
+
+  private scheduleInbox(): void {
+    if (this.readTimer !== undefined || this.turnTimer !== undefined || this.disposed) return;
+    const delayMs = this.faults.readDelayMs(this.session.id);
+    if (delayMs > 0) this.readTimer = setTimeout(() => this.drainInbox(), delayMs);
+    else this.turnTimer = nextWorkTurn(() => this.drainInbox());
   }
 
   private drainInbox(): void {
     this.readTimer = undefined;
+    this.turnTimer = undefined;
     if (this.disposed || this.halfOpen) return;
-    const next = this.inbox.shift();
-    if (next !== undefined) this.process(next.buffer, next.isBinary);
-    if (this.inbox.length > 0) this.readTimer = setTimeout(() => this.drainInbox(), this.faults.readDelayMs(this.session.id));
-    else if (!this.waitingForSpending) this.ws.resume();
+    if (this.faults.readDelayMs(this.session.id) > 0) {
+      const next = this.inbox.shift();
+      if (next !== undefined) this.processTimed(next.buffer, next.isBinary);
+    } else {
+      while (this.inbox.length > 0 && workTurnOpen() && !this.disposed && !this.halfOpen) {
+        const next = this.inbox.shift() as { readonly buffer: Buffer; readonly isBinary: boolean };
+        this.processTimed(next.buffer, next.isBinary);
+      }
+    }
+    if (this.inbox.length > 0) this.scheduleInbox();
+    else if (!this.waitingForSpending && !this.disposed) this.ws.resume();
+  }
+
+  /** process(), its time counted against the node's work budget of this loop iteration. */
+  private processTimed(buffer: Buffer, isBinary: boolean): void {
+    const started = performance.now();
+    this.process(buffer, isBinary);
+    chargeWorkTurn(performance.now() - started);
   }
 
   private process(buffer: Buffer, isBinary: boolean): void {
@@ -400,14 +430,20 @@ export class Connection {
     if (failure === undefined) {
       // Fed again: checked against the session as it is now (a REST pause or finish, a newer
       // socket's frames), and the guard answers this frame at once.
-      this.process(buffer, true);
+      this.processTimed(buffer, true);
     } else {
       this.storeUnavailable(buffer, failure.error);
     }
     while (!this.waitingForSpending && !this.disposed && !this.halfOpen) {
+      if (!workTurnOpen() && this.behindSpending.length > 0) {
+        // The rest waits for a later turn, ahead of what the inbox holds (it came before).
+        this.inbox.unshift(...this.behindSpending.splice(0));
+        this.scheduleInbox();
+        return;
+      }
       const next = this.behindSpending.shift();
       if (next === undefined) break;
-      this.process(next.buffer, next.isBinary);
+      this.processTimed(next.buffer, next.isBinary);
     }
     if (!this.waitingForSpending && !this.disposed && this.inbox.length === 0) this.ws.resume();
   }
@@ -614,6 +650,8 @@ export class Connection {
     this.acks.cancel();
     if (this.readTimer !== undefined) clearTimeout(this.readTimer);
     this.readTimer = undefined;
+    if (this.turnTimer !== undefined) clearImmediate(this.turnTimer);
+    this.turnTimer = undefined;
     this.inbox.length = 0;
     this.early.length = 0;
     this.behindSpending.length = 0;

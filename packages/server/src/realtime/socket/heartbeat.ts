@@ -1,3 +1,6 @@
+// Real time even under a test's fake timers (util/real-timers.ts).
+import { setInterval, clearInterval } from '../../util/real-timers.js';
+
 /**
  * App-level heartbeat of one socket. Browsers can neither send nor see WebSocket ping
  * frames, so liveness is JSON: the server sends `{ type: "ping", id }` every intervalMs and counts any

@@ -1,4 +1,6 @@
 import { recycleNoticeMs } from '@soundclone/core/internal';
+// Real time even under a test's fake timers (util/real-timers.ts).
+import { setTimeout, clearTimeout } from '../../util/real-timers.js';
 
 /**
  * The server's limit on how long one socket lives (`realtimeTiming.socketLifetimeMs`), as hosted

@@ -12,6 +12,8 @@ import type { RealtimeSessions, Session } from '../session/sessions.js';
 import { randomId } from '../../util/ids.js';
 import { tokenSessionId } from '../session/token-aging.js';
 import { Connection, type SocketConfig, type SocketLogEntry } from './connection.js';
+// Real time even under a test's fake timers (util/real-timers.ts).
+import { setTimeout, clearTimeout } from '../../util/real-timers.js';
 
 /**
  * The realtime socket endpoint: a `ws` server in noServer mode on the HTTP server's
