@@ -28,6 +28,7 @@ export {
   type Line, type LineWord, type AudioRetention, type ResumeOutcome, type SpendingGuard, type RestoredAudio,
 } from './realtime/session/audio.js';
 export type { RealtimeOptions } from './realtime/session/options.js';
+export type { AudioObserver, AcceptedAudio } from './realtime/session/audio-observer.js';
 export type { RealtimeTiming } from './realtime/session/sessions.js';
 export type { SocketConfig, SocketLogEntry } from './realtime/socket/config.js';
 export type { SocketFaults, SocketFaultRule, SocketFaultHandle, SocketFaultTarget, AckMode } from './realtime/socket/faults.js';

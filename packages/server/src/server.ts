@@ -25,6 +25,7 @@ import { answerClientError, refuseBlankLinePreamble } from './http/parser-refusa
 import { RequestPipeline, type RequestLogEntry } from './http/pipeline.js';
 import { Router } from './http/router.js';
 import type { SupplementPolicy } from './realtime/session/audio.js';
+import type { AudioObserver } from './realtime/session/audio-observer.js';
 import { RealtimeSessions, type RealtimeLimits, type RealtimeTiming } from './realtime/session/sessions.js';
 import type { SocketConfig, SocketLogEntry } from './realtime/socket/config.js';
 import { SocketServer } from './realtime/socket/server.js';
@@ -116,6 +117,12 @@ export interface ServerOptions {
    * (faults.socket rules take precedence).
    */
   readonly supplementPolicy?: SupplementPolicy;
+  /**
+   * Told synchronously after each audio frame a realtime session on this node accepts, with the
+   * session's id and its received samples (realtime/session/audio-observer.ts): where a test acts at
+   * an exact point of a stream. Skip frames are not audio and are not reported.
+   */
+  readonly onAudio?: AudioObserver;
   /** Delays before webhook retries (ms); the number of entries is the number of retries. */
   readonly webhookRetryDelaysMs?: readonly number[];
   /** Host-name resolver for mediaUrl and notifyUrl (tests point names at chosen addresses). */
@@ -348,6 +355,7 @@ async function start(
     clock,
     supplementPolicy,
     realtimeLimits,
+    { ...(options.onAudio !== undefined ? { onAudio: options.onAudio } : {}), tokens: faults.socket.tokens },
   );
   const takeover = node.live !== undefined ? new Takeover(node.live, store, realtime, (id) => accounts.byId(id), () => clock.now()) : undefined;
   const services: Services = {

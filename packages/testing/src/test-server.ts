@@ -1,11 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { SoundClone, type Billing, type SoundCloneOptions } from '@soundclone/core';
 import { API_PREFIX, HEADERS } from '@soundclone/core/internal';
-import { ChaosProxy, protocol, startServer, type Faults, type RunningServer, type ServerOptions } from '@soundclone/server';
-import { tapAudio } from './audio-tap.js';
+import { ChaosProxy, protocol, startServer, type AudioObserver, type Faults, type RunningServer, type ServerOptions } from '@soundclone/server';
+import { startPageServer, type PageOptions, type TestPage } from './browser/page-server.js';
+import { startRecording, type Recording } from './cassette/recorder.js';
+import { EchoRecognizer } from './echo/echo-recognizer.js';
 import { TestingError } from './errors.js';
 import { FaultPlayer, type FaultRun } from './faults/player.js';
 import type { FaultStep } from './faults/steps.js';
+import { idempotencyConflicts, type IdempotencyConflict } from './idempotency-conflicts.js';
 import { redact, type LoggedRequest, type LoggedSocketEvent } from './redact.js';
 import { ScriptedRecognizer } from './speech/scripted-recognizer.js';
 import type { SpeechScript } from './speech/script.js';
@@ -20,9 +23,11 @@ export interface TestServerOptions {
   readonly script?: SpeechScript;
   /**
    * `scripted` (default): lines come from the script. `deterministic`: the service's own recognizer,
-   * which makes up words from the audio (tones become words; the same audio, the same words).
+   * which makes up words from the audio (tones become words; the same audio, the same words). `echo`:
+   * the words spoken in audio from `echoAudio(script)` (EchoRecognizer), so what the SDK did to the
+   * audio on its way shows.
    */
-  readonly recognizer?: 'scripted' | 'deterministic';
+  readonly recognizer?: 'scripted' | 'deterministic' | 'echo';
   /** Seconds of audio kept per realtime session for `storedAudio` (default 600). */
   readonly retainAudioSeconds?: number;
   /** The service's time: 'real' (default), 'virtual' (moved by `server.clock.advance()`), 'audio' (also by received audio). */
@@ -30,7 +35,8 @@ export interface TestServerOptions {
   /**
    * Anything else for the service (ServerOptions of @soundclone/server): realtime timing, account
    * overrides, limits. The kit's own choices win: host, port, access keys, publicUrl (its proxy),
-   * retained audio, and with the scripted recognizer the recognizer and the supplement policy.
+   * retained audio, and with the scripted recognizer the recognizer and the supplement policy. An
+   * `onAudio` given here is told before the kit's fault runs.
    */
   readonly server?: Partial<ServerOptions>;
 }
@@ -65,8 +71,24 @@ export interface TestServer {
   storedAudio(session: SessionRef): Promise<Int16Array>;
   /** REST requests the service answered, oldest first (the last 1,000), with secrets redacted. */
   readonly requests: readonly LoggedRequest[];
+  /**
+   * Requests refused 409 IDEMPOTENCY_CONFLICT (an Idempotency-Key reused with another body), oldest
+   * first, each with the request that first used the key.
+   */
+  idempotencyConflicts(): IdempotencyConflict[];
   /** Realtime socket events (connections, closes, faults), oldest first, with secrets redacted. */
   readonly sockets: readonly LoggedSocketEvent[];
+  /**
+   * Starts recording a cassette: point the app at the recording's `url` (in front of this server);
+   * `recording.cassette()` is what the app and the service said, for `startReplayServer`. Closed with
+   * the server.
+   */
+  record(): Promise<Recording>;
+  /**
+   * Serves a page for a browser test, cross-origin isolated, with a backend that mints sessions and
+   * socket tokens for it with this server's key (browser/page-server.ts). Closed with the server.
+   */
+  page(options?: PageOptions): Promise<TestPage>;
   /** The service's clock: `now()`, and on virtual time `advance('1h')` (time/virtual-clock.ts). */
   readonly clock: TestClock;
   /** The running service itself, for what the kit does not cover. */
@@ -81,9 +103,9 @@ export interface TestServer {
  */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const accessKey = `sk_test_${randomBytes(12).toString('hex')}`;
-  const scripted = options.recognizer === 'deterministic' ? undefined : new ScriptedRecognizer(options.script ?? []);
-  if (options.recognizer !== undefined && options.recognizer !== 'scripted' && options.recognizer !== 'deterministic') {
-    throw new TestingError('TESTING_INVALID_SCRIPT', `recognizer: 'scripted' or 'deterministic' (got ${JSON.stringify(options.recognizer)})`);
+  const scripted = options.recognizer === 'deterministic' || options.recognizer === 'echo' ? undefined : new ScriptedRecognizer(options.script ?? []);
+  if (options.recognizer !== undefined && options.recognizer !== 'scripted' && options.recognizer !== 'deterministic' && options.recognizer !== 'echo') {
+    throw new TestingError('TESTING_INVALID_SCRIPT', `recognizer: 'scripted', 'deterministic' or 'echo' (got ${JSON.stringify(options.recognizer)})`);
   }
   const retainSeconds = options.retainAudioSeconds ?? 600;
   if (!(Number.isFinite(retainSeconds) && retainSeconds >= 0)) throw new TypeError(`retainAudioSeconds must be a number of seconds, at least 0 (got ${retainSeconds})`);
@@ -91,6 +113,12 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const clock = time.mode === 'real' ? undefined : new VirtualClock(time);
   // The proxy listens first so the service can hand out its address (socket URLs) from the start.
   const network = await new ChaosProxy(0).listen();
+  // Fault runs come and go; the service is told of accepted audio once, through its onAudio option.
+  const audioListeners = new Set<AudioObserver>();
+  const onAudio: AudioObserver = (audio) => {
+    options.server?.onAudio?.(audio);
+    for (const listener of [...audioListeners]) listener(audio);
+  };
   let service: RunningServer;
   try {
     service = await startServer({
@@ -102,10 +130,11 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       accessKeys: [accessKey],
       publicUrl: `http://127.0.0.1:${network.port}`,
       retainRealtimeAudioSamples: Math.round(retainSeconds * 16_000),
+      onAudio,
       ...(clock !== undefined ? { clock } : {}),
       ...(scripted !== undefined
         ? { recognizer: scripted, supplementPolicy: (line, kind) => scripted.supplementDecision(line.source, kind) }
-        : { recognizer: 'deterministic' }),
+        : { recognizer: options.recognizer === 'echo' ? new EchoRecognizer() : 'deterministic' }),
     });
   } catch (error) {
     await network.close();
@@ -113,9 +142,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   }
   network.retarget(service.port);
   const url = `http://127.0.0.1:${network.port}`;
-  const tap = tapAudio(service);
-  if (clock?.mode === 'audio') tap.add((_, received) => clock.heard(received));
+  if (clock?.mode === 'audio') audioListeners.add(({ receivedSamples }) => clock.heard(receivedSamples));
   const runs = new Set<FaultPlayer>();
+  const recordings = new Set<Recording>();
+  const pages = new Set<TestPage>();
   let closed: Promise<void> | undefined;
   const open = (what: string): void => {
     if (closed !== undefined) throw new TestingError('TESTING_CLOSED', `${what} after close()`);
@@ -134,6 +164,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     return response;
   };
   const own = new SoundClone({ accessKey, baseUrl: service.url, maxRetries: 0, fetch: ownFetch });
+  const loggedRequests = (): LoggedRequest[] => redact(service.requests.filter((r) => !ownRequests.has(r.requestId)).map((r) => ({ ...r })), [accessKey]);
   const idOf = (ref: SessionRef): string => (typeof ref === 'string' ? ref : ref.sessionId);
 
   return {
@@ -142,12 +173,16 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     client,
     setScript(script) {
       open('setScript()');
-      if (scripted === undefined) throw new TestingError('TESTING_INVALID_SCRIPT', "setScript(): this server uses the deterministic recognizer (started with recognizer: 'deterministic')");
+      if (scripted === undefined) throw new TestingError('TESTING_INVALID_SCRIPT', `setScript(): this server hears the audio, not a script (started with recognizer: '${options.recognizer}')`);
       scripted.setScript(script);
     },
     playFaults(steps, playOptions = {}) {
       open('playFaults()');
-      const run = new FaultPlayer(steps, { faults: service.faults, proxy: network, onAudio: (listener) => tap.add(listener) }, playOptions.session === undefined ? undefined : idOf(playOptions.session));
+      const run = new FaultPlayer(steps, { faults: service.faults, proxy: network, onAudio: (listener) => {
+        const observer: AudioObserver = (audio) => listener(audio.sessionId, audio.receivedSamples);
+        audioListeners.add(observer);
+        return () => audioListeners.delete(observer);
+      } }, playOptions.session === undefined ? undefined : idOf(playOptions.session));
       runs.add(run);
       return run;
     },
@@ -171,10 +206,25 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       return new Int16Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 2).slice();
     },
     get requests() {
-      return redact(service.requests.filter((r) => !ownRequests.has(r.requestId)).map((r) => ({ ...r })), [accessKey]);
+      return loggedRequests();
+    },
+    idempotencyConflicts() {
+      return idempotencyConflicts(loggedRequests());
     },
     get sockets() {
       return redact(service.sockets.log.map((e) => ({ ...e })), [accessKey]);
+    },
+    async record() {
+      open('record()');
+      const recording = await startRecording(url, [accessKey]);
+      recordings.add(recording);
+      return recording;
+    },
+    async page(pageOptions) {
+      open('page()');
+      const page = await startPageServer(client(), pageOptions);
+      pages.add(page);
+      return page;
     },
     clock: clock ?? new RealTestClock(),
     service,
@@ -183,6 +233,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
         clock?.stop();
         for (const run of runs) run.stop();
         runs.clear();
+        for (const recording of recordings) await recording.close();
+        for (const page of pages) await page.close();
         await network.close();
         await service.close();
       })();

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { isSoundCloneError, ApiError } from '@soundclone/core';
+import { isSoundCloneError, ApiError, SoundClone } from '@soundclone/core';
 import { isTestingError, scriptAudio, startTestServer, type TestServer } from '@soundclone/testing';
 
 /** Counts of the handle kinds that say something was left open (sockets, servers, timers). */
@@ -88,11 +88,37 @@ describe('startTestServer', () => {
     for (const [kind, count] of Object.entries(after)) expect({ kind, count }).toEqual({ kind, count: Math.min(count, before[kind] ?? 0) });
   });
 
+  it('leaves nothing behind when closed with a recording relaying a live socket, a page server and a body trickling', async () => {
+    await settle();
+    const before = openHandles();
+    const server = await startTestServer({ script: [{ at: 0, say: 'one two' }] });
+    const recording = await server.record();
+    const page = await server.page();
+    const app = server.client({ maxRetries: 0 });
+    const session = await new SoundClone({ accessKey: server.accessKey, baseUrl: recording.url }).stt.realtime.connect();
+    session.writePcm16(new Int16Array(3_200));
+    expect((await fetch(page.url)).status).toBe(200);
+    const rule = server.faults.http.inject({ path: '/user/info', action: { kind: 'trickle', everyMs: 30_000, bytes: 1 } });
+    const trickling = app.user.info().catch((e: unknown) => e);
+    // The answer has begun (its first byte sent, the next 30 s away) when the rule was taken.
+    for (let i = 0; i < 200 && rule.hits === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(rule.hits).toBe(1);
+    await server.close();
+    session.close();
+    expect(await trickling).toBeInstanceOf(Error);
+    await settle();
+    const after = openHandles();
+    for (const [kind, count] of Object.entries(after)) expect({ kind, count }).toEqual({ kind, count: Math.min(count, before[kind] ?? 0) });
+    for (const url of [recording.url, page.url]) await expect(fetch(url)).rejects.toThrow();
+  });
+
   it('refuses use after close() with TESTING_CLOSED; close() is idempotent', async () => {
     const server = await startTestServer();
     await server.close();
     await server.close();
     expect(() => server.client()).toThrow(expect.objectContaining({ code: 'TESTING_CLOSED' }));
+    await expect(server.record()).rejects.toMatchObject({ code: 'TESTING_CLOSED' });
+    await expect(server.page()).rejects.toMatchObject({ code: 'TESTING_CLOSED' });
   });
 
   it('logs the app’s requests with the key redacted, and not the kit’s own lookups', async () => {

@@ -33,31 +33,47 @@ export function failureBody(error: ApiError, requestId: string): string {
   return JSON.stringify(body);
 }
 
-export function writeJson(res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}): void {
-  res.writeHead(status, {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': String(Buffer.byteLength(body)),
-    ...headers,
-  });
-  res.end(body);
+/** An answer ready to send: its status, headers and body bytes. */
+export interface Rendered {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly body: Buffer;
 }
 
-export function writeReply(res: ServerResponse, reply: Reply, requestId: string): void {
-  if (reply.kind === 'answered') return;
+export function renderJson(status: number, body: string, headers: Record<string, string> = {}): Rendered {
+  const bytes = Buffer.from(body, 'utf8');
+  return { status, body: bytes, headers: { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(bytes.length), ...headers } };
+}
+
+/** A handler's reply as sent (undefined for `answered`: the handler sent it itself). */
+export function renderReply(reply: Reply, requestId: string): Rendered | undefined {
+  if (reply.kind === 'answered') return undefined;
   const base = { [HEADERS.requestId]: requestId, ...reply.headers };
   if (reply.kind === 'raw') {
     const body = typeof reply.body === 'string' ? Buffer.from(reply.body, 'utf8') : reply.body;
-    res.writeHead(reply.status ?? 200, {
-      'Content-Type': reply.contentType,
-      'Content-Length': String(body.length),
-      ...base,
-    });
-    res.end(body);
-    return;
+    return { status: reply.status ?? 200, body, headers: { 'Content-Type': reply.contentType, 'Content-Length': String(body.length), ...base } };
   }
-  writeJson(res, reply.status ?? 200, successBody(reply.data, reply.message), base);
+  return renderJson(reply.status ?? 200, successBody(reply.data, reply.message), base);
+}
+
+export function renderError(error: ApiError, requestId: string, headers: Record<string, string> = {}): Rendered {
+  return renderJson(error.status, failureBody(error, requestId), { [HEADERS.requestId]: requestId, ...headers });
+}
+
+export function send(res: ServerResponse, rendered: Rendered): void {
+  res.writeHead(rendered.status, rendered.headers);
+  res.end(rendered.body);
+}
+
+export function writeJson(res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}): void {
+  send(res, renderJson(status, body, headers));
+}
+
+export function writeReply(res: ServerResponse, reply: Reply, requestId: string): void {
+  const rendered = renderReply(reply, requestId);
+  if (rendered !== undefined) send(res, rendered);
 }
 
 export function writeError(res: ServerResponse, error: ApiError, requestId: string, headers: Record<string, string> = {}): void {
-  writeJson(res, error.status, failureBody(error, requestId), { [HEADERS.requestId]: requestId, ...headers });
+  send(res, renderError(error, requestId, headers));
 }

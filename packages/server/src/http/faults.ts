@@ -10,12 +10,16 @@ import { SocketFaults } from '../realtime/socket/faults.js';
  *   dropAfterProcessing   processes the request fully, then destroys the connection without answering
  *                         (the client cannot know it succeeded: the case idempotency keys exist for)
  *   delay                 waits `ms` before processing
+ *   trickle               processes the request, answers the status and headers at once, then the
+ *                         body `bytes` at a time (default 16), `everyMs` apart: a slow link or a slow
+ *                         server as the client's body reading and per-attempt timeout meet it
  */
 export type FaultAction =
   | { readonly kind: 'status'; readonly status: number; readonly retryAfterSec?: number }
   | { readonly kind: 'dropBeforeProcessing' }
   | { readonly kind: 'dropAfterProcessing' }
-  | { readonly kind: 'delay'; readonly ms: number };
+  | { readonly kind: 'delay'; readonly ms: number }
+  | { readonly kind: 'trickle'; readonly everyMs: number; readonly bytes?: number };
 
 export interface FaultRule {
   /** HTTP method; any when omitted. */
@@ -47,6 +51,10 @@ export class Faults {
   readonly socket = new SocketFaults();
 
   inject(rule: FaultRule): FaultHandle {
+    const action = rule.action;
+    if (action.kind === 'trickle' && !(Number.isSafeInteger(action.everyMs) && action.everyMs >= 0 && (action.bytes === undefined || (Number.isSafeInteger(action.bytes) && action.bytes >= 1)))) {
+      throw new TypeError(`a trickle fault takes everyMs (whole milliseconds, at least 0) and bytes (a whole number, at least 1; got ${JSON.stringify(action)})`);
+    }
     const active: ActiveRule = { rule, remaining: rule.times ?? 1, hits: 0 };
     this.rules.push(active);
     const rules = (): ActiveRule[] => this.rules;

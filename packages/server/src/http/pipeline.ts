@@ -7,10 +7,11 @@ import { HEADERS } from '@soundclone/core/internal';
 import { ID_PREFIXES } from '../protocol.js';
 import { sleep } from '../util/clock.js';
 import { randomId } from '../util/ids.js';
-import { failureBody, writeError, writeJson, writeReply } from './envelope.js';
-import { injectedFailure, type Faults } from './faults.js';
+import { failureBody, renderError, renderReply, send, writeJson, type Rendered } from './envelope.js';
+import { injectedFailure, type FaultAction, type Faults } from './faults.js';
 import { requestTurn } from './heavy-turns.js';
 import { ResponseBudget, type ResponseLimits } from './response-budget.js';
+import { trickle } from './trickle.js';
 import type { Router } from './router.js';
 
 export interface RequestLogEntry {
@@ -19,6 +20,8 @@ export interface RequestLogEntry {
   readonly status: number | 'dropped';
   readonly requestId: string;
   readonly idempotencyKey?: string;
+  /** The failure envelope's errorCode, for a request answered with one (409 IDEMPOTENCY_CONFLICT, …). */
+  readonly errorCode?: string;
 }
 
 export interface PipelineDeps {
@@ -46,7 +49,8 @@ const REQUEST_LOG_SIZE = 1000;
  *   handler         its reply in the success envelope, an ApiError in the failure envelope
  *                   (envelope.ts); the store's database unreachable is a 503 SERVICE_UNAVAILABLE
  *                   with Retry-After; anything else is a 500 INTERNAL
- *   request log     method, path, status (or 'dropped'), request id and Idempotency-Key
+ *   request log     method, path, status (or 'dropped'), request id, Idempotency-Key and a
+ *                   failure's errorCode
  */
 export class RequestPipeline {
   /** The last 1,000 requests, oldest first. */
@@ -86,8 +90,8 @@ export class RequestPipeline {
     const method = req.method ?? 'GET';
     const url = new URL(req.url ?? '/', 'http://localhost');
     const idempotencyKey = req.headers['idempotency-key'];
-    const entry = (status: number | 'dropped'): RequestLogEntry => ({
-      method, path: url.pathname, status, requestId, ...(typeof idempotencyKey === 'string' ? { idempotencyKey } : {}),
+    const entry = (status: number | 'dropped', errorCode?: string): RequestLogEntry => ({
+      method, path: url.pathname, status, requestId, ...(typeof idempotencyKey === 'string' ? { idempotencyKey } : {}), ...(errorCode !== undefined ? { errorCode } : {}),
     });
     const fault = faults.take(method, url.pathname);
     if (fault?.kind === 'dropBeforeProcessing') {
@@ -100,7 +104,7 @@ export class RequestPipeline {
       req.resume();
       writeJson(res, fault.status, failureBody(error, requestId), { [HEADERS.requestId]: requestId, ...headers });
       budget.track(res);
-      this.log(entry(fault.status));
+      this.log(entry(fault.status, error.code));
       return;
     }
     if (fault?.kind === 'delay') await sleep(fault.ms, signal);
@@ -115,8 +119,8 @@ export class RequestPipeline {
         req.socket.destroy();
         return;
       }
-      writeReply(res, reply, requestId);
-      budget.track(res);
+      const rendered = renderReply(reply, requestId);
+      if (rendered !== undefined) await this.answer(res, rendered, budget, fault);
       this.log(entry(reply.status ?? 200));
     } catch (caught) {
       const error = asApiError(caught);
@@ -128,12 +132,20 @@ export class RequestPipeline {
       // A body we stopped reading cannot be followed by another request on this connection.
       const headers: Record<string, string> = error.code === 'PAYLOAD_TOO_LARGE' || error.code === 'STORAGE_QUOTA_EXCEEDED' ? { Connection: 'close' } : {};
       if (error.retryAfterSec !== undefined) headers[HEADERS.retryAfter] = String(error.retryAfterSec);
-      if (!res.headersSent) {
-        writeError(res, error, requestId, headers);
-        budget.track(res);
-      }
-      this.log(entry(error.status));
+      if (!res.headersSent) await this.answer(res, renderError(error, requestId, headers), budget, fault);
+      this.log(entry(error.status, error.code));
     }
+  }
+
+  /** Sends an answer: at once, or trickled when a `trickle` fault took this request. */
+  private async answer(res: ServerResponse, rendered: Rendered, budget: ResponseBudget, fault: FaultAction | undefined): Promise<void> {
+    if (fault?.kind !== 'trickle') {
+      send(res, rendered);
+      budget.track(res);
+      return;
+    }
+    const { 'Content-Length': _length, ...headers } = rendered.headers;
+    await trickle(res, rendered.status, headers, rendered.body, { bytes: fault.bytes ?? 16, everyMs: fault.everyMs }, this.deps.signal);
   }
 
   private log(entry: RequestLogEntry): void {

@@ -106,6 +106,9 @@ export class FaultPlayer implements FaultRun {
       case 'rotate':
         socket.rotateNow(sessionId);
         return;
+      case 'expireToken':
+        socket.expireTokens(sessionId);
+        return;
       case 'withholdAcks':
         this.hold(socket.inject({ kind: 'withholdAcks', sessionId }), step.forMs);
         return;

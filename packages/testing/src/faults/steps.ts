@@ -17,6 +17,11 @@ export type FaultTrigger = { readonly at: AudioTime; readonly afterMs?: never } 
  *   withholdAcks, delayAcks   the service holds acks back, for `forMs` (default: until the run stops)
  *   withholdSupplements,
  *   delaySupplements          the same for the session's supplements (`kinds`: all when omitted)
+ *   expireToken               every socket token issued for the session so far expires (as if its
+ *                             ten minutes had passed); the open socket goes on, the next socket
+ *                             opened with such a token is refused 401, a token from the session's
+ *                             socket-token endpoint is valid. Pair it with `cut` or `close` to make
+ *                             the SDK open the next socket there and then.
  */
 export type FaultAction =
   | { readonly do: 'cut' }
@@ -24,6 +29,7 @@ export type FaultAction =
   | { readonly do: 'halfOpen' }
   | { readonly do: 'close'; readonly code?: number }
   | { readonly do: 'rotate' }
+  | { readonly do: 'expireToken' }
   | { readonly do: 'withholdAcks'; readonly forMs?: number }
   | { readonly do: 'delayAcks'; readonly ms: number; readonly forMs?: number }
   | { readonly do: 'withholdSupplements'; readonly kinds?: readonly SupplementKind[]; readonly forMs?: number }
@@ -34,7 +40,7 @@ export type FaultStep = FaultTrigger & FaultAction;
 /** A step checked: its trigger in samples or milliseconds. */
 export type PlacedStep = { readonly index: number; readonly atSample?: bigint; readonly afterMs?: number; readonly step: FaultStep };
 
-const ACTIONS: ReadonlySet<string> = new Set(['cut', 'stall', 'halfOpen', 'close', 'rotate', 'withholdAcks', 'delayAcks', 'withholdSupplements', 'delaySupplements']);
+const ACTIONS: ReadonlySet<string> = new Set(['cut', 'stall', 'halfOpen', 'close', 'rotate', 'expireToken', 'withholdAcks', 'delayAcks', 'withholdSupplements', 'delaySupplements']);
 
 /** Checks every step; throws TestingError TESTING_INVALID_FAULT naming the first bad one. */
 export function placeSteps(steps: readonly FaultStep[]): PlacedStep[] {

@@ -14,6 +14,8 @@ import type { RealtimeCreateRequest } from './options.js';
 import { RecoveryWindow } from './recovery-window.js';
 import { AbandonedSweep, isAbandoned, settleUntilStored, sweepIntervalMs } from './abandoned.js';
 import { StoreSpendingGuard } from './spending.js';
+import { tellObserver, type AudioObserver } from './audio-observer.js';
+import { tokenSessionId, type TokenAging } from './token-aging.js';
 import { SessionAudio, type FeedOutcome, type ResumeOutcome, type SessionNotice, type SupplementKind, type SupplementPolicy } from './audio.js';
 import { initialMeta, LiveSession, type LiveSnapshot } from '../../live/live-session.js';
 import { chargeWorkTurn, nextWorkTurn, workTurnOpen } from '../work-turns.js';
@@ -64,6 +66,8 @@ export class RealtimeSessions {
     private readonly clock: TimedClock,
     private readonly supplementPolicy: SupplementPolicy = () => 'now',
     private readonly limits: RealtimeLimits = { maxOpenSessionsPerAccount: ACCOUNT_LIMITS.defaultMaxOpenSessions },
+    /** Test hooks: told after each accepted frame (ServerOptions.onAudio); sessions whose tokens expired early (faults.socket). */
+    private readonly hooks: { readonly onAudio?: AudioObserver; readonly tokens?: TokenAging } = {},
   ) {
     this.abandonedSweep = new AbandonedSweep(sweepIntervalMs(this.abandonAfterMs), () => void this.endAbandoned(), clock);
   }
@@ -655,6 +659,7 @@ export class RealtimeSessions {
     const outcome = session.audio.feed(epoch, startSample, samples);
     if (outcome.kind === 'accepted' && outcome.acceptedSamples > 0) this.sync(session, samples.subarray(outcome.duplicateSamples, outcome.duplicateSamples + outcome.acceptedSamples));
     if (session.audio.exhausted && session.finishing === undefined) this.exhaust(session);
+    if (outcome.kind === 'accepted') tellObserver(this.hooks.onAudio, session.id, outcome.receivedSamples);
     return outcome;
   }
 
@@ -706,7 +711,7 @@ export class RealtimeSessions {
 
   /** Socket token for browsers (socket-token.ts); the socket verifies it with verifyToken. */
   issueToken(session: Pick<Session, 'id'>): { token: string; expiresAt: string } {
-    return issueSocketToken(this.node.tokenSecret, session.id, this.clock.now());
+    return issueSocketToken(this.node.tokenSecret, session.id, this.tokenNow(session.id));
   }
 
   /**
@@ -714,7 +719,13 @@ export class RealtimeSessions {
    * then forwards); undefined for a token this service did not sign or that expired.
    */
   verifyToken(token: string): string | undefined {
-    return verifySocketToken(this.node.tokenSecret, token, this.clock.now());
+    return verifySocketToken(this.node.tokenSecret, token, this.tokenNow(tokenSessionId(token)));
+  }
+
+  /** The service's clock, moved on for a session whose tokens a fault expired (token-aging.ts). */
+  private tokenNow(sessionId: string): number {
+    const now = this.clock.now();
+    return this.hooks.tokens === undefined ? now : this.hooks.tokens.tokenNow(sessionId, now);
   }
 }
 

@@ -18,9 +18,10 @@ export interface SocketConfig {
 
 export interface SocketLogEntry {
   readonly at: number;
+  /** The connection; for an upgrade refused before a connection was made (HTTP 401, 400, …), the request id. */
   readonly connectionId: string;
   readonly sessionId: string | null;
-  /** connected, closed, refused, unknown-message, error, fault */
+  /** connected, closed, refused (an upgrade refused with HTTP: detail `{ status, errorCode }`), unknown-message, error, fault */
   readonly kind: string;
   readonly detail?: Record<string, unknown>;
 }

@@ -1,11 +1,12 @@
 import type { SupplementDecision, SupplementKind } from '../session/audio.js';
+import { TokenAging } from '../session/token-aging.js';
 
 /**
  * Socket fault injection, for our tests and for users testing their own apps against the
  * reference server: `server.faults.socket`. Rules last until removed (or `clear()`); actions act once.
  *
  *   rules    withholdAcks, delayAcks, withholdSupplements, delaySupplements, slowReads, hideFeatures
- *   actions  rotateNow, closeSocket, halfOpen
+ *   actions  rotateNow, closeSocket, halfOpen, expireTokens
  *
  * A rule without sessionId applies to every session. Withheld acks are not lost: when the rule goes,
  * the next ack carries the cursor reached meanwhile. A withheld supplement arrives only through
@@ -42,6 +43,8 @@ export type AckMode = { readonly kind: 'now' } | { readonly kind: 'withhold' } |
 export class SocketFaults {
   private rules: SocketFaultRule[] = [];
   private target: SocketFaultTarget | undefined;
+  /** Sessions whose tokens were expired early (expireTokens). */
+  readonly tokens = new TokenAging();
 
   /** Called by the socket server; the actions below do nothing before. */
   bind(target: SocketFaultTarget | undefined): void {
@@ -80,6 +83,15 @@ export class SocketFaults {
    */
   halfOpen(sessionId: string): boolean {
     return this.target?.halfOpen(sessionId) ?? false;
+  }
+
+  /**
+   * Every socket token issued for the session so far expires now (token-aging.ts): an open socket
+   * goes on (a token is checked only when a socket opens), the next upgrade with such a token is
+   * refused 401 UNAUTHORIZED, and a token issued from now on (POST …/socket-token) is valid.
+   */
+  expireTokens(sessionId: string): void {
+    this.tokens.expire(sessionId);
   }
 
   ackMode(sessionId: string): AckMode {

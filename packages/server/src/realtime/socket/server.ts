@@ -10,6 +10,7 @@ import { ID_PREFIXES, NODES } from '../../protocol.js';
 import type { Accounts } from '../../domain/accounts/accounts.js';
 import type { RealtimeSessions, Session } from '../session/sessions.js';
 import { randomId } from '../../util/ids.js';
+import { tokenSessionId } from '../session/token-aging.js';
 import { Connection, type SocketConfig, type SocketLogEntry } from './connection.js';
 // Real time even under a test's fake timers (util/real-timers.ts).
 import { setTimeout, clearTimeout } from '../../util/real-timers.js';
@@ -129,7 +130,11 @@ export class SocketServer {
       if (url.pathname !== API_PREFIX + REALTIME_PATHS.socket) throw new ApiError('NOT_FOUND', `no socket endpoint at ${url.pathname}`);
       target = this.authenticate(req, url);
     } catch (caught) {
-      refuse(socket, isApiError(caught) ? caught : new ApiError('INTERNAL', 'internal error'), requestId);
+      const error = isApiError(caught) ? caught : new ApiError('INTERNAL', 'internal error');
+      refuse(socket, error, requestId);
+      // No connection was made: the entry carries the request id, and the session the upgrade named.
+      const named = url.searchParams.get(SOCKET_QUERY.sessionId) ?? tokenSessionId(url.searchParams.get(SOCKET_QUERY.token) ?? '');
+      this.record({ at: Date.now(), connectionId: requestId, sessionId: named === '' ? null : named, kind: 'refused', detail: { status: error.status, errorCode: error.code } });
       return;
     }
     if (target.session === undefined && this.deps.elsewhere !== undefined) {
