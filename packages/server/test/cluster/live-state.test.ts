@@ -8,7 +8,7 @@ import { freePort } from '../support/round-robin.js';
 import { KEY_A, PREFIX, start, type TestServer } from '../support/server.js';
 import { createSession, open, sleep, socketUrl, speech, storedAudio, type Peer } from '../realtime/support.js';
 import { PocketSphinxRecognizer } from '../../src/recognition/pocketsphinx/pocketsphinx-recognizer.js';
-import { CLIP_0870, CLIP_0880, CLIP_0930, concat, readClip } from '../recognition/support.js';
+import { CLIP_0880, CLIP_0930, concat, readClip } from '../recognition/support.js';
 
 /**
  * Realtime sessions with their live state in Redis (startServer redisUrl), two nodes in this process on
@@ -36,6 +36,18 @@ describe('live state in Redis', () => {
         await close();
       },
     });
+  };
+
+  /** One node's uninterrupted run of `pcm` (streamed, finished): its peer, with every message it got. */
+  const uninterrupted = async (server: TestServer, pcm: Int16Array, timeoutMs = 5000): Promise<Peer> => {
+    const alone = await createSession(server);
+    const whole = await open(socketUrl(server, { sessionId: alone.sessionId }), { accessKey: KEY_A });
+    await whole.waitFor('session.ready', undefined, timeoutMs);
+    whole.stream(1, pcm);
+    await whole.acked(pcm.length, timeoutMs * 2);
+    whole.json({ type: 'session.finish', capturedSamples: String(pcm.length) });
+    await whole.waitFor('session.finished', undefined, timeoutMs);
+    return whole;
   };
 
   /** What the ack messages of a peer said, as numbers. */
@@ -92,15 +104,8 @@ describe('live state in Redis', () => {
     // Lines: those of A, then B's; none twice; the same as one node's uninterrupted run.
     const lineIds = [...linesBefore, ...second.all('transcript.line').map((m) => m.line.id)];
     expect(new Set(lineIds).size).toBe(lineIds.length);
-    const reference = await node(await pgsql.freshDatabase());
-    const alone = await createSession(reference);
-    const whole = await open(socketUrl(reference, { sessionId: alone.sessionId }), { accessKey: KEY_A });
-    await whole.waitFor('session.ready');
-    whole.stream(1, pcm);
-    await whole.acked(pcm.length);
-    whole.json({ type: 'session.finish', capturedSamples: String(pcm.length) });
-    const wholeFinished = await whole.waitFor('session.finished');
-    expect(finished.session.lines).toEqual(wholeFinished.session.lines);
+    const whole = await uninterrupted(await node(await pgsql.freshDatabase()), pcm);
+    expect(finished.session.lines).toEqual(whole.all('session.finished')[0].session.lines);
     expect(finished.session.lines.length).toBeGreaterThanOrEqual(4);
 
     const stored = await storedAudio(b, created.sessionId);
@@ -187,16 +192,8 @@ describe('live state in Redis', () => {
   it('a line committed while Redis does not answer is never sent by that node: the client gets it once, from the node that takes over, as in an uninterrupted run', async () => {
     const pcm = speech(3);
     // Where the lines end, from one node's uninterrupted run.
-    const reference = await node(await pgsql.freshDatabase());
-    const alone = await createSession(reference);
-    const whole = await open(socketUrl(reference, { sessionId: alone.sessionId }), { accessKey: KEY_A });
-    await whole.waitFor('session.ready');
-    whole.stream(1, pcm);
-    await whole.acked(pcm.length);
-    whole.json({ type: 'session.finish', capturedSamples: String(pcm.length) });
-    await whole.waitFor('session.finished');
-    const uninterrupted = whole.all('transcript.line').map((m) => m.line);
-    expect(uninterrupted.length).toBe(3);
+    const reference = (await uninterrupted(await node(await pgsql.freshDatabase()), pcm)).all('transcript.line').map((m) => m.line);
+    expect(reference.length).toBe(3);
 
     const databaseUrl = await pgsql.freshDatabase();
     // Substituted for a network partition: a TCP proxy in front of Redis for node A alone, made half-open.
@@ -208,17 +205,17 @@ describe('live state in Redis', () => {
     const first = await open(socketUrl(a, { sessionId: created.sessionId }), { accessKey: KEY_A });
     await first.waitFor('session.ready');
     // Up to the second line's last word, then Redis stops answering A, then the silence that commits it.
-    const secondEnds = Math.floor((uninterrupted[1].endMs * 16) / 320) * 320;
+    const secondEnds = Math.floor((reference[1].endMs * 16) / 320) * 320;
     first.stream(1, pcm, 0, secondEnds);
     await first.acked(secondEnds);
-    expect(first.all('transcript.line').map((m) => m.line.id)).toEqual([uninterrupted[0].id]);
+    expect(first.all('transcript.line').map((m) => m.line.id)).toEqual([reference[0].id]);
     proxy.halfOpen();
     const past = Math.min(pcm.length, secondEnds + 16_000);
     first.stream(1, pcm, secondEnds, past);
     await expect.poll(() => a.services.realtime.byId(created.sessionId)?.audio.lines.length ?? 2, { timeout: 5_000 }).toBe(2);
     expect((await first.closed).code).toBe(4503);
     // A committed the second line but could not make it durable: it never sent it.
-    expect(first.all('transcript.line').map((m) => m.line.id)).toEqual([uninterrupted[0].id]);
+    expect(first.all('transcript.line').map((m) => m.line.id)).toEqual([reference[0].id]);
 
     let second: Peer | undefined;
     for (let attempt = 0; attempt < 40 && second === undefined; attempt++) {
@@ -237,8 +234,8 @@ describe('live state in Redis', () => {
     resumed.json({ type: 'session.finish', capturedSamples: String(pcm.length) });
     await resumed.waitFor('session.finished');
     const seen = [...first.all('transcript.line'), ...resumed.all('transcript.line')].map((m) => m.line);
-    expect(seen.map((l) => l.id)).toEqual(uninterrupted.map((l) => l.id));
-    expect(seen.map((l) => [l.text, l.startMs, l.endMs])).toEqual(uninterrupted.map((l) => [l.text, l.startMs, l.endMs]));
+    expect(seen.map((l) => l.id)).toEqual(reference.map((l) => l.id));
+    expect(seen.map((l) => [l.text, l.startMs, l.endMs])).toEqual(reference.map((l) => [l.text, l.startMs, l.endMs]));
   });
 
   it('REST GET, pause and finish of a session whose node is gone work on another node: it takes the session over on the first of them', async () => {
@@ -306,54 +303,47 @@ describe('live state in Redis', () => {
       return node(databaseUrl, { recognizer });
     };
     const silence = (seconds: number): Int16Array => new Int16Array(16_000 * seconds);
-    const pcm = concat(silence(0.5), readClip(CLIP_0870.path), silence(1), readClip(CLIP_0880.path), silence(1), readClip(CLIP_0930.path), silence(1));
+    const pcm = concat(silence(0.5), readClip(CLIP_0880.path), silence(1), readClip(CLIP_0930.path), silence(1));
     const databaseUrl = await pgsql.freshDatabase();
     const a = await withSphinx(databaseUrl);
     const b = await withSphinx(databaseUrl);
     const created = await createSession(a);
     const first = await open(socketUrl(a, { sessionId: created.sessionId }), { accessKey: KEY_A });
     await first.waitFor('session.ready', undefined, 30_000);
-    // The cut falls inside the third clip: two lines are committed on A, the third is open.
-    const third = 16_000 * 0.5 + readClip(CLIP_0870.path).length + 16_000 + readClip(CLIP_0880.path).length + 16_000;
-    const cut = Math.floor((third + 16_000) / 320) * 320;
+    // The cut falls inside the second clip: one line is committed on A, the second is open.
+    const secondClip = 16_000 * 0.5 + readClip(CLIP_0880.path).length + 16_000;
+    const cut = Math.floor((secondClip + 16_000) / 320) * 320;
     first.stream(1, pcm, 0, cut);
-    await first.acked(cut, 60_000);
-    await expect.poll(() => first.all('transcript.line').length, { timeout: 20_000 }).toBeGreaterThanOrEqual(2);
+    await first.acked(cut, 120_000);
+    await expect.poll(() => first.all('transcript.line').length, { timeout: 20_000 }).toBeGreaterThanOrEqual(1);
     const anchorMs = (Number(JSON.parse((await redisMeta(created.sessionId)) ?? '{}').anchor) * 1000) / 16_000;
-    expect(anchorMs).toBeGreaterThan(5_000);
+    expect(anchorMs).toBeGreaterThan(3_000);
     await a.close();
     await first.closed;
     const second = await open(socketUrl(b, { sessionId: created.sessionId }), { accessKey: KEY_A });
     await second.waitFor('session.ready', undefined, 30_000);
     second.stream(1, pcm, cut, pcm.length);
-    await second.acked(pcm.length, 60_000);
+    await second.acked(pcm.length, 120_000);
     second.json({ type: 'session.finish', capturedSamples: String(pcm.length) });
     await second.waitFor('session.finished', undefined, 30_000);
     // The lines as the sockets delivered them (with their times): A's, then B's.
     const moved = [...first.all('transcript.line'), ...second.all('transcript.line')].map((m) => m.line as { text: string; startMs: number; endMs: number });
 
-    const reference = await withSphinx(await pgsql.freshDatabase());
-    const alone = await createSession(reference);
-    const whole = await open(socketUrl(reference, { sessionId: alone.sessionId }), { accessKey: KEY_A });
-    await whole.waitFor('session.ready', undefined, 30_000);
-    whole.stream(1, pcm);
-    await whole.acked(pcm.length, 60_000);
-    whole.json({ type: 'session.finish', capturedSamples: String(pcm.length) });
-    await whole.waitFor('session.finished', undefined, 30_000);
-    const uninterrupted = whole.all('transcript.line').map((m) => m.line as { text: string; startMs: number; endMs: number });
+    const whole = await uninterrupted(await withSphinx(await pgsql.freshDatabase()), pcm, 60_000);
+    const reference = whole.all('transcript.line').map((m) => m.line as { text: string; startMs: number; endMs: number });
 
-    expect(moved.length).toBe(uninterrupted.length);
-    expect(moved.length).toBe(3);
+    expect(moved.length).toBe(reference.length);
+    expect(moved.length).toBe(2);
     // The line B recognised starts after the anchor, in session time (counted from B's stream start it
-    // would be more than 5 s early), within what decoding the segment afresh may move it.
-    const last = moved[2] as { text: string; startMs: number; endMs: number };
+    // would be more than 3 s early), within what decoding the segment afresh may move it.
+    const last = moved[1] as { text: string; startMs: number; endMs: number };
     expect(last.startMs).toBeGreaterThanOrEqual(anchorMs - 50);
     moved.forEach((line, i) => {
-      expect(Math.abs(line.startMs - (uninterrupted[i]?.startMs ?? NaN))).toBeLessThanOrEqual(300);
-      expect(Math.abs(line.endMs - (uninterrupted[i]?.endMs ?? NaN))).toBeLessThanOrEqual(300);
+      expect(Math.abs(line.startMs - (reference[i]?.startMs ?? NaN))).toBeLessThanOrEqual(300);
+      expect(Math.abs(line.endMs - (reference[i]?.endMs ?? NaN))).toBeLessThanOrEqual(300);
     });
-    expect(last.text).toBe(uninterrupted[2]?.text);
-  }, 120_000);
+    expect(last.text).toBe(reference[1]?.text);
+  }, 300_000);
 
   /** The session's meta as Redis holds it. */
   const redisMeta = async (sessionId: string): Promise<string | null> => {

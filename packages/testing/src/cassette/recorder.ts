@@ -2,6 +2,7 @@ import { createServer, request, type IncomingMessage, type Server, type ServerRe
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer, type RawData } from 'ws';
+import { closeHost, readAll } from './host.js';
 import { redact } from '../redact.js';
 import { clientFrame, isHeartbeat, normalizePath, recordBody, type Cassette, type CassetteEntry, type SocketFrame } from './cassette.js';
 
@@ -132,26 +133,10 @@ export async function startRecording(target: string, secrets: readonly string[])
     url: `http://${host}`,
     cassette: () => JSON.parse(JSON.stringify({ version: 1, entries })) as Cassette,
     close() {
-      closed ??= (async () => {
-        for (const ws of relayed) ws.terminate();
-        wss.close();
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          for (const socket of sockets) socket.destroy();
-        });
-      })();
+      closed ??= closeHost(server, wss, relayed, sockets);
       return closed;
     },
   };
-}
-
-function readAll(stream: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-    stream.on('end', () => resolve(Buffer.concat(chunks)));
-    stream.on('error', reject);
-  });
 }
 
 function toBuffer(data: RawData): Buffer {

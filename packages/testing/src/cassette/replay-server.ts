@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer, type RawData } from 'ws';
+import { closeHost, readAll } from './host.js';
 import { CLOSE_CODES } from '@soundclone/core/internal';
 import { ReplayMismatchError, TestingError } from '../errors.js';
 import {
@@ -156,24 +157,9 @@ export async function startReplayServer(cassette: Cassette): Promise<ReplayServe
       if (next < entries.length) throw fail(`entry ${next}`, describeEntry(entries[next]), 'nothing (the app stopped)');
     },
     close() {
-      closed ??= (async () => {
-        for (const ws of open) ws.terminate();
-        wss.close();
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          for (const socket of connections) socket.destroy();
-        });
-      })();
+      closed ??= closeHost(server, wss, open, connections);
       return closed;
     },
   };
 }
 
-function readAll(stream: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-    stream.on('end', () => resolve(Buffer.concat(chunks)));
-    stream.on('error', reject);
-  });
-}
