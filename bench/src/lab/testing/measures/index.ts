@@ -1,0 +1,6 @@
+import type { TestingMeasure } from '../measure.js';
+import { measure as determinism } from './determinism.js';
+import { measure as readyTime } from './ready-time.js';
+
+/** Every row of bench/results/testing.md, in table order. */
+export const measures: readonly TestingMeasure[] = [readyTime, determinism];
