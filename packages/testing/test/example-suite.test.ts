@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 /**
  * The example a user copies (examples/testing/captions-worker: a Node captions worker and its
  * cases) passes as a user runs it: `node --test` against the built packages (the vitest and jest
- * runs, and all three from packed tarballs, are in test/packaging/testing-examples.test.ts). Built first
+ * runs, and all three from packed tarballs, are in test/smoke/testing-examples.test.ts). Built first
  * here, so the run never sees a stale dist.
  */
 const root = resolve(import.meta.dirname, '../../..');
