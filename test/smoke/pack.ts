@@ -16,12 +16,18 @@ export interface PackedManifest {
   readonly peerDependenciesMeta?: Record<string, { readonly optional?: boolean }>;
 }
 
-/** Packs packages/PKG into `tarballs` and unpacks it into CONSUMER/node_modules/@soundclone/PKG. Returns that folder. */
-export function unpackInto(consumer: string, pkg: string, tarballs: string): string {
+/** Packs packages/PKG into `tarballs` as publishing would (`pnpm pack`). Returns the tarball's file name. */
+export function packTarball(pkg: string, tarballs: string): string {
   const before = new Set(readdirSync(tarballs));
   execFileSync('pnpm', ['pack', '--pack-destination', tarballs], { cwd: join(root, 'packages', pkg), stdio: 'pipe' });
   const tarball = readdirSync(tarballs).find((f) => !before.has(f));
   if (tarball === undefined) throw new Error(`pnpm pack produced nothing for ${pkg}`);
+  return tarball;
+}
+
+/** Packs packages/PKG into `tarballs` and unpacks it into CONSUMER/node_modules/@soundclone/PKG. Returns that folder. */
+export function unpackInto(consumer: string, pkg: string, tarballs: string): string {
+  const tarball = packTarball(pkg, tarballs);
   const target = join(consumer, 'node_modules', '@soundclone', pkg);
   mkdirSync(target, { recursive: true });
   execFileSync('tar', ['-xzf', join(tarballs, tarball), '-C', target, '--strip-components=1']);
