@@ -32,7 +32,8 @@ export type { AudioObserver, AcceptedAudio } from './realtime/session/audio-obse
 export type { RealtimeTiming } from './realtime/session/sessions.js';
 export type { SocketConfig, SocketLogEntry } from './realtime/socket/config.js';
 export type { SocketFaults, SocketFaultRule, SocketFaultHandle, SocketFaultTarget, AckMode } from './realtime/socket/faults.js';
-export type { Clock } from './util/clock.js';
+export type { Clock, TimedClock } from './util/clock.js';
+export type { TokenAging } from './realtime/session/token-aging.js';
 export type { TaskTiming } from './domain/transcriptions/runner.js';
 export type { LeaseTiming } from './domain/transcriptions/batch-worker.js';
 export { refusalForAddress, refusalForName } from './media/address-policy.js';
