@@ -1,5 +1,5 @@
 import type { IncomingMessage, Server } from 'node:http';
-import type { Socket } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type WebSocket from 'ws';
 import type { WebSocketServer } from 'ws';
 
@@ -11,6 +11,15 @@ export function readAll(stream: IncomingMessage): Promise<Buffer> {
     stream.on('end', () => resolve(Buffer.concat(chunks)));
     stream.on('error', reject);
   });
+}
+
+/** Listens on a free loopback port; resolves with `127.0.0.1:<port>`. */
+export async function listenLoopback(server: Server): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  return `127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
 /** Closes a loopback host (the recorder's, the replay server's): its sockets cut, its port given back. */

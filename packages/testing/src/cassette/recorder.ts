@@ -1,8 +1,8 @@
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer, type RawData } from 'ws';
-import { closeHost, readAll } from './host.js';
+import { closeHost, listenLoopback, readAll } from './host.js';
 import { redact } from '../redact.js';
 import { clientFrame, isHeartbeat, normalizePath, recordBody, type Cassette, type CassetteEntry, type SocketFrame } from './cassette.js';
 
@@ -123,11 +123,7 @@ export async function startRecording(target: string, secrets: readonly string[])
     });
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  host = await listenLoopback(server);
   let closed: Promise<void> | undefined;
   return {
     url: `http://${host}`,

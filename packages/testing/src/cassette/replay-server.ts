@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer, type RawData } from 'ws';
-import { closeHost, readAll } from './host.js';
+import { closeHost, listenLoopback, readAll } from './host.js';
 import { CLOSE_CODES } from '@soundclone/core/internal';
 import { ReplayMismatchError, TestingError } from '../errors.js';
 import {
@@ -137,11 +137,7 @@ export async function startReplayServer(cassette: Cassette): Promise<ReplayServe
     });
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  host = await listenLoopback(server);
   let closed: Promise<void> | undefined;
   return {
     url: `http://${host}`,
