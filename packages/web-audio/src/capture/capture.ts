@@ -124,8 +124,7 @@ export class Capture {
     this.session = resources.session;
     this.#meter = this.#levelMeter(this.sampleRate);
     this.#clock = new CaptureClock(resources.startedAt ?? performance.now(), this.sampleRate, resources.starvationMs ?? 1500);
-    const level = (): AudioLevel => this.#level;
-    this.#health = new HealthReport({ slot: this.#slot, clock: this.#clock, books: this.#books, gaps: this.#gaps, level: { get value() { return level(); } } }, (health) => this.#emit('health', health));
+    this.#health = new HealthReport({ slot: this.#slot, clock: this.#clock, books: this.#books, gaps: this.#gaps, level: () => this.#level }, (health) => this.#emit('health', health));
     this.#watch();
     const signal = resources.signal;
     if (signal !== undefined) {

@@ -11,7 +11,8 @@ export interface HealthSources {
   readonly clock: CaptureClock;
   readonly books: CaptureBooks;
   readonly gaps: GapBook;
-  readonly level: { readonly value: AudioLevel };
+  /** The input's level now. */
+  readonly level: () => AudioLevel;
 }
 
 /**
@@ -75,7 +76,8 @@ export class HealthReport {
 
   /** The health now, times rounded to whole ms since startCapture(). */
   snapshot(): CaptureHealth {
-    const { slot, clock, books, gaps, level: { value: level } } = this.#from;
+    const { slot, clock, books, gaps } = this.#from;
+    const level = this.#from.level();
     const now = clock.now();
     return {
       state: this.#state,
