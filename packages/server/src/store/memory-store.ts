@@ -13,6 +13,7 @@ import {
   type VoiceRow, type ClaimedTask, type ExistingKey, type Lease, type LostLease,
 } from './store.js';
 import { MemoryUploads } from './memory-uploads.js';
+import { TaskListeners } from './task-listeners.js';
 
 /**
  * What changed, as whole rows, after the memory state moved: the journal engine writes it (one line
@@ -72,7 +73,7 @@ export class MemoryStore implements Store {
   /** Task ids per owner, oldest first (creation order). */
   private readonly taskOrder = new Map<string, string[]>();
   protected readonly keys = new Map<string, IdempotencyRow>();
-  private readonly listeners = new Map<string, Set<(row: TaskRow) => void>>();
+  private readonly listeners = new TaskListeners();
   /** The outbox, oldest first; not kept by the journal engine (a pending delivery ends with the process). */
   private readonly deliveries = new Map<string, { row: DeliveryRow; heldUntil: number }>();
   private readonly deliveryListeners = new Set<() => void>();
@@ -264,13 +265,13 @@ export class MemoryStore implements Store {
       return () => this.deliveryListeners.delete(listener);
     },
     onTaskChanged: (id: string, listener: (row: TaskRow) => void): (() => void) => {
-      let set = this.listeners.get(id);
-      if (set === undefined) this.listeners.set(id, (set = new Set()));
-      set.add(listener);
-      return () => {
-        set.delete(listener);
-        if (set.size === 0 && this.listeners.get(id) === set) this.listeners.delete(id);
-      };
+      const { remove } = this.listeners.add(id, listener);
+      // The row as it stands first, after the caller has its unsubscribe in hand.
+      queueMicrotask(() => {
+        const row = this.taskRows.get(id);
+        if (row !== undefined) this.listeners.deliver(row);
+      });
+      return remove;
     },
   };
 
@@ -562,8 +563,7 @@ export class MemoryStore implements Store {
       this.changed({ kind: 'task', task: row, ledger: ledger === undefined ? undefined : ledgerRow(ledger) });
     } finally {
       // Waiters learn the change even when it could not be recorded (the error still reaches the caller).
-      const set = this.listeners.get(row.id);
-      if (set !== undefined) for (const listener of [...set]) listener(row);
+      this.listeners.deliver(row);
     }
     return row;
   }

@@ -440,7 +440,10 @@ export interface Store {
   };
 
   readonly events: {
-    /** Hears every change of the task's row (status, content, billing), after it is made; returns the unsubscribe. */
+    /**
+     * Hears the task's row as it stands (never before this returns), then every change of it (status,
+     * content, billing) after it is made, each once and never going back; returns the unsubscribe.
+     */
     onTaskChanged(id: string, listener: (row: TaskRow) => void): () => void;
     /** Hears that a delivery was added (a sender then claims it); returns the unsubscribe. */
     onDeliveryAdded(listener: () => void): () => void;

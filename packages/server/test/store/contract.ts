@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { isExistingKey, isRefusal, type ExistingKey, type LedgerRow, type NewTask, type Refusal, type SeedInput, type Store, type TaskRow, type UploadRow, type VoiceRow, type DeliveryRow } from '../../src/store/store.js';
 
 /**
@@ -330,16 +330,40 @@ export function describeStoreContract(name: string, engine: StoreUnderTest): voi
         expect((await store.tasks.page('acct_none', 1, 2)).total).toBe(0);
       });
 
-      it('events: a listener hears every change of its task until it unsubscribes', async () => {
+      it('events: a listener hears the row as it stands, then every change of its task until it unsubscribes', async () => {
         const store = await open();
         const task = row(await store.createBatchTask({ task: newTask(A), durationMs: 1n }));
         const heard: string[] = [];
         const off = store.events.onTaskChanged(task.id, (r) => heard.push(r.status));
+        // Never told before onTaskChanged returned (a caller may need its unsubscribe in the listener).
+        expect(heard).toEqual([]);
+        await until(() => heard.length === 1);
         await store.tasks.update(task.id, { status: 'PROCESSING' }, T0 + 1);
         await store.settleBatch(task.id, { status: 'PARTIAL', durationMs: 1n, now: T0 + 2 });
         off();
         await store.tasks.update(task.id, { detectedLanguage: 'x' }, T0 + 3);
-        expect(heard).toEqual(['PROCESSING', 'PARTIAL']);
+        expect(heard).toEqual(['QUEUED', 'PROCESSING', 'PARTIAL']);
+      });
+
+      it('events: a change made right after subscribing is heard, and a second listener of a watched task starts where it stands', async () => {
+        const store = await open();
+        const task = row(await store.createBatchTask({ task: newTask(A), durationMs: 1n }));
+        const first: string[] = [];
+        const offFirst = store.events.onTaskChanged(task.id, (r) => first.push(r.status));
+        // No wait for the first row: the change races it.
+        await store.tasks.update(task.id, { status: 'PROCESSING' }, T0 + 1);
+        await until(() => first.at(-1) === 'PROCESSING');
+        // Whatever came first, nothing goes back and nothing repeats.
+        expect([['PROCESSING'], ['QUEUED', 'PROCESSING']]).toContainEqual(first);
+        const second: string[] = [];
+        const offSecond = store.events.onTaskChanged(task.id, (r) => second.push(r.status));
+        await until(() => second.length === 1);
+        await store.settleBatch(task.id, { status: 'COMPLETED', durationMs: 1n, now: T0 + 2 });
+        await until(() => second.length === 2);
+        expect(second).toEqual(['PROCESSING', 'COMPLETED']);
+        expect(first.slice(-2)).toEqual(['PROCESSING', 'COMPLETED']);
+        offFirst();
+        offSecond();
       });
     });
 
@@ -713,4 +737,11 @@ export function describeStoreContract(name: string, engine: StoreUnderTest): voi
       });
     }
   });
+}
+
+/** Resolves once `ok()` holds (checked every 5 ms), failing the test after 3 s. */
+function until(ok: () => boolean): Promise<void> {
+  return vi.waitFor(() => {
+    if (!ok()) throw new Error('not yet');
+  }, { timeout: 3000, interval: 5 });
 }

@@ -2,8 +2,9 @@ import { createServer, type AddressInfo, type Socket } from 'node:net';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PgStore } from '../../src/store/pg/pg-store.js';
+import { TaskFeed } from '../../src/store/pg/task-feed.js';
 import { ChaosProxy } from '../../src/testing/chaos-proxy.js';
-import { isRefusal, isStoreError, type NewTask, type SeedInput, type Store } from '../../src/store/store.js';
+import { isRefusal, isStoreError, type NewTask, type SeedInput, type Store, type TaskRow } from '../../src/store/store.js';
 import { postgresForFile } from '../support/postgres.js';
 import { describeStoreContract } from './contract.js';
 
@@ -31,6 +32,7 @@ describeStoreContract('postgres', {
 const A = 'acct_aaaaaaaaaaaaaaaa';
 const T0 = 1_700_000_000_000;
 let seq = 0;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function seedFor(orderTotal: bigint): SeedInput {
   return {
@@ -256,7 +258,6 @@ describe('PgStore: batch leases, events and keys across stores', () => {
   afterEach(async () => {
     for (const store of stores.splice(0)) await store.close();
   });
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
   it('stores claiming together never claim one task twice; the lease records the node and the database\'s expiry', async () => {
     const url = await pgsql.freshDatabase();
@@ -308,12 +309,14 @@ describe('PgStore: batch leases, events and keys across stores', () => {
     if (isRefusal(made)) throw new Error('refused');
     const heard: string[] = [];
     const unsubscribe = listening.events.onTaskChanged(made.id, (row) => heard.push(row.status));
-    // The listening connection opens with the first listener.
-    for (let i = 0; i < 100 && (await pgsql.query(url, "SELECT 1 FROM pg_stat_activity WHERE query LIKE 'LISTEN%'")).length === 0; i++) await sleep(20);
-    await writing.tasks.update(made.id, { status: 'PROCESSING' }, T0 + 1);
+    // The row as it stands, and the listening connection (opened with the first listener) in place.
     for (let i = 0; i < 100 && heard.length < 1; i++) await sleep(20);
+    for (let i = 0; i < 100 && (await pgsql.query(url, "SELECT 1 FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND state = 'idle'")).length === 0; i++) await sleep(20);
+    expect(heard).toEqual(['QUEUED']);
+    await writing.tasks.update(made.id, { status: 'PROCESSING' }, T0 + 1);
+    for (let i = 0; i < 100 && heard.length < 2; i++) await sleep(20);
     // Heard through NOTIFY: the poll is a minute away.
-    expect(heard).toEqual(['PROCESSING']);
+    expect(heard).toEqual(['QUEUED', 'PROCESSING']);
     await pgsql.server.halt();
     await pgsql.server.resume();
     // Not heard by anyone while it was down, nor afterwards until the feed reconnects: the reconnect reads it.
@@ -321,8 +324,8 @@ describe('PgStore: batch leases, events and keys across stores', () => {
       await sleep(200);
       return writing.settleBatch(made.id, { status: 'COMPLETED', durationMs: 1n, now: T0 + 2 });
     });
-    for (let i = 0; i < 300 && heard.length < 2; i++) await sleep(20);
-    expect(heard).toEqual(['PROCESSING', 'COMPLETED']);
+    for (let i = 0; i < 300 && heard.length < 3; i++) await sleep(20);
+    expect(heard).toEqual(['QUEUED', 'PROCESSING', 'COMPLETED']);
     expect(feedErrors.length).toBeGreaterThan(0);
     unsubscribe();
   });
@@ -335,9 +338,80 @@ describe('PgStore: batch leases, events and keys across stores', () => {
     if (isRefusal(made)) throw new Error('refused');
     const heard: string[] = [];
     store.events.onTaskChanged(made.id, (row) => heard.push(row.status));
+    for (let i = 0; i < 100 && heard.length < 1; i++) await sleep(20);
     await store.tasks.update(made.id, { status: 'PROCESSING' }, T0 + 1);
     await store.settleBatch(made.id, { status: 'COMPLETED', durationMs: 1n, now: T0 + 2 });
     await sleep(300);
-    expect(heard).toEqual(['PROCESSING', 'COMPLETED']);
+    expect(heard).toEqual(['QUEUED', 'PROCESSING', 'COMPLETED']);
+  });
+});
+
+describe('TaskFeed: the first read racing changes', () => {
+  // A read whose answer is held back stands for a slow round trip to PostgreSQL: the row is read from
+  // the real database at once, and handed over only when the test lets it go. The order of a read and
+  // a commit cannot be forced any other way.
+  const held = (store: PgStore): { read: (ids: readonly string[]) => Promise<TaskRow[]>; release: () => void; started: () => number } => {
+    const gates: Array<() => void> = [];
+    let reads = 0;
+    return {
+      read: async (ids) => {
+        const rows = (await Promise.all(ids.map((id) => store.tasks.get(id)))).filter((r): r is TaskRow => r !== undefined);
+        reads++;
+        await new Promise<void>((resolve) => gates.push(resolve));
+        return rows;
+      },
+      release: () => { for (const go of gates.splice(0)) go(); },
+      started: () => reads,
+    };
+  };
+  const feeds: TaskFeed[] = [];
+  const stores: PgStore[] = [];
+  afterEach(async () => {
+    for (const feed of feeds.splice(0)) await feed.close();
+    for (const store of stores.splice(0)) await store.close();
+  });
+  const setUp = async () => {
+    const url = await pgsql.freshDatabase();
+    const store = await PgStore.open(url);
+    stores.push(store);
+    await store.seed(seedFor(100_000n));
+    const made = await store.createBatchTask({ task: task(), durationMs: 1n });
+    if (isRefusal(made)) throw new Error('refused');
+    const gate = held(store);
+    const feed = new TaskFeed({ connectionString: url, nodeId: 'node_feed', read: gate.read, pollMs: 60_000, connectTimeoutMs: 5000, onError: () => undefined });
+    feeds.push(feed);
+    return { store, made, gate, feed };
+  };
+
+  it('a change committed while the first read is on its way is told, as the row the listener starts from', async () => {
+    const { store, made, gate, feed } = await setUp();
+    const heard: string[] = [];
+    feed.subscribe(made.id, (row) => heard.push(row.status));
+    for (let i = 0; i < 100 && gate.started() < 1; i++) await sleep(10);
+    // Another node's change, after the read was made: its NOTIFY may be missed (LISTEN not yet in place).
+    await store.tasks.update(made.id, { status: 'PROCESSING' }, T0 + 1);
+    gate.release();
+    for (let i = 0; i < 200 && heard.at(-1) !== 'PROCESSING'; i++) {
+      await sleep(10);
+      gate.release();
+    }
+    // The held read said QUEUED; the read after LISTEN (or the NOTIFY) says PROCESSING. Never left at QUEUED.
+    expect(heard).toEqual(['QUEUED', 'PROCESSING']);
+  });
+
+  it('a read under way when this node tells a newer row is not passed on: the listener never hears the row go back', async () => {
+    const { store, made, gate, feed } = await setUp();
+    const heard: string[] = [];
+    feed.subscribe(made.id, (row) => heard.push(row.status));
+    for (let i = 0; i < 100 && gate.started() < 1; i++) await sleep(10);
+    const processing = await store.tasks.update(made.id, { status: 'PROCESSING' }, T0 + 1);
+    feed.told(processing);
+    expect(heard).toEqual(['PROCESSING']);
+    // The held read (QUEUED) lands now, and so do the reads after it.
+    for (let i = 0; i < 30; i++) {
+      gate.release();
+      await sleep(10);
+    }
+    expect(heard).toEqual(['PROCESSING']);
   });
 });

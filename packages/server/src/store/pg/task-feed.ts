@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { TaskRow } from '../store.js';
+import { TaskListeners } from '../task-listeners.js';
 
 /** The NOTIFY channel every task write announces itself on (pg-store.ts writeTask), payload `<nodeId> <taskId>`. */
 export const TASK_CHANNEL = 'soundclone_task';
@@ -32,45 +33,56 @@ export function defaultReconnectDelayMs(attempt: number): number {
  *   another node's write    --NOTIFY soundclone_task--> read row ---> listeners (tens of ms)
  *   anything missed         --every pollMs: read watched rows-------> listeners (at most pollMs late)
  *
- * A row is passed on only when it differs from the last one seen for that task, so the three paths
- * never repeat a change. The first row seen (read when the first listener of a task subscribes) is the
- * baseline, not told: a listener hears changes, and reads the row itself for where it stands
- * (tasks.ts waitForTerminal does), so a change made before the baseline was read is in what it read. The LISTEN connection is opened with the first listener; when it drops (the
- * database restarted) it is opened again after a growing, jittered delay, and the watched rows are read
- * at once on reconnect. Nothing here throws into the process: every failure goes to onError.
+ * A listener is told the row as it stands first (read when it subscribes, or the newest row known
+ * when its task is watched already), then every row that differs from the last one it was told
+ * (task-listeners.ts), so the three paths never repeat a change and none made after subscribing is
+ * missed. Reads run one at a time, ids coalesced, so each sees at least what the one before saw; a
+ * read that was already under way when this node told a newer row of a task is not passed on for that
+ * task, so a listener never hears a row go back. The LISTEN connection is opened with the first
+ * listener; when it drops (the database restarted) it is opened again after a growing, jittered delay,
+ * and the watched rows are read at once on reconnect. Nothing here throws into the process: every
+ * failure goes to onError.
  */
 export class TaskFeed {
-  private readonly listeners = new Map<string, Set<(row: TaskRow) => void>>();
-  /** Task id -> the last row told, as a signature. */
-  private readonly last = new Map<string, string>();
+  private readonly listeners = new TaskListeners();
+  /** Task id -> the newest row passed on: a listener joining a watched task starts from it. */
+  private readonly latest = new Map<string, TaskRow>();
+  /** Orders reads against told(): each takes the next number. */
+  private sequence = 0;
+  /** Task id -> the number of this node's last told() row of it. */
+  private readonly toldAt = new Map<string, number>();
+  /** Ids waiting for the next read. */
+  private readonly pending = new Set<string>();
+  private reading = false;
   private client: pg.Client | undefined;
   private started = false;
   private closed = false;
   private attempt = 0;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
-  private polling = false;
 
   constructor(private readonly options: TaskFeedOptions) {}
 
-  /** Hears every change of the task until the returned function is called. */
+  /** Tells the task's row as it stands, then every change of it, until the returned function is called. */
   subscribe(id: string, listener: (row: TaskRow) => void): () => void {
-    let set = this.listeners.get(id);
-    if (set === undefined) {
-      this.listeners.set(id, (set = new Set()));
-      void this.refresh([id]);
+    const { first, remove } = this.listeners.add(id, listener);
+    if (first) this.refresh([id]);
+    else {
+      queueMicrotask(() => {
+        const row = this.latest.get(id);
+        if (row !== undefined) this.listeners.deliver(row);
+      });
     }
-    set.add(listener);
     if (!this.started && !this.closed) {
       this.started = true;
       void this.connect();
     }
     this.schedulePoll();
     return () => {
-      set.delete(listener);
-      if (set.size === 0 && this.listeners.get(id) === set) {
-        this.listeners.delete(id);
-        this.last.delete(id);
+      remove();
+      if (!this.listeners.has(id)) {
+        this.latest.delete(id);
+        this.toldAt.delete(id);
       }
       if (this.listeners.size === 0 && this.pollTimer !== undefined) {
         clearInterval(this.pollTimer);
@@ -81,16 +93,17 @@ export class TaskFeed {
 
   /** A change this node committed: its listeners hear it now. */
   told(row: TaskRow): void {
-    const set = this.listeners.get(row.id);
-    if (set === undefined) return;
-    this.last.set(row.id, signature(row));
-    for (const listener of [...set]) listener(row);
+    if (!this.listeners.has(row.id)) return;
+    this.toldAt.set(row.id, ++this.sequence);
+    this.pass(row);
   }
 
   async close(): Promise<void> {
     this.closed = true;
     this.listeners.clear();
-    this.last.clear();
+    this.latest.clear();
+    this.toldAt.clear();
+    this.pending.clear();
     clearTimeout(this.reconnectTimer);
     clearInterval(this.pollTimer);
     this.pollTimer = undefined;
@@ -114,7 +127,7 @@ export class TaskFeed {
       const space = message.payload.indexOf(' ');
       if (message.payload.slice(0, space) === this.options.nodeId) return;
       const id = message.payload.slice(space + 1);
-      if (this.listeners.has(id)) void this.refresh([id]);
+      if (this.listeners.has(id)) this.refresh([id]);
     });
     try {
       await client.connect();
@@ -133,7 +146,7 @@ export class TaskFeed {
     this.client = client;
     this.attempt = 0;
     // What changed while nobody was listening.
-    void this.refresh([...this.listeners.keys()]);
+    this.refresh(this.listeners.ids());
   }
 
   private reconnect(): void {
@@ -149,42 +162,47 @@ export class TaskFeed {
 
   private schedulePoll(): void {
     if (this.pollTimer !== undefined || this.closed) return;
-    this.pollTimer = setInterval(() => {
-      if (this.polling) return;
-      this.polling = true;
-      void this.refresh([...this.listeners.keys()]).finally(() => {
-        this.polling = false;
-      });
-    }, this.options.pollMs);
+    this.pollTimer = setInterval(() => this.refresh(this.listeners.ids()), this.options.pollMs);
     this.pollTimer.unref();
   }
 
-  private async refresh(ids: readonly string[]): Promise<void> {
-    if (ids.length === 0 || this.closed) return;
-    let rows: readonly TaskRow[];
+  /** Reads these tasks' rows next (with any others already waiting), one read at a time. */
+  private refresh(ids: readonly string[]): void {
+    if (this.closed) return;
+    for (const id of ids) this.pending.add(id);
+    if (!this.reading) void this.readPending();
+  }
+
+  private async readPending(): Promise<void> {
+    this.reading = true;
     try {
-      rows = await this.options.read(ids);
-    } catch (error) {
-      this.options.onError?.(error as Error);
-      return;
-    }
-    for (const row of rows) {
-      const set = this.listeners.get(row.id);
-      if (set === undefined) continue;
-      const sig = signature(row);
-      const before = this.last.get(row.id);
-      if (before === sig) continue;
-      this.last.set(row.id, sig);
-      if (before !== undefined) for (const listener of [...set]) listener(row);
+      while (!this.closed) {
+        const ids = [...this.pending].filter((id) => this.listeners.has(id));
+        this.pending.clear();
+        if (ids.length === 0) return;
+        const at = ++this.sequence;
+        let rows: readonly TaskRow[];
+        try {
+          rows = await this.options.read(ids);
+        } catch (error) {
+          // The poll, a notification or the reconnect reads them again.
+          this.options.onError?.(error as Error);
+          continue;
+        }
+        for (const row of rows) {
+          // Told a newer row of this task while the read was under way.
+          if ((this.toldAt.get(row.id) ?? 0) > at) continue;
+          this.pass(row);
+        }
+      }
+    } finally {
+      this.reading = false;
     }
   }
-}
 
-/** What tells two rows of one task apart for a listener (status, content, money). */
-function signature(row: TaskRow): string {
-  const b = row.billing;
-  return [
-    row.status, row.updatedAt, row.completedAt, row.detectedLanguage, row.audioDurationMs, b.state, b.reserved, b.settled, b.released,
-    row.transcript === null ? -1 : row.transcript.text.length, row.error?.errorCode ?? '',
-  ].join('|');
+  private pass(row: TaskRow): void {
+    if (this.closed || !this.listeners.has(row.id)) return;
+    this.latest.set(row.id, row);
+    this.listeners.deliver(row);
+  }
 }
