@@ -14,6 +14,7 @@ import { ScriptedRecognizer } from './speech/scripted-recognizer.js';
 import type { SpeechScript } from './speech/script.js';
 import { RealTestClock, VirtualClock, type TestClock } from './time/virtual-clock.js';
 import { resolveTime, type TimeOption } from './time/options.js';
+import { loopbackWebSocket } from './loopback-websocket.js';
 
 export interface TestServerOptions {
   /**
@@ -152,7 +153,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   };
   const client = (overrides: Partial<SoundCloneOptions> = {}): SoundClone => {
     open('client()');
-    return new SoundClone({ accessKey, baseUrl: url, retryDelay: { baseMs: 20, maxMs: 200 }, ...overrides });
+    return new SoundClone({ accessKey, baseUrl: url, retryDelay: { baseMs: 20, maxMs: 200 }, WebSocket: loopbackWebSocket, ...overrides });
   };
   // The kit's own lookups (charges, stored audio) go straight to the service and stay out of `requests`:
   // a test asserts on what its app sent.

@@ -3,6 +3,7 @@ import { DEFAULT_BACKOFF } from '../http/retry-timing.js';
 import type { Logger, TransportConfig } from '../http/transport.js';
 import { isHttpUrl } from './validation/checks.js';
 import { API_PREFIX } from '../protocol.js';
+import type { WebSocketConstructor } from '../realtime/socket/transport.js';
 
 export interface SoundCloneOptions {
   /** The account's API key, sent as the accessKey header (spec "Authentication"). */
@@ -26,12 +27,17 @@ export interface SoundCloneOptions {
    * ResponseFormatError MALFORMED_RESPONSE instead of exhausting memory. Raise it for very large downloads.
    */
   readonly maxResponseBytes?: number;
+  /**
+   * The WebSocket implementation of this client's realtime sessions (connect, attach) that name none of
+   * their own. Default: `ws` in Node (an optional peer dependency), globalThis.WebSocket elsewhere.
+   */
+  readonly WebSocket?: WebSocketConstructor;
 }
 
 export const DEFAULTS = { timeoutMs: 60_000, maxRetries: 2, maxRetryAfterMs: 60_000 } as const;
 
 /** Every option the constructor reads: a misspelt one (`apiKey`, `timeout`) is refused, never ignored. */
-const KNOWN_OPTIONS: ReadonlySet<string> = new Set(['accessKey', 'baseUrl', 'fetch', 'timeoutMs', 'maxRetries', 'retryDelay', 'logger', 'random', 'maxResponseBytes']);
+const KNOWN_OPTIONS: ReadonlySet<string> = new Set(['accessKey', 'baseUrl', 'fetch', 'timeoutMs', 'maxRetries', 'retryDelay', 'logger', 'random', 'maxResponseBytes', 'WebSocket']);
 const KNOWN_RETRY_DELAY: ReadonlySet<string> = new Set(['baseMs', 'maxMs', 'maxRetryAfterMs']);
 
 /** Checks the options (every problem at once) and fills the defaults. */
@@ -71,6 +77,7 @@ export function resolveOptions(options: SoundCloneOptions): TransportConfig {
     problems.push({ field: 'maxResponseBytes', rule: 'must be a positive integer' });
   }
   if (o.random !== undefined && typeof o.random !== 'function') problems.push({ field: 'random', rule: 'must be a function' });
+  if (o.WebSocket !== undefined && typeof o.WebSocket !== 'function') problems.push({ field: 'WebSocket', rule: 'must be a WebSocket constructor' });
   if (o.retryDelay !== undefined) {
     if (o.retryDelay === null || typeof o.retryDelay !== 'object') problems.push({ field: 'retryDelay', rule: 'must be an object' });
     else for (const key of Object.keys(o.retryDelay)) if (!KNOWN_RETRY_DELAY.has(key)) problems.push({ field: `retryDelay.${key}`, rule: 'is not a known option' });

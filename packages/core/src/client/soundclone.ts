@@ -45,7 +45,7 @@ export class SoundClone {
     this.user = new User(transport);
     this.tts = new Tts(transport);
     this.covers = new Covers(transport);
-    this.stt = new Stt(transport);
+    this.stt = new Stt(transport, options.WebSocket === undefined ? {} : { WebSocket: options.WebSocket });
     this.uploads = new Uploads(transport);
     this.downloads = new Downloads(transport);
   }

@@ -13,7 +13,7 @@ import { AbortError } from '../../errors/client-errors.js';
 import { isSoundCloneError } from '../../errors/guards.js';
 import { RealtimeSocketSession } from '../../realtime/realtime-session.js';
 import { socketUrlFor } from '../../realtime/socket/address.js';
-import { resolveWebSocket } from '../../realtime/socket/transport.js';
+import { resolveWebSocket, type WebSocketConstructor } from '../../realtime/socket/transport.js';
 import type { RealtimeSocketOptions } from '../../realtime/options/options.js';
 import type { SessionLogger } from '../../realtime/session-logger.js';
 import { checkIdempotencyKey, requireId, type CreateTranscriptionOptions } from './transcriptions.js';
@@ -27,7 +27,10 @@ import { checkIdempotencyKey, requireId, type CreateTranscriptionOptions } from 
  * a repeated finish "returns the same task and never charges twice" (spec "finish" 2).
  */
 export class Realtime {
-  constructor(private readonly transport: Transport) {}
+  constructor(
+    private readonly transport: Transport,
+    private readonly defaults: RealtimeDefaults = {},
+  ) {}
 
   async create(params: CreateRealtimeSessionParams = {}, options: CreateTranscriptionOptions = {}): Promise<RealtimeSessionCreated> {
     params = requireParams(params);
@@ -66,7 +69,7 @@ export class Realtime {
     const { title, languageHint, options, idempotencyKey, socketUrl, ...session } = params;
     // A runtime with no WebSocket (Node 20 without `ws`) fails here, before a session is created on
     // the server that nothing could stream into. start() resolves it again (the import is cached).
-    await resolveWebSocket(session.WebSocket);
+    await resolveWebSocket(session.WebSocket ?? this.defaults.WebSocket);
     // The session's own options (sampleRate, channels, bufferMs, ackWatch, policy options) are checked by its
     // constructor, which has no side effects: build one first, so a refused option throws before a
     // session exists on the server (it would hold one of the account's slots and a History row until
@@ -86,6 +89,7 @@ export class Realtime {
     const live = new RealtimeSocketSession({
       ...this.#logger(),
       ...session,
+      ...this.#webSocket(session),
       sessionId: created.sessionId,
       socketUrl: socketUrl ?? created.socket.url,
       accessKey: this.transport.endpoint.accessKey,
@@ -106,7 +110,7 @@ export class Realtime {
     if (typeof sessionId !== 'string' || sessionId === '') c.add('sessionId', 'is required and must be a non-empty string');
     if (typeof token !== 'string' || token === '') c.add('token', 'is required and must be a non-empty string');
     c.throwIfAny();
-    const live = new RealtimeSocketSession({ ...this.#logger(), ...session, sessionId, token, socketUrl: socketUrl ?? socketUrlFor(baseUrl ?? this.transport.endpoint.baseUrl) });
+    const live = new RealtimeSocketSession({ ...this.#logger(), ...session, ...this.#webSocket(session), sessionId, token, socketUrl: socketUrl ?? socketUrlFor(baseUrl ?? this.transport.endpoint.baseUrl) });
     return live.start();
   }
 
@@ -114,6 +118,12 @@ export class Realtime {
   #logger(): { logger?: SessionLogger } {
     const logger = this.transport.endpoint.logger;
     return logger === undefined ? {} : { logger };
+  }
+
+  /** The session's own `WebSocket`, else the client's (an explicit `WebSocket: undefined` is none). */
+  #webSocket(session: RealtimeSocketOptions): { WebSocket?: WebSocketConstructor } {
+    const WebSocket = session.WebSocket ?? this.defaults.WebSocket;
+    return WebSocket === undefined ? {} : { WebSocket };
   }
 
   async get(sessionId: string, call?: CallOptions): Promise<RealtimeSession> {
@@ -156,6 +166,11 @@ export class Realtime {
     );
     return parseSession(data);
   }
+}
+
+/** What a client gives every realtime session that names none of its own (SoundCloneOptions). */
+export interface RealtimeDefaults {
+  readonly WebSocket?: WebSocketConstructor;
 }
 
 /** connect(): the create body, its idempotency key, and the session's options. */

@@ -3,7 +3,7 @@ import type { CallOptions, Transport } from '../../http/transport.js';
 import { PATHS } from '../../protocol.js';
 import type { Capabilities } from '../../types/media.js';
 import { parseCapabilities } from '../../parse/media.js';
-import { Realtime } from './realtime.js';
+import { Realtime, type RealtimeDefaults } from './realtime.js';
 import { Transcriptions } from './transcriptions.js';
 
 /** Speech-to-text: capabilities, batch transcriptions with the shared History, real-time REST calls. */
@@ -11,9 +11,9 @@ export class Stt {
   readonly transcriptions: Transcriptions;
   readonly realtime: Realtime;
 
-  constructor(private readonly transport: Transport) {
+  constructor(private readonly transport: Transport, realtime: RealtimeDefaults = {}) {
     this.transcriptions = new Transcriptions(transport);
-    this.realtime = new Realtime(transport);
+    this.realtime = new Realtime(transport, realtime);
   }
 
   /** Spec "GET /stt/capabilities": account state, rate, models and accepted option values. */
