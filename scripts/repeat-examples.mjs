@@ -3,7 +3,7 @@
  * Runs the testing kit's example suites (examples/testing/*) over and over and stops at the first
  * failure, printing how many repetitions in a row passed.
  *
- *   node scripts/repeat-examples.mjs [--times 1000] [--runner-times 3] [--example captions-worker]
+ *   node scripts/repeat-examples.mjs [--times 1000] [--runner-times 3] [--example captions-worker] [--lanes 1]
  *
  * Two loops, in order:
  *  1. In this process, `--times` repetitions (default 1,000): each starts a fresh test server (and the
@@ -11,8 +11,10 @@
  *     each runner's suite file does, runs every case of the example's `test/*.cases.js` in order, and
  *     closes them. Starting a test runner costs seconds, so this is the loop that makes a thousand
  *     feasible: about 1.7 s a repetition for the captions worker; the React example plays its audio
- *     in real time in Chromium, about 10 s (`--example NAME` runs one example). At the end, the
- *     process must hold no more handles than before it.
+ *     in real time in Chromium, about 10 s (`--example NAME` runs one example). `--lanes N` runs N
+ *     repetitions at a time, each with its own server, fixture and browser, so the wait for real-time
+ *     audio overlaps: the count is of repetitions passed before the first failure in any lane. At the
+ *     end, the process must hold no more handles than before it.
  *  2. `--runner-times` repetitions (default 3) of the example's own `npm test`: every runner it
  *     declares (node:test, vitest, jest), each a real process, as a user runs them.
  *
@@ -33,12 +35,14 @@ const { values } = parseArgs({
     times: { type: 'string', default: '1000' },
     'runner-times': { type: 'string', default: '3' },
     example: { type: 'string', multiple: true },
+    lanes: { type: 'string', default: '1' },
   },
 });
 const times = Number(values.times);
 const runnerTimes = Number(values['runner-times']);
-if (!Number.isInteger(times) || times < 0 || !Number.isInteger(runnerTimes) || runnerTimes < 0) {
-  console.error('--times and --runner-times take a whole number');
+const lanes = Number(values.lanes);
+if (!Number.isInteger(times) || times < 0 || !Number.isInteger(runnerTimes) || runnerTimes < 0 || !Number.isInteger(lanes) || lanes < 1) {
+  console.error('--times and --runner-times take a whole number, --lanes one from 1');
   process.exit(2);
 }
 const examples = values.example ?? readdirSync(examplesDir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
@@ -92,15 +96,28 @@ const handlesBefore = process.getActiveResourcesInfo().length;
 const started = performance.now();
 let passed = 0;
 const caseCount = suites.reduce((n, s) => n + s.mod.cases.length, 0);
-console.log(`in process: ${times} repetitions of ${suites.map((s) => s.name).join(', ')} (${caseCount} cases each)`);
-try {
-  for (; passed < times; passed++) {
-    await runOnce();
-    if ((passed + 1) % 10 === 0) console.log(`  ${passed + 1} of ${times} in a row (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+console.log(`in process: ${times} repetitions of ${suites.map((s) => s.name).join(', ')} (${caseCount} cases each)${lanes > 1 ? `, ${lanes} at a time` : ''}`);
+let begun = 0;
+let failure;
+/** One lane: repetitions one after another until the count is reached or any lane failed. */
+async function lane() {
+  while (failure === undefined && begun < times) {
+    begun++;
+    try {
+      await runOnce();
+    } catch (error) {
+      failure ??= { error, after: passed };
+      return;
+    }
+    if (failure !== undefined) return;
+    passed++;
+    if (passed % 10 === 0) console.log(`  ${passed} of ${times} in a row (${((performance.now() - started) / 1000).toFixed(0)} s)`);
   }
-} catch (error) {
-  console.error(`FAILED at repetition ${passed + 1}, after ${passed} in a row:`);
-  console.error(error);
+}
+await Promise.all(Array.from({ length: lanes }, () => lane()));
+if (failure !== undefined) {
+  console.error(`FAILED after ${failure.after} repetitions in a row:`);
+  console.error(failure.error);
   process.exit(1);
 }
 // Let closed sockets finish closing before the handles are counted.
