@@ -95,7 +95,8 @@ export interface ServerOptions {
    */
   readonly batchLeases?: Partial<LeaseTiming>;
   /**
-   * Realtime: supplementWaitMs, recoveryWindowMs (default protocol.ts REALTIME.recoveryWindowMs), and
+   * Realtime: supplementWaitMs (the longest a finish waits for pending supplements; default and most
+   * SERVER_LIMITS.finishSupplementWaitMs, the spec's 8 s), recoveryWindowMs (default protocol.ts REALTIME.recoveryWindowMs), and
    * the rotation schedule rotateEveryMs / rotateEverySamples (off by default), and the per-socket
    * lifetime socketLifetimeMs (off by default; docs/protocol.md "Socket lifetime"), and abandonAfterMs
    * (a session with no socket and no finish this long after its recovery window passed is finished by
@@ -262,6 +263,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const abandonAfterMs = options.realtimeTiming?.abandonAfterMs;
   if (abandonAfterMs !== undefined && (!Number.isSafeInteger(abandonAfterMs) || abandonAfterMs < 0)) {
     throw new TypeError(`realtimeTiming.abandonAfterMs must be a whole number of milliseconds, at least 0 (got ${abandonAfterMs})`);
+  }
+  const supplementWaitMs = options.realtimeTiming?.supplementWaitMs;
+  if (supplementWaitMs !== undefined && (!Number.isSafeInteger(supplementWaitMs) || supplementWaitMs < 0 || supplementWaitMs > SERVER_LIMITS.finishSupplementWaitMs)) {
+    throw new TypeError(`realtimeTiming.supplementWaitMs must be a whole number of milliseconds in [0, ${SERVER_LIMITS.finishSupplementWaitMs}], the spec's longest finish wait (got ${supplementWaitMs})`);
   }
   const publicUrl = options.publicUrl === undefined ? undefined : normalizePublicUrl(options.publicUrl);
   const lifetimeMs = options.realtimeTiming?.socketLifetimeMs;

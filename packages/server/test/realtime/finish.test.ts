@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { startServer } from '../../src/index.js';
 import { serverForSuite } from '../support/server.js';
 import { connect, open, sleep, socketUrl, speech } from './support.js';
 
@@ -100,5 +101,15 @@ describe('realtime socket: finish', () => {
     expect((await late.closed).code).toBe(4409);
     expect((await finishing).body.data.notices[0]).toMatchObject({ code: 'SUPPLEMENT_NOT_RECEIVED', supplements: ['alignment', 'language'] });
     server.faults.socket.clear();
+  });
+});
+
+describe('realtime timing: the finish wait', () => {
+  it('startServer refuses a supplement wait past the spec\'s 8 s, below 0 or not whole, naming the option', async () => {
+    for (const supplementWaitMs of [8001, -1, 1.5, Number.NaN]) {
+      await expect(startServer({ accessKeys: ['k'], realtimeTiming: { supplementWaitMs } })).rejects.toThrow(/realtimeTiming\.supplementWaitMs must be a whole number of milliseconds in \[0, 8000\]/);
+    }
+    const server = await startServer({ accessKeys: ['k'], realtimeTiming: { supplementWaitMs: 8000 } });
+    await server.close();
   });
 });
