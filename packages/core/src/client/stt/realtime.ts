@@ -69,7 +69,7 @@ export class Realtime {
     const { title, languageHint, options, idempotencyKey, socketUrl, ...session } = params;
     // A runtime with no WebSocket (Node 20 without `ws`) fails here, before a session is created on
     // the server that nothing could stream into. start() resolves it again (the import is cached).
-    await resolveWebSocket(session.WebSocket ?? this.defaults.WebSocket);
+    await resolveWebSocket(this.#webSocket(session).WebSocket);
     // The session's own options (sampleRate, channels, bufferMs, ackWatch, policy options) are checked by its
     // constructor, which has no side effects: build one first, so a refused option throws before a
     // session exists on the server (it would hold one of the account's slots and a History row until
